@@ -1,0 +1,187 @@
+"""The `hive` command: thin wrappers that parse arguments, call one core
+function, print, and return an exit code. Only what doit has no verb for."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from hive.errors import CommandError, HiveError
+
+EXIT_USER_ERROR = 3
+EXIT_INTERNAL = 4
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args) or 0
+    except HiveError as e:
+        for problem in e.problems:
+            print(f"hive: error: {problem}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except CommandError as e:
+        print(f"hive: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception:
+        return _internal_error()
+
+
+def _internal_error() -> int:
+    log = Path(os.environ.get("HIVE_ROOT") or ".") / ".hive" / "hive.log"
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as f:
+            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} hive {' '.join(sys.argv[1:])}\n{traceback.format_exc()}")
+        where = f"traceback in {log}"
+    except OSError:
+        where = traceback.format_exc()
+    print(f"hive: internal error: {sys.exc_info()[1]!r} ({where})", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _root() -> Path:
+    from hive.paths import find_root
+    return find_root()
+
+
+# -- commands --------------------------------------------------------------
+def cmd_init(args: argparse.Namespace) -> int:
+    from hive.init import init
+    root, done = init(Path.cwd())
+    for line in done or ["already set up; nothing to do"]:
+        print(f"hive: {line}")
+    print(f"hive: ready in {root}: write a plan in plans/, `hive approve plans/<file>.md`, then `doit`")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from hive.demo import run_demo
+    return run_demo(Path(args.dir).resolve() if args.dir else None, args.workers)
+
+
+def cmd_signal(args: argparse.Namespace) -> int:
+    from hive import signals
+    who = signals.AgentIdentity.from_env()
+    kind = {"done": "done", "blocked": "blocked", "too-big": "too_big"}[args.command]
+    if signals.send(who, kind, args.reason or ""):
+        print(f"hive: {who.plan}:{who.task_id} signalled {args.command}; Hive takes it from here — stop now.")
+    else:
+        print(f"hive: {who.plan}:{who.task_id} attempt {who.attempt} had already signalled; this one is ignored.")
+    return 0
+
+
+def cmd_note(args: argparse.Namespace) -> int:
+    from hive import signals
+    who = signals.AgentIdentity.from_env()
+    signals.add_note(who, " ".join(args.text))
+    print(f"hive: note recorded for {who.plan}:{who.task_id}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from hive import status
+    rows = status.collect(_root())
+    if args.json:
+        print(json.dumps({"counts": status.counts(rows), "tasks": [r.to_json() for r in rows]}, indent=2))
+    else:
+        print(status.render(rows) if rows else "no plans yet: write one in plans/ (see README)")
+    return 0
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    from hive.names import split_key
+    from hive.paths import Paths
+    plan, task_id = _key(args.task, split_key)
+    log = Paths(_root()).log_file(plan, task_id)
+    if not log.exists():
+        raise HiveError(f"no log for {args.task} yet (it has not started)")
+    argv = ["tail", "-n", str(args.lines), *(["-F"] if args.follow else []), str(log)]
+    os.execvp(argv[0], argv)
+    return 0
+
+
+def cmd_attach(args: argparse.Namespace) -> int:
+    from hive import tmux
+    from hive.names import split_key
+    from hive.state import StateStore
+    from hive.paths import Paths
+    plan, task_id = _key(args.task, split_key)
+    st = StateStore(Paths(_root())).read(plan, task_id)
+    if st.state != "in_progress" or not tmux.has_session(st.session):
+        raise HiveError(f"{args.task} has no running agent (it is {st.state}); see `hive logs {args.task}`")
+    argv = tmux.attach_argv(st.session)
+    os.execvp(argv[0], argv)
+    return 0
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    from hive.retry import retry
+    print(f"hive: {retry(_root(), args.task, force=args.force)}")
+    return 0
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    from hive.approval import approve_checkpoint, approve_plan
+    from hive.config import load_repo_config
+    target = Path(args.target)
+    if args.target.endswith(".md") or target.is_file():
+        root = _root()
+        print(f"hive: {approve_plan(target.resolve(), load_repo_config(root))}")
+    else:
+        print(f"hive: {approve_checkpoint(_root(), args.target)}")
+    return 0
+
+
+def _key(text: str, split) -> tuple[str, str]:
+    try:
+        return split(text)
+    except ValueError:
+        raise HiveError(f"{text!r} is not a task; write <plan>:<ID>, e.g. auth:3") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hive", description="Run a markdown plan of coding tasks with LLM agents. "
+                                "`doit` runs the plan; `hive` does what doit has no verb for.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, func, help_: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_, description=help_)
+        sp.set_defaults(func=func)
+        return sp
+
+    add("init", cmd_init, "set up this git repo for Hive (dodo.py, plans/, .hive/config.toml)")
+    d = add("demo", cmd_demo, "run the example plan end to end in a scratch git repo (no LLM needed)")
+    d.add_argument("--dir", help="directory for the scratch repo (default: a new temp dir)")
+    d.add_argument("-n", "--workers", type=int, default=1, help="run with doit -n N")
+    for name, what in (("done", "the task is complete and committed"),
+                       ("blocked", "the agent cannot go on without a human"),
+                       ("too-big", "the task must be split")):
+        s = add(name, cmd_signal, f"(agents) signal that {what}")
+        s.add_argument("--reason", "-r", required=name != "done", help="one line for the human")
+    n = add("note", cmd_note, "(agents) record progress for the next attempt and the report")
+    n.add_argument("text", nargs="+")
+    s = add("status", cmd_status, "every task's state and why")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    lg = add("logs", cmd_logs, "show a task's agent output")
+    lg.add_argument("task")
+    lg.add_argument("-f", "--follow", action="store_true")
+    lg.add_argument("-n", "--lines", type=int, default=80)
+    a = add("attach", cmd_attach, "attach to a running agent's tmux session")
+    a.add_argument("task")
+    r = add("retry", cmd_retry, "re-open a failed, blocked or too_big task")
+    r.add_argument("task")
+    r.add_argument("--force", action="store_true", help="also re-open a done task")
+    ap = add("approve", cmd_approve, "approve a plan file (validates it first) or answer a checkpoint")
+    ap.add_argument("target", help="plans/<file>.md or <plan>:<ID>")
+    return p

@@ -1,0 +1,161 @@
+"""Plans → doit tasks. `dodo.py` hands over to `load_dodo`.
+
+Each task is `<plan>:<ID>` (with a group task `<plan>`), ordered by the DAG, with
+no file_dep and an `uptodate` callable that reads Hive's state: done means the
+state says done *and* its merge commit is on main — so losing `.doit.db` re-runs
+nothing, and editing a task's text re-opens only that task.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from doit.exceptions import InvalidDodoFile
+
+from hive import git
+from hive.config import Config, load_repo_config
+from hive.errors import HiveError
+from hive.graph import PlanSet, load_plans, priority_order
+from hive.paths import Paths
+from hive.plan import Plan, Task
+from hive.runner import Job, run_doit_task
+from hive.state import StateStore, TaskState
+
+NOTHING_TASK = "_hive"
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    config: Config
+    plans: PlanSet
+
+
+def load_project(root: Path) -> Project:
+    config = load_repo_config(root)
+    return Project(root, config, load_plans(Paths(root).plans, config))
+
+
+class StateView:
+    """Read-only view of every task's state, read once per process: `doit list
+    --status` on 1,000 tasks costs one directory walk and one `git rev-list`."""
+
+    def __init__(self, root: Path, main_branch: str) -> None:
+        self.root = root
+        self.main_ref = f"refs/heads/{main_branch}"
+        self._states: dict[str, TaskState] | None = None
+        self._on_main: set[str] | None = None
+
+    def states(self) -> dict[str, TaskState]:
+        if self._states is None:
+            self._states = StateStore(Paths(self.root)).read_all()
+        return self._states
+
+    def get(self, key: str) -> TaskState | None:
+        return self.states().get(key)
+
+    def merged(self, commit: str) -> bool:
+        if self._on_main is None:
+            done = [s for s in self.states().values() if s.state == "done" and s.merge_commit]
+            since = min((s.updated_at for s in done), default=0) - 86400
+            self._on_main = git.first_parent_since(self.root, self.main_ref, since) if done else set()
+        return commit in self._on_main or git.is_ancestor(self.root, commit, self.main_ref)
+
+    def is_done(self, key: str, text_hash: str) -> bool:
+        st = self.get(key)
+        return bool(st and st.state == "done" and st.task_hash == text_hash and st.merge_commit
+                    and self.merged(st.merge_commit))
+
+
+class DoneCheck:
+    """doit `uptodate` callable; its repr is what `doit info` shows for a pending task."""
+
+    def __init__(self, view: StateView, key: str, text_hash: str) -> None:
+        self.view, self.key, self.text_hash = view, key, text_hash
+
+    def __call__(self) -> bool:
+        try:
+            return self.view.is_done(self.key, self.text_hash)
+        except Exception:  # an exception here would abort the whole doit run (exit 3)
+            return False
+
+    def __repr__(self) -> str:
+        st = self.view.get(self.key)
+        if st is None:
+            return f"hive: {self.key} has not run yet"
+        if st.state == "done" and st.task_hash != self.text_hash:
+            return f"hive: {self.key} was done, but its text in the plan changed"
+        if st.state == "done":
+            return f"hive: {self.key} was done, but its merge commit is not on main"
+        return f"hive: {self.key} is {st.state}" + (f": {st.reason}" if st.reason else "")
+
+
+def describe(plan: Plan, task: Task, view: StateView) -> str:
+    """The doc line `doit list` shows: title and current state."""
+    if not plan.approved:
+        return f"{task.title}  [draft plan: hive approve {plan.path.parent.name}/{plan.path.name}]"
+    st = view.get(f"{plan.name}:{task.id}")
+    if st is None or st.state == "planned":
+        state = "pending"
+    elif st.state == "done" and st.task_hash != task.text_hash:
+        state = "pending (changed since done)"
+    else:
+        state = st.state + (f": {_short(st.reason)}" if st.reason and st.state != "done" else "")
+    return f"{task.title}  [{state}]"
+
+
+def generate_tasks(project: Project) -> Iterator[dict]:
+    view = StateView(project.root, project.config.main_branch)
+    for plan in project.plans.plans:
+        graph = project.plans.graphs[plan.name]
+        yield {"basename": plan.name, "name": None,
+               "doc": f"plan: {plan.title}" + ("" if plan.approved else "  [draft]")}
+        for task in priority_order(plan, graph):
+            key = f"{plan.name}:{task.id}"
+            yield {"basename": plan.name, "name": task.id,
+                   "actions": [(run_doit_task, [Job(project.root, plan, task, project.config)])],
+                   "task_dep": [f"{plan.name}:{dep}" for dep in task.depends_on],
+                   "uptodate": [DoneCheck(view, key, task.text_hash)],
+                   "doc": describe(plan, task, view)}
+    yield {"basename": NOTHING_TASK, "actions": [_nothing_to_do], "doc": "no approved plan to run",
+           "uptodate": [False]}
+
+
+def _nothing_to_do() -> None:
+    print("hive: no approved plan in plans/ — write one and run `hive approve plans/<file>.md`", file=sys.stderr)
+
+
+def doit_config(project: Project | None) -> dict:
+    from hive.reporter import HiveReporter
+    approved = [p.name for p in project.plans.plans if p.approved] if project else []
+    return {"backend": "sqlite3", "dep_file": ".doit.db", "reporter": HiveReporter,
+            "default_tasks": approved or [NOTHING_TASK], "subtasks": True, "status": True}
+
+
+def load_dodo(dodo_file: str) -> dict:
+    """What a dodo.py needs: DOIT_CONFIG and the task creator. Plan errors are raised
+    from the creator as InvalidDodoFile, which doit prints without a traceback (exit 3)."""
+    root = Path(dodo_file).resolve().parent
+    try:
+        project: Project | None = load_project(root)
+        error = None
+    except HiveError as e:
+        project, error = None, e
+    if project:
+        for warning in project.plans.warnings:
+            print(f"hive: warning (draft plan, not loaded): {warning}", file=sys.stderr)
+
+    def task_hive() -> Iterator[dict] | None:
+        if error is not None:
+            raise InvalidDodoFile("bad plan or config — nothing was started:\n" + "\n".join(error.problems))
+        return generate_tasks(project)
+
+    task_hive.__doc__ = "Hive plans"
+    return {"DOIT_CONFIG": doit_config(project), "task_hive": task_hive}
+
+
+def _short(text: str, n: int = 60) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= n else line[: n - 1] + "…"

@@ -1,0 +1,42 @@
+"""What an agent is told about work before it: its dependencies' results and,
+on a re-attempt, what the previous attempts committed, noted and printed."""
+from __future__ import annotations
+
+from hive import git, signals
+from hive.context import Continuation, DependencyResult
+from hive.paths import Paths
+from hive.plan import Plan, Task
+from hive.state import StateStore, TaskState
+from hive.supervise import clean_tail
+
+
+def dependency_results(store: StateStore, plan: Plan, task: Task) -> tuple[DependencyResult, ...]:
+    out = []
+    for dep_id in task.depends_on:
+        dep = plan.task(dep_id)
+        st = store.read(plan.name, dep_id)
+        out.append(DependencyResult(key=f"{plan.name}:{dep_id}", title=dep.title, state=st.state,
+                                    commit=st.merge_commit, files=st.files[:30], reason=st.reason))
+    return tuple(out)
+
+
+def continuation(paths: Paths, root, st: TaskState) -> Continuation:
+    commits = tuple(git.log_oneline(root, f"{st.base}..refs/heads/{st.branch}")) if st.base else ()
+    notes = tuple(n for n in signals.notes(paths, st.plan, st.id) if n.get("attempt", 0) < st.attempt)
+    return Continuation(history=tuple(h for h in st.history if h.get("attempt", 0) < st.attempt),
+                        commits=commits, notes=notes[-10:], log_tail=_previous_output(paths, st))
+
+
+def _previous_output(paths: Paths, st: TaskState) -> str:
+    previous = [h for h in st.history if h.get("attempt", 0) < st.attempt]
+    if not previous:
+        return ""
+    start = int(previous[-1].get("log_offset", 0))
+    end = st.log_offset or None
+    try:
+        with open(paths.log_file(st.plan, st.id), "rb") as f:
+            f.seek(start)
+            data = f.read((end - start) if end else -1)
+    except FileNotFoundError:
+        return ""
+    return clean_tail(data[-30000:].decode(errors="replace"), 40)

@@ -1,0 +1,202 @@
+"""Every git command Hive runs, as small verb-named functions (argv lists only)."""
+from __future__ import annotations
+
+import functools
+import time
+from pathlib import Path
+
+from hive import proc
+from hive.errors import CommandError
+
+# An agent can write hooks into the shared .git; Hive's own commits and merges never run them.
+_NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
+
+
+def git(cwd: Path | str, *args: str, check: bool = True) -> proc.Result:
+    return proc.run(["git", "-C", str(cwd), *args], check=check)
+
+
+def _out(cwd: Path | str, *args: str) -> str:
+    return git(cwd, *args).stdout.strip()
+
+
+def _locked_retry(cwd: Path | str, *args: str, check: bool = True, seconds: float = 3.0) -> proc.Result:
+    """Run a command that takes the index lock, retrying briefly while another git holds it."""
+    deadline = time.monotonic() + seconds
+    while True:
+        result = git(cwd, *args, check=False)
+        if result.code == 0 or "index.lock" not in result.output or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    if check and result.code != 0:
+        raise CommandError(["git", "-C", str(cwd), *args], result.code, result.output)
+    return result
+
+
+@functools.lru_cache(maxsize=None)
+def _identity(root: str) -> tuple[str, ...]:
+    """Fall back to a Hive identity only where the user has none configured."""
+    have = git(root, "config", "user.email", check=False).stdout.strip()
+    return () if have else ("-c", "user.name=Hive", "-c", "user.email=hive@localhost")
+
+
+def toplevel(path: Path | str) -> Path:
+    return Path(_out(path, "rev-parse", "--show-toplevel"))
+
+
+def is_repo(path: Path | str) -> bool:
+    return git(path, "rev-parse", "--git-dir", check=False).code == 0
+
+
+def current_branch(root: Path | str) -> str:
+    return git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
+
+
+def rev_parse(root: Path | str, rev: str) -> str:
+    return _out(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+
+
+def try_rev_parse(root: Path | str, rev: str) -> str:
+    return git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).stdout.strip()
+
+
+def is_ancestor(root: Path | str, commit: str, of: str) -> bool:
+    return git(root, "merge-base", "--is-ancestor", commit, of, check=False).code == 0
+
+
+def first_parent_since(root: Path | str, rev: str, since: float) -> set[str]:
+    """Commits on `rev`'s first-parent line committed after `since` (one call for many ancestor checks)."""
+    out = git(root, "rev-list", "--first-parent", f"--since={int(since)}", rev, check=False).stdout
+    return set(out.split())
+
+
+def branch_exists(root: Path | str, name: str) -> bool:
+    return bool(try_rev_parse(root, f"refs/heads/{name}"))
+
+
+def delete_branch(root: Path | str, name: str) -> None:
+    git(root, "branch", "-D", name)
+
+
+def update_ref(root: Path | str, ref: str, new: str, old: str | None = None) -> bool:
+    """Move a ref, compare-and-swap against `old` when given; False if it moved meanwhile."""
+    args = ["update-ref", ref, new] + ([old] if old is not None else [])
+    return git(root, *args, check=False).code == 0
+
+
+def worktree_add(root: Path | str, path: Path, branch: str, start: str) -> None:
+    _locked_retry(root, "worktree", "add", "-b", branch, str(path), start)
+
+
+def worktree_remove(root: Path | str, path: Path) -> None:
+    git(root, "worktree", "remove", "--force", str(path))
+
+
+def worktree_prune(root: Path | str) -> None:
+    git(root, "worktree", "prune", check=False)
+
+
+def worktrees(root: Path | str) -> list[dict[str, str]]:
+    """`git worktree list --porcelain` as dicts with path, head, branch."""
+    items: list[dict[str, str]] = []
+    for line in _out(root, "worktree", "list", "--porcelain").splitlines():
+        key, _, value = line.partition(" ")
+        if key == "worktree":
+            items.append({"path": value, "head": "", "branch": ""})
+        elif items and key in ("HEAD", "branch"):
+            items[-1]["head" if key == "HEAD" else "branch"] = value
+    return items
+
+
+def status(cwd: Path | str) -> list[str]:
+    """Porcelain status lines (tracked changes and untracked files, not ignored ones)."""
+    return [ln for ln in git(cwd, "status", "--porcelain", "--untracked-files=all").stdout.splitlines() if ln]
+
+
+def commit_all(cwd: Path | str, message: str) -> bool:
+    """Commit every change (respecting ignores); False if there was nothing to commit."""
+    _locked_retry(cwd, "add", "-A")
+    if git(cwd, "diff", "--cached", "--quiet", check=False).code == 0:
+        return False
+    _locked_retry(cwd, *_NO_HOOKS, *_identity(str(cwd)), "commit", "-q", "--no-verify", "-m", message)
+    return True
+
+
+def checkout(cwd: Path | str, rev: str, detach: bool = False) -> None:
+    _locked_retry(cwd, "checkout", "-q", *(["--detach"] if detach else []), rev)
+
+
+def merge_no_ff(cwd: Path | str, rev: str, message: str) -> proc.Result:
+    """Merge `rev` into the current HEAD with a merge commit; the result tells success or conflict."""
+    return _locked_retry(cwd, *_NO_HOOKS, *_identity(str(cwd)), "merge", "--no-ff", "--no-edit",
+                         "-m", message, rev, check=False)
+
+
+def ff_merge(cwd: Path | str, rev: str) -> proc.Result:
+    """Fast-forward the checked-out branch (index and files too); git refuses rather than
+    overwrite local changes or untracked files."""
+    return _locked_retry(cwd, *_NO_HOOKS, "merge", "--ff-only", "--no-edit", rev, check=False)
+
+
+def merge_abort(cwd: Path | str) -> None:
+    git(cwd, "merge", "--abort", check=False)
+
+
+def conflicted_files(cwd: Path | str) -> list[str]:
+    return _out(cwd, "diff", "--name-only", "--diff-filter=U").splitlines()
+
+
+def merge_base(root: Path | str, a: str, b: str) -> str:
+    return _out(root, "merge-base", a, b)
+
+
+def changed_files(root: Path | str, a: str, b: str, diff_filter: str = "") -> list[str]:
+    args = ["diff", "--name-only", "--no-renames"] + ([f"--diff-filter={diff_filter}"] if diff_filter else [])
+    return [f for f in _out(root, *args, a, b).splitlines() if f]
+
+
+def log_oneline(root: Path | str, rev_range: str, limit: int = 30) -> list[str]:
+    return _out(root, "log", "--oneline", f"-{limit}", rev_range).splitlines()
+
+
+def tracked(cwd: Path | str, path: str) -> bool:
+    return bool(git(cwd, "ls-files", "--", path, check=False).stdout.strip())
+
+
+def show_file(root: Path | str, rev: str, path: str) -> str | None:
+    result = git(root, "show", f"{rev}:{path}", check=False)
+    return result.stdout if result.code == 0 else None
+
+
+def skip_worktree(cwd: Path | str, path: str, on: bool = True) -> None:
+    git(cwd, "update-index", "--skip-worktree" if on else "--no-skip-worktree", "--", path)
+
+
+def restore_file(cwd: Path | str, rev: str, path: str) -> None:
+    git(cwd, "checkout", rev, "--", path)
+
+
+def remove_file(cwd: Path | str, path: str) -> None:
+    git(cwd, "rm", "-q", "--cached", "--ignore-unmatch", "--", path)
+
+
+def set_worktree_excludes(root: Path | str, worktree: Path, excludes_file: Path) -> None:
+    """Per-worktree ignore file (needs the worktreeConfig extension, a no-op for other worktrees)."""
+    git(root, "config", "extensions.worktreeConfig", "true")
+    git(worktree, "config", "--worktree", "core.excludesFile", str(excludes_file))
+
+
+def global_excludes(root: Path | str) -> str:
+    """The user's own global ignore file, so a per-worktree one can include it."""
+    configured = git(root, "config", "--path", "core.excludesFile", check=False).stdout.strip()
+    candidates = [Path(configured)] if configured else []
+    xdg = Path.home() / ".config" / "git" / "ignore"
+    candidates.append(xdg)
+    for c in candidates:
+        if c.is_file():
+            return c.read_text(errors="replace")
+    return ""
+
+
+def head(cwd: Path | str) -> str:
+    return _out(cwd, "rev-parse", "HEAD")

@@ -1,0 +1,106 @@
+"""Plans → validated networkx DAGs, and the order doit should see them in."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import networkx as nx
+
+from hive.config import Config
+from hive.errors import HiveError
+from hive.plan import Plan, Task, parse_plan
+
+
+@dataclass(frozen=True)
+class PlanSet:
+    """Every plan in plans/, validated; `warnings` are problems in draft plans."""
+    plans: tuple[Plan, ...]
+    graphs: dict[str, nx.DiGraph]
+    warnings: tuple[str, ...] = ()
+
+    def plan(self, name: str) -> Plan:
+        for p in self.plans:
+            if p.name == name:
+                return p
+        raise HiveError(f"no plan named {name!r}; plans: {', '.join(p.name for p in self.plans) or 'none'}")
+
+
+def build_graph(plan: Plan) -> tuple[nx.DiGraph, list[str]]:
+    """Edges point from a dependency to its dependent."""
+    g = nx.DiGraph()
+    problems = []
+    for t in plan.tasks:
+        g.add_node(t.id, task=t)
+    for t in plan.tasks:
+        for dep in t.depends_on:
+            if dep not in g:
+                problems.append(f"{plan.path}:{t.line_of('depends_on')}: task {t.id} depends on unknown task "
+                                f"{dep!r}; known IDs: {', '.join(g.nodes) or 'none'}")
+            elif dep == t.id:
+                problems.append(f"{plan.path}:{t.line_of('depends_on')}: task {t.id} depends on itself")
+            else:
+                g.add_edge(dep, t.id)
+    if not problems:
+        try:
+            cycle = nx.find_cycle(g)
+        except nx.NetworkXNoCycle:
+            cycle = None
+        if cycle:
+            path = " → ".join([u for u, _ in cycle] + [cycle[0][0]])
+            first = plan.task(cycle[0][1])
+            problems.append(f"{plan.path}:{first.line_of('depends_on')}: dependency cycle: {path}; "
+                            f"remove one of these dependencies")
+    return g, problems
+
+
+def check_agents(plan: Plan, config: Config) -> list[str]:
+    known = set(config.agents)
+    problems = []
+    if plan.agent and plan.agent not in known:
+        problems.append(f"{plan.path}:1: front matter agent: {plan.agent!r} is not a known agent profile; "
+                        f"known: {', '.join(sorted(known))} (add [agents.{plan.agent}] to .hive/config.toml)")
+    for t in plan.tasks:
+        if t.agent and t.agent not in known:
+            problems.append(f"{plan.path}:{t.line_of('agent')}: task {t.id}: unknown Agent {t.agent!r}; "
+                            f"known: {', '.join(sorted(known))} (add [agents.{t.agent}] to .hive/config.toml)")
+    return problems
+
+
+def load_plan(path: Path, config: Config) -> tuple[Plan, nx.DiGraph, list[str]]:
+    plan, problems = parse_plan(path)
+    graph, graph_problems = build_graph(plan)
+    return plan, graph, problems + graph_problems + check_agents(plan, config)
+
+
+def load_plans(plans_dir: Path, config: Config) -> PlanSet:
+    """Load every plans/*.md. An invalid approved plan stops everything; a draft only warns."""
+    plans, graphs, errors, warnings = [], {}, [], []
+    names: dict[str, Path] = {}
+    for path in sorted(plans_dir.glob("*.md")) if plans_dir.is_dir() else []:
+        plan, graph, problems = load_plan(path, config)
+        if plan.name in names:
+            problems.append(f"{path}:1: plan name {plan.name!r} is also used by {names[plan.name]}; "
+                            f"set a different `plan:` in one front matter")
+        names.setdefault(plan.name, path)
+        if problems:
+            (errors if plan.approved else warnings).extend(problems)
+            if not plan.approved:
+                continue
+        plans.append(plan)
+        graphs[plan.name] = graph
+    if errors:
+        raise HiveError(*errors)
+    return PlanSet(tuple(plans), graphs, tuple(warnings))
+
+
+def priority_order(plan: Plan, graph: nx.DiGraph) -> list[Task]:
+    """A topological order that prefers the longest remaining path (then Priority,
+    then plan order): doit starts ready tasks greedily in definition order, so this
+    keeps the critical path busy."""
+    remaining: dict[str, int] = {}
+    for node in reversed(list(nx.topological_sort(graph))):
+        remaining[node] = 1 + max((remaining[s] for s in graph.successors(node)), default=0)
+    index = {t.id: i for i, t in enumerate(plan.tasks)}
+    key = {t.id: (-remaining[t.id], -t.priority, index[t.id]) for t in plan.tasks}
+    order = list(nx.lexicographical_topological_sort(graph, key=lambda n: key[n]))
+    return [graph.nodes[n]["task"] for n in order]

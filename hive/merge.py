@@ -1,0 +1,121 @@
+"""Merging a finished task into main, one merge at a time across all workers.
+
+The merge commit is built in the task's worktree on top of main's current tip,
+verified there, and only then published: by a fast-forward of the user's
+checkout (git refuses rather than overwrite their uncommitted or untracked work)
+or, when main is not checked out, by a compare-and-swap of the ref.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from hive import git
+from hive.fsutil import locked
+from hive.proc import clean_env, run
+
+MAX_RACES = 5
+
+
+@dataclass(frozen=True)
+class MergeRequest:
+    root: Path
+    lock: Path
+    main_branch: str
+    worktree: Path
+    branch: str
+    message: str
+    checks: tuple[tuple[str, str], ...]   # (label, bash command) run on the merged result
+    check_timeout: float
+    env: dict
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    status: str                 # merged | conflict | refused | verify_failed
+    commit: str = ""
+    files: tuple[str, ...] = ()
+    reason: str = ""
+    output_tail: str = ""
+
+
+def merge(req: MergeRequest, record_intent: Callable[[str], None]) -> MergeResult:
+    main_ref = f"refs/heads/{req.main_branch}"
+    with locked(req.lock):
+        for _ in range(MAX_RACES):
+            result = _attempt(req, main_ref, record_intent)
+            if result is not None:
+                return result
+        return MergeResult("refused", reason=f"{req.main_branch} kept moving during {MAX_RACES} merge attempts; "
+                                              f"run `hive retry` when it is quiet")
+
+
+def _attempt(req: MergeRequest, main_ref: str, record_intent: Callable[[str], None]) -> MergeResult | None:
+    """One try; None means main moved under us and the merge must be rebuilt."""
+    wt = req.worktree
+    main_sha = git.rev_parse(req.root, main_ref)
+    git.checkout(wt, main_sha, detach=True)
+    res = git.merge_no_ff(wt, req.branch, req.message)
+    if res.code != 0:
+        conflicts = git.conflicted_files(wt)
+        git.merge_abort(wt)
+        git.checkout(wt, req.branch)
+        if conflicts:
+            return MergeResult("conflict", files=tuple(conflicts),
+                               reason=f"merge conflict with {req.main_branch} in: {', '.join(conflicts)}")
+        return MergeResult("refused", reason=f"git refused the merge: {_tail(res.output, 5)}")
+    merged = git.head(wt)
+    lost = _unexpected_deletions(req, main_sha, merged)
+    if lost:
+        git.checkout(wt, req.branch)
+        return MergeResult("refused", reason=f"the merge would delete files the task did not delete: "
+                                             f"{', '.join(lost[:10])}; merge by hand or `hive retry`")
+    for label, command in req.checks:
+        check = run(["bash", "-c", command], cwd=wt, check=False, env=clean_env(req.env),
+                    timeout=req.check_timeout)
+        if check.code != 0:
+            git.checkout(wt, req.branch)
+            return MergeResult("verify_failed", reason=f"{label} failed (exit {check.code}): {command}",
+                               output_tail=_tail(check.output, 30))
+    files = tuple(git.changed_files(req.root, main_sha, merged))
+    if merged == main_sha:
+        return MergeResult("merged", commit=merged, files=(), reason="no changes to merge")
+    record_intent(merged)
+    published = _publish(req, main_ref, main_sha, merged)
+    if published is None:
+        return None
+    if published:
+        git.checkout(wt, req.branch)
+        return MergeResult("refused", reason=published)
+    return MergeResult("merged", commit=merged, files=files)
+
+
+def _unexpected_deletions(req: MergeRequest, main_sha: str, merged: str) -> list[str]:
+    deleted = set(git.changed_files(req.root, main_sha, merged, "D"))
+    if not deleted:
+        return []
+    fork = git.merge_base(req.root, main_sha, req.branch)
+    by_task = set(git.changed_files(req.root, fork, f"refs/heads/{req.branch}", "D"))
+    return sorted(deleted - by_task)
+
+
+def _publish(req: MergeRequest, main_ref: str, old: str, new: str) -> str | None:
+    """Move main from `old` to `new`. "" on success, None if main moved meanwhile,
+    else why it could not be done safely."""
+    holder = next((w["path"] for w in git.worktrees(req.root) if w["branch"] == main_ref), None)
+    if holder is None:
+        return "" if git.update_ref(req.root, main_ref, new, old) else None
+    if git.rev_parse(holder, "HEAD") != old:
+        return None
+    res = git.ff_merge(holder, new)
+    if res.code == 0:
+        return ""
+    if git.rev_parse(holder, "HEAD") != old:
+        return None
+    return (f"could not update your checkout of {req.main_branch} at {holder} without touching your "
+            f"uncommitted work: {_tail(res.output, 6)} — commit or stash those files, then `hive retry`")
+
+
+def _tail(text: str, lines: int) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])

@@ -1,0 +1,55 @@
+"""Names built from plan IDs: branches, worktree dirs, tmux sessions, file paths.
+
+A slug alone could collide (`auth:2.1` vs `auth:2_1`), so every name carries a
+short hash of the full task name; every name is a valid git ref and tmux target.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+PLAN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+def slug(text: str, limit: int = 24) -> str:
+    s = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_")
+    return (s[:limit].rstrip("-_") or "x")
+
+
+def short_hash(text: str, n: int = 6) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:n]
+
+
+def task_key(plan: str, task_id: str) -> str:
+    """The doit task name, also what users type: `<plan>:<ID>`."""
+    return f"{plan}:{task_id}"
+
+
+def stem(plan: str, task_id: str) -> str:
+    """Filesystem/ref-safe unique name for a task (no attempt)."""
+    return f"{slug(plan, 16)}-{slug(task_id)}-{short_hash(task_key(plan, task_id))}"
+
+
+def attempt_name(plan: str, task_id: str, attempt: int) -> str:
+    return f"{stem(plan, task_id)}-a{attempt}"
+
+
+def branch(plan: str, task_id: str, attempt: int) -> str:
+    return f"hive/{attempt_name(plan, task_id, attempt)}"
+
+
+def session(plan: str, task_id: str, attempt: int) -> str:
+    return f"hive-{attempt_name(plan, task_id, attempt)}"
+
+
+def worktree_dir(worker: str, plan: str, task_id: str, attempt: int) -> str:
+    return f"{worker}-{attempt_name(plan, task_id, attempt)}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """`plan:ID` → (plan, ID); raises ValueError if malformed."""
+    plan, sep, task_id = key.partition(":")
+    if not sep or not plan or not task_id:
+        raise ValueError(key)
+    return plan, task_id

@@ -1,0 +1,118 @@
+"""`hive status`: every task's state and why, as records (rendered by the CLI)."""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive import tmux
+from hive.compiler import load_project
+from hive.fsutil import HeldLock
+from hive.paths import Paths
+from hive.state import StateStore
+from hive.supervise import log_size, pid_alive
+
+ORDER = ("in_progress", "awaiting_human", "blocked", "failed", "too_big", "planned", "done")
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    plan: str
+    id: str
+    title: str
+    state: str
+    reason: str = ""
+    attempt: int = 0
+    worker: str = ""
+    worktree: str = ""
+    session: str = ""
+    branch: str = ""
+    commit: str = ""
+    files: tuple[str, ...] = ()
+    runner_pid: int | None = None
+    agent_alive: bool = False
+    elapsed: float | None = None
+    idle: float | None = None
+    draft: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.plan}:{self.id}"
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def collect(root: Path) -> list[TaskStatus]:
+    project = load_project(root)
+    paths = Paths(root)
+    states = StateStore(paths).read_all()
+    rows = []
+    now = time.time()
+    for plan in project.plans.plans:
+        for task in plan.tasks:
+            st = states.get(f"{plan.name}:{task.id}")
+            if st is None:
+                rows.append(TaskStatus(plan.name, task.id, task.title, "planned", draft=not plan.approved))
+                continue
+            running = st.state == "in_progress"
+            holder = HeldLock(paths.claim_lock(plan.name, task.id)).holder() if running else None
+            alive = running and pid_alive(st.pane_pid) and tmux.has_session(st.session)
+            log = paths.log_file(plan.name, task.id)
+            idle = now - log.stat().st_mtime if running and log_size(log) > st.log_offset else None
+            state = st.state if st.task_hash in ("", task.text_hash) or running else "planned"
+            reason = st.reason
+            if running and not holder:
+                reason = ("agent alive but no run is watching it: run `doit` to re-attach" if alive
+                          else "interrupted: nothing runs it any more; `doit` starts a new attempt")
+            rows.append(TaskStatus(plan.name, task.id, task.title, state, reason, st.attempt, st.worker,
+                                   st.worktree if running or st.state == "blocked" else "", st.session if alive else "",
+                                   st.branch, st.merge_commit, st.files, holder, alive,
+                                   now - st.started_at if running and st.started_at else None, idle,
+                                   not plan.approved))
+    return rows
+
+
+def counts(rows: list[TaskStatus]) -> dict[str, int]:
+    out = {s: 0 for s in ORDER}
+    for r in rows:
+        out[r.state] = out.get(r.state, 0) + 1
+    return out
+
+
+def render(rows: list[TaskStatus], width: int = 30) -> str:
+    c = counts(rows)
+    total = len(rows) or 1
+    done = c["done"]
+    bar = "#" * round(width * done / total) + "-" * (width - round(width * done / total))
+    lines = [f"[{bar}] {done}/{len(rows)} done  " +
+             "  ".join(f"{n} {s}" for s, n in c.items() if n and s != "done")]
+    key_w = max([len(r.key) for r in rows] + [4])
+    for r in sorted(rows, key=lambda r: (ORDER.index(r.state) if r.state in ORDER else 9, r.plan)):
+        state = r.state + (" (draft)" if r.draft else "")
+        detail = r.reason.strip().splitlines()[0] if r.reason.strip() else ""
+        if r.state == "in_progress":
+            extra = [f"worker {r.worker}", f"attempt {r.attempt}"]
+            if r.elapsed is not None:
+                extra.append(f"running {_dur(r.elapsed)}")
+            if r.idle is not None:
+                extra.append(f"last output {_dur(r.idle)} ago")
+            if r.session:
+                extra.append(f"`hive attach {r.key}`")
+            detail = ", ".join(extra) + (f" — {detail}" if detail else "")
+        elif r.state == "done" and r.commit:
+            detail = f"merged {r.commit[:10]}, {len(r.files)} file(s)"
+        elif r.state == "blocked" and r.worktree:
+            detail += f" (work kept in {r.worktree})"
+        lines.append(f"  {r.key:<{key_w}}  {state:<15} {r.title[:50]:<50}  {detail}".rstrip())
+    return "\n".join(lines)
+
+
+def _dur(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

@@ -1,0 +1,136 @@
+"""A task attempt's worktree: create it, brief the agent in it, remove it only
+when git proves its work is safe."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from hive import git
+from hive.context import MARKER
+from hive.errors import CommandError, HiveError
+from hive.fsutil import atomic_write
+from hive.paths import Paths
+from hive.proc import Result, clean_env, run
+
+
+def ensure_ignored_dir(base: Path) -> None:
+    """`worktrees/` ignores itself, so nothing of Hive's shows in the user's `git status`."""
+    base.mkdir(parents=True, exist_ok=True)
+    marker = base / ".gitignore"
+    if not marker.exists():
+        atomic_write(marker, "# created by Hive: agent worktrees live here\n*\n")
+
+
+def create(root: Path, path: Path, branch: str, start: str) -> None:
+    ensure_ignored_dir(path.parent)
+    git.worktree_add(root, path, branch, start)
+
+
+def set_excludes(paths: Paths, root: Path, worktree: Path, excludes: Path, names: list[str]) -> None:
+    """Keep Hive's files (the context file, copied secrets) out of the agent's commits,
+    for this worktree only, while still honouring the user's global ignores."""
+    lines = [git.global_excludes(root).rstrip(), "# Hive: never commit these", *[f"/{n}" for n in names]]
+    atomic_write(excludes, "\n".join(line for line in lines if line) + "\n")
+    git.set_worktree_excludes(root, worktree, excludes)
+
+
+def copy_files(root: Path, worktree: Path, files: tuple[str, ...]) -> list[str]:
+    copied = []
+    for name in files:
+        src = (root / name)
+        if not src.exists():
+            raise HiveError(f".hive/config.toml: worktrees.copy: {name!r} does not exist in {root}")
+        dest = worktree / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest)
+        copied.append(name)
+    return copied
+
+
+def run_setup(worktree: Path, command: str, env: dict[str, str], timeout: float) -> Result:
+    """The user's own setup command (e.g. `npm ci`) — theirs to run, so through bash -c."""
+    return run(["bash", "-c", command], cwd=worktree, check=False, env=clean_env(env), timeout=timeout)
+
+
+def untracked(worktree: Path) -> list[str]:
+    return [line[3:] for line in git.status(worktree) if line.startswith("?? ")]
+
+
+def tracked_text(worktree: Path, name: str) -> str:
+    """The project's own version of the context file, if it tracks one."""
+    return (git.show_file(worktree, "HEAD", name) or "") if git.tracked(worktree, name) else ""
+
+
+def place_context(worktree: Path, name: str, text: str) -> None:
+    """Write the brief as `name`. If the project tracks a file of that name, hide our
+    version from git (skip-worktree), so the project's own CLAUDE.md/AGENTS.md is
+    never committed over (its text is inside the brief)."""
+    if git.tracked(worktree, name):
+        git.skip_worktree(worktree, name)
+    atomic_write(worktree / name, text)
+
+
+def retire_context(worktree: Path, name: str) -> None:
+    """The agent has finished: put the project's version back (or remove ours)."""
+    if not worktree.exists():
+        return
+    if git.tracked(worktree, name):
+        git.skip_worktree(worktree, name, on=False)
+        git.restore_file(worktree, "HEAD", name)
+    elif (worktree / name).exists():
+        (worktree / name).unlink()
+
+
+def undo_context_changes(worktree: Path, base: str, name: str) -> bool:
+    """If the branch's version of the context file is Hive's brief (an agent committed
+    it despite the rules), put back the project's version. True if a fix was needed."""
+    branch_text = git.show_file(worktree, "HEAD", name)
+    if branch_text is None or MARKER not in branch_text:
+        return False
+    if git.tracked(worktree, name):
+        git.skip_worktree(worktree, name, on=False)
+    if git.show_file(worktree, base, name) is None:
+        git.remove_file(worktree, name)
+    else:
+        git.restore_file(worktree, base, name)
+    return True
+
+
+def remove_if_merged(root: Path, worktree: Path, main: str) -> str:
+    """Remove a worktree only if its HEAD is contained in main and nothing is uncommitted.
+    Returns "" on success or why it was kept."""
+    if not worktree.exists():
+        git.worktree_prune(root)
+        return ""
+    head = git.head(worktree)
+    if not git.is_ancestor(root, head, main):
+        return f"kept {worktree}: its HEAD {head[:10]} is not in {main}"
+    return _remove(root, worktree)
+
+
+def remove_if_clean(root: Path, worktree: Path) -> str:
+    """Remove a worktree whose work is all committed (its branch keeps the commits)."""
+    if not worktree.exists():
+        git.worktree_prune(root)
+        return ""
+    dirty = git.status(worktree)
+    if dirty:
+        return f"kept {worktree}: {len(dirty)} uncommitted change(s)"
+    return _remove(root, worktree)
+
+
+def _remove(root: Path, worktree: Path) -> str:
+    try:
+        git.worktree_remove(root, worktree)
+    except CommandError as e:  # a locked or busy worktree is reported, never fatal
+        return f"kept {worktree}: {e}"
+    return ""
+
+
+def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
+    if not branch or not git.branch_exists(root, branch):
+        return ""
+    if not git.is_ancestor(root, f"refs/heads/{branch}", main):
+        return f"kept branch {branch}: it has commits that are not in {main}"
+    git.delete_branch(root, branch)
+    return ""

@@ -1,0 +1,1 @@
+"""Jinja templates and file skeletons; shipped as package data `hive.templates`."""
