@@ -164,7 +164,8 @@ def _exited(watch: Watch, alive_seen: bool) -> Outcome:
         return Outcome("script_failed", f"script exited with status {status}", tail)
     if watch.exit_zero_is_done and status == 0:
         return Outcome("done", "agent exited with status 0")
-    if not alive_seen:
+    if not alive_seen or time.time() < watch.started_at + (watch.grace or 0):
+        # an agent that ends this early never really started (missing binary, not logged in...)
         return Outcome("spawn_failed", f"agent_spawn_failed: the agent exited (status {status}) "
-                                       f"before showing any sign of life", tail)
+                                       f"within {watch.grace:g}s without signalling", tail)
     return Outcome("crashed", f"crashed: the agent exited (status {status}) without signalling", tail)

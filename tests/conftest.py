@@ -1,0 +1,177 @@
+"""Fixtures: real git repos in temp dirs, a private tmux server per test, real
+`doit` subprocesses, and the fake agent standing in for the LLM."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+FAKE_AGENT = HERE / "fake_agent.py"
+REAL_HOME = Path.home()
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_NAME": "Test Committer", "GIT_COMMITTER_EMAIL": "committer@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def _default_tmux_sessions() -> str:
+    env = {k: v for k, v in os.environ.items() if k != "TMUX_TMPDIR"}
+    r = subprocess.run(["tmux", "ls"], capture_output=True, text=True, env=env)
+    return r.stdout
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_stray_default_tmux():
+    """No test may start sessions on the user's own tmux server."""
+    before = _default_tmux_sessions()
+    yield
+    assert _default_tmux_sessions() == before, "a test left sessions on the default tmux server"
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch):
+    """A fake $HOME, pinned git identity, and a private tmux server that is always killed."""
+    home_listing = sorted(p.name for p in REAL_HOME.iterdir()) if REAL_HOME.is_dir() else []
+    # tmux socket paths must stay short (sun_path is ~108 bytes): use /tmp directly.
+    scratch = Path(tempfile.mkdtemp(prefix="hv", dir="/tmp"))
+    home = scratch / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TMUX_TMPDIR", str(scratch))
+    monkeypatch.setenv("HIVE_TMUX_SOCKET", f"t{uuid.uuid4().hex[:8]}")
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.delenv("HIVE_TASK", raising=False)
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+    yield scratch
+    subprocess.run(["tmux", "-L", os.environ["HIVE_TMUX_SOCKET"], "kill-server"], capture_output=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+    after = sorted(p.name for p in REAL_HOME.iterdir()) if REAL_HOME.is_dir() else []
+    assert after == home_listing, f"test touched the real $HOME: {set(after) ^ set(home_listing)}"
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    r = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {r.stderr}")
+    return r.stdout.strip()
+
+
+CONFIG = """\
+[agent]
+default = "fake"
+
+[agents.fake]
+command = ["{python}", "{fake}", "{{context_file}}"]
+context_file = "AGENTS.md"
+
+[execution]
+spawn_grace_period = "{grace}"
+task_timeout = "{timeout}"
+max_attempts = {attempts}
+
+[merge]
+main_branch = "main"
+"""
+
+
+@dataclass
+class Repo:
+    root: Path
+
+    def write_plan(self, name: str, body: str, status: str = "approved", front: str = "") -> Path:
+        text = textwrap.dedent(body).lstrip("\n")
+        if status:
+            text = f"---\nstatus: {status}\n{front}---\n" + text
+        path = self.root / "plans" / f"{name}.md"
+        path.write_text(text)
+        return path
+
+    def configure(self, grace: str = "10s", timeout: str = "2m", attempts: int = 2, extra: str = "") -> None:
+        text = CONFIG.format(python=sys.executable, fake=FAKE_AGENT, grace=grace, timeout=timeout,
+                             attempts=attempts)
+        (self.root / ".hive" / "config.toml").write_text(text + extra)
+
+    def doit(self, *args: str, timeout: float = 180, env: dict | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "doit", *args], cwd=self.root, capture_output=True,
+                              text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+    def hive(self, *args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "hive", *args], cwd=self.root, capture_output=True,
+                              text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+    def git(self, *args: str, check: bool = True) -> str:
+        return git(self.root, *args, check=check)
+
+    def spawns(self) -> list[tuple[str, int, str]]:
+        """(task, attempt, event) for every fake-agent start and signal."""
+        log = self.root / ".hive" / "fake" / "spawns.log"
+        if not log.exists():
+            return []
+        out = []
+        for line in log.read_text().splitlines():
+            task, attempt, _, event = line.split()
+            out.append((task, int(attempt), event))
+        return out
+
+    def starts(self, task: str | None = None) -> list[str]:
+        return [t for t, _, e in self.spawns() if e == "start" and (task is None or t == task)]
+
+    def state(self, plan: str, task_id: str) -> dict:
+        path = self.root / ".hive" / "state" / plan / f"{task_id}.json"
+        return json.loads(path.read_text()) if path.exists() else {"state": "planned"}
+
+    def status_json(self) -> dict:
+        r = self.hive("status", "--json")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    def main_log(self) -> list[str]:
+        return self.git("log", "--format=%s", "main").splitlines()
+
+    def worktrees(self) -> list[str]:
+        return [line.split(" ", 1)[1] for line in self.git("worktree", "list", "--porcelain").splitlines()
+                if line.startswith("worktree ")][1:]
+
+    def file_on_main(self, path: str) -> str | None:
+        r = subprocess.run(["git", "-C", str(self.root), "show", f"main:{path}"], capture_output=True, text=True)
+        return r.stdout if r.returncode == 0 else None
+
+
+@pytest.fixture
+def repo(isolated) -> Repo:
+    root = isolated / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "README.md").write_text("# project\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-q", "-m", "initial commit")
+    r = subprocess.run([sys.executable, "-m", "hive", "init"], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    repo = Repo(root)
+    repo.configure()
+    return repo
+
+
+def wait_for(predicate, timeout: float = 30, interval: float = 0.05, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""A stand-in for an LLM coding agent, used by the tests.
+
+Hive starts it like a real agent: in the task's worktree, inside tmux, with the
+context file's path as its argument. It reads the context file and follows
+`fake:` directives found in it (they come from the task's description):
+
+    fake: write PATH TEXT...     write a file (TEXT may use \\n)
+    fake: append PATH TEXT...    append a line to a file
+    fake: delete PATH            delete a file
+    fake: commit MESSAGE...      git add -A && git commit
+    fake: print TEXT...          print a line
+    fake: sleep SECONDS          sleep
+    fake: note TEXT...           hive note TEXT
+    fake: signal KIND [REASON]   hive done | blocked | too-big
+    fake: crash [CODE]           exit with CODE (default 3) without signalling
+    fake: silent                 print nothing and wait forever
+    fake: hang                   wait forever (after printing)
+    fake: dump-context           copy the context file to .hive/fake/context-<task>-a<N>.md
+
+A directive written `fake@2:` applies only to attempt 2. Every start is logged
+to $HIVE_ROOT/.hive/fake/spawns.log as "<task> <attempt> <time>".
+"""
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    context = Path(sys.argv[1])
+    root = Path(os.environ["HIVE_ROOT"])
+    task = os.environ["HIVE_TASK"]
+    attempt = os.environ["HIVE_ATTEMPT"]
+    log_dir = root / ".hive" / "fake"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with open(log_dir / "spawns.log", "a") as f:
+        f.write(f"{task} {attempt} {time.time():.3f} start\n")
+    text = context.read_text()
+    directives = []
+    for line in text.splitlines():
+        line = line.strip()
+        for prefix in ("fake:", f"fake@{attempt}:"):
+            if line.startswith(prefix):
+                directives.append(shlex.split(line[len(prefix):]))
+    if not any(d and d[0] == "silent" for d in directives):
+        print(f"fake agent: working on {task} attempt {attempt}", flush=True)
+    for d in directives:
+        if not d:
+            continue
+        verb, args = d[0], d[1:]
+        if verb == "write":
+            p = Path(args[0])
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(" ".join(args[1:]).replace("\\n", "\n") + "\n")
+        elif verb == "append":
+            with open(args[0], "a") as f:
+                f.write(" ".join(args[1:]) + "\n")
+        elif verb == "delete":
+            Path(args[0]).unlink()
+        elif verb == "commit":
+            subprocess.run(["git", "add", "-A"], check=True)
+            subprocess.run(["git", "commit", "-q", "-m", " ".join(args) or "fake work"], check=True)
+        elif verb == "print":
+            print(" ".join(args), flush=True)
+        elif verb == "sleep":
+            time.sleep(float(args[0]))
+        elif verb == "note":
+            subprocess.run(["hive", "note", " ".join(args)], check=True)
+        elif verb == "signal":
+            kind, reason = args[0], " ".join(args[1:])
+            cmd = ["hive", kind] + (["--reason", reason] if reason else [])
+            subprocess.run(cmd, check=True)
+            with open(log_dir / "spawns.log", "a") as f:
+                f.write(f"{task} {attempt} {time.time():.3f} signal-{kind}\n")
+        elif verb == "crash":
+            return int(args[0]) if args else 3
+        elif verb in ("silent", "hang"):
+            while True:
+                time.sleep(60)
+        elif verb == "dump-context":
+            safe = task.replace(":", "_")
+            (log_dir / f"context-{safe}-a{attempt}.md").write_text(text)
+    # Like an interactive agent, stay alive after signalling until Hive ends the session.
+    while True:
+        time.sleep(60)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
