@@ -6,6 +6,7 @@ from pathlib import Path
 
 from hive.config import Config
 from hive.errors import HiveError
+from hive.fsutil import atomic_write
 from hive.graph import load_plan
 from hive.names import split_key
 from hive.paths import Paths
@@ -22,7 +23,7 @@ def approve_plan(path: Path, config: Config) -> str:
     plan, _, problems = load_plan(path, config)
     if problems:
         raise HiveError(*problems, f"{path}: not approved — fix the problems above and run `hive approve` again")
-    text = path.read_text(encoding="utf-8")
+    text = path.read_bytes().decode("utf-8")  # bytes: keep every line ending as it is
     newline = "\r\n" if "\r\n" in text else "\n"
     if text.startswith("---"):
         end = text.find(f"{newline}---", 3)
@@ -35,7 +36,7 @@ def approve_plan(path: Path, config: Config) -> str:
     else:
         new = f"---{newline}status: approved{newline}---{newline}" + text
     if new != text:
-        path.write_text(new, encoding="utf-8")
+        atomic_write(path, new)
     return f"{plan.name}: approved ({len(plan.tasks)} tasks) — run `doit` to start"
 
 
@@ -48,6 +49,10 @@ def approve_checkpoint(root: Path, key: str) -> str:
     st = store.read(plan, task_id)
     if st.state != "awaiting_human":
         raise HiveError(f"{key} is {st.state}, not awaiting an answer")
+    if st.resume == "review":
+        store.update(plan, task_id, expect=("awaiting_human",), state="planned", resume="merge",
+                     reason="branch approved for merging", event="review approved")
+        return f"{key}: approved — the next `doit` merges branch {st.branch}"
     store.update(plan, task_id, expect=("awaiting_human",), state="done", reason="approved by a human",
                  merge_commit=_main_head(root), event="approved")
     return f"{key}: approved — run `doit` to continue"

@@ -8,7 +8,7 @@ import networkx as nx
 
 from hive.config import Config
 from hive.errors import HiveError
-from hive.plan import Plan, Task, parse_plan
+from hive.plan import Plan, Task, display_path, parse_plan
 
 
 @dataclass(frozen=True)
@@ -34,22 +34,21 @@ def build_graph(plan: Plan) -> tuple[nx.DiGraph, list[str]]:
     for t in plan.tasks:
         for dep in t.depends_on:
             if dep not in g:
-                problems.append(f"{plan.path}:{t.line_of('depends_on')}: task {t.id} depends on unknown task "
+                problems.append(f"{display_path(plan.path)}:{t.line_of('depends_on')}: task {t.id} depends on unknown task "
                                 f"{dep!r}; known IDs: {', '.join(g.nodes) or 'none'}")
             elif dep == t.id:
-                problems.append(f"{plan.path}:{t.line_of('depends_on')}: task {t.id} depends on itself")
+                problems.append(f"{display_path(plan.path)}:{t.line_of('depends_on')}: task {t.id} depends on itself")
             else:
                 g.add_edge(dep, t.id)
-    if not problems:
-        try:
-            cycle = nx.find_cycle(g)
-        except nx.NetworkXNoCycle:
-            cycle = None
-        if cycle:
-            path = " → ".join([u for u, _ in cycle] + [cycle[0][0]])
-            first = plan.task(cycle[0][1])
-            problems.append(f"{plan.path}:{first.line_of('depends_on')}: dependency cycle: {path}; "
-                            f"remove one of these dependencies")
+    try:
+        cycle = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        cycle = None
+    if cycle:
+        path = " → ".join([u for u, _ in cycle] + [cycle[0][0]])
+        first = plan.task(cycle[0][1])
+        problems.append(f"{display_path(plan.path)}:{first.line_of('depends_on')}: dependency cycle: {path}; "
+                        f"remove one of these dependencies")
     return g, problems
 
 
@@ -57,11 +56,11 @@ def check_agents(plan: Plan, config: Config) -> list[str]:
     known = set(config.agents)
     problems = []
     if plan.agent and plan.agent not in known:
-        problems.append(f"{plan.path}:1: front matter agent: {plan.agent!r} is not a known agent profile; "
+        problems.append(f"{display_path(plan.path)}:1: front matter agent: {plan.agent!r} is not a known agent profile; "
                         f"known: {', '.join(sorted(known))} (add [agents.{plan.agent}] to .hive/config.toml)")
     for t in plan.tasks:
         if t.agent and t.agent not in known:
-            problems.append(f"{plan.path}:{t.line_of('agent')}: task {t.id}: unknown Agent {t.agent!r}; "
+            problems.append(f"{display_path(plan.path)}:{t.line_of('agent')}: task {t.id}: unknown Agent {t.agent!r}; "
                             f"known: {', '.join(sorted(known))} (add [agents.{t.agent}] to .hive/config.toml)")
     return problems
 
@@ -79,7 +78,7 @@ def load_plans(plans_dir: Path, config: Config) -> PlanSet:
     for path in sorted(plans_dir.glob("*.md")) if plans_dir.is_dir() else []:
         plan, graph, problems = load_plan(path, config)
         if plan.name in names:
-            problems.append(f"{path}:1: plan name {plan.name!r} is also used by {names[plan.name]}; "
+            problems.append(f"{display_path(path)}:1: plan name {plan.name!r} is also used by {names[plan.name]}; "
                             f"set a different `plan:` in one front matter")
         names.setdefault(plan.name, path)
         if problems:

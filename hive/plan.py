@@ -96,6 +96,7 @@ class Plan:
 def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
     """Parse one plan file; returns the plan and every problem found (file:line: ...)."""
     text = path.read_text(encoding="utf-8") if text is None else text
+    real, path = path, display_path(path)
     lines = text.splitlines()
     problems: list[str] = []
     meta, body_start = _front_matter(path, lines, problems)
@@ -127,9 +128,17 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
         seen.setdefault(t.id, t.line)
     context_lines = [ln for i, ln in enumerate(lines) if i >= body_start and not in_task[i]]
     title = next((c for _, lvl, c in headings if lvl == 1), name)
-    plan = Plan(name=name, path=path, status=status, agent=str(meta.get("agent") or ""),
+    plan = Plan(name=name, path=real, status=status, agent=str(meta.get("agent") or ""),
                 title=title, context="\n".join(context_lines).strip(), tasks=tuple(tasks))
     return plan, problems
+
+
+def display_path(path: Path) -> Path:
+    """How a plan file is named in messages: relative to the current directory when inside it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except (ValueError, OSError):
+        return path
 
 
 def _front_matter(path: Path, lines: list[str], problems: list[str]) -> tuple[dict, int]:

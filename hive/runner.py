@@ -72,6 +72,7 @@ class TaskRunner:
         self.store = StateStore(self.paths)
         self.plan_name = job.plan.name
         self.main_ref = f"refs/heads/{self.cfg.main_branch}"
+        self.merge_approved = False   # a human asked for this merge (hive retry / approve)
 
     # -- the whole life -------------------------------------------------
     def run(self) -> bool | TaskFailed:
@@ -103,6 +104,7 @@ class TaskRunner:
                 elif step == "signalled":
                     outcome = self._pending_signal(st)
                 elif step == "merge":
+                    self.merge_approved = True
                     st = self._start_merge_only(st, worker)
                     outcome = Outcome("done", st.reason)
                 else:
@@ -295,6 +297,9 @@ class TaskRunner:
         git.commit_all(wt, f"hive: changes {self.job.key} left uncommitted")
         if workspace.undo_context_changes(wt, st.base, name):
             git.commit_all(wt, f"hive: keep the project's {name} unchanged")
+        if not self.cfg.auto_merge and not self.merge_approved:
+            return self._end(st, "awaiting_human", f"review branch {st.branch} (worktree {_rel(wt, self.job.root)}), "
+                             f"then `hive approve {self.job.key}` to merge it", outcome, resume="review")
         checks = ((("Verify", self.task.verify),) if self.task.verify else ()) + \
                  ((("test_command", self.cfg.test_command),) if self.cfg.require_tests else ())
         req = MergeRequest(root=self.job.root, lock=self.paths.locks / "merge.lock", main_branch=self.cfg.main_branch,

@@ -10,6 +10,7 @@ context file's path as its argument. It reads the context file and follows
     fake: delete PATH            delete a file
     fake: commit MESSAGE...      git add -A && git commit
     fake: print TEXT...          print a line
+    fake: env NAME               print NAME=<its value in the agent's environment>
     fake: sleep SECONDS          sleep
     fake: note TEXT...           hive note TEXT
     fake: signal KIND [REASON]   hive done | blocked | too-big
@@ -65,6 +66,8 @@ def main() -> int:
             subprocess.run(["git", "commit", "-q", "-m", " ".join(args) or "fake work"], check=True)
         elif verb == "print":
             print(" ".join(args), flush=True)
+        elif verb == "env":
+            print(f"{args[0]}={os.environ.get(args[0], '<unset>')}", flush=True)
         elif verb == "sleep":
             time.sleep(float(args[0]))
         elif verb == "note":

@@ -1,0 +1,166 @@
+"""The `hive` command and doit's handling of bad input, as a user runs them."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+BAD_PLAN = """
+### Task 1: One
+**Depends on:** 2, 9
+
+### Task 2: Two
+**Depends on:** 1
+
+### Task ../x: Escape the repo
+### Task 3:
+**Type:** wizard
+
+### Task 4: Script without code
+**Type:** script
+"""
+
+
+def test_bad_plan_stops_doit_list_and_doit_with_every_error_and_no_traceback(repo):
+    repo.write_plan("bad", BAD_PLAN)
+    for args in (("list",), ()):
+        r = repo.doit(*args)
+        assert r.returncode == 3
+        out = r.stdout + r.stderr
+        assert "Traceback" not in out
+        for expected in ("plans/bad.md:10: invalid task ID '../x'", "plans/bad.md:11: task 3 has no title",
+                         "plans/bad.md:12: task 3: unknown Type 'wizard'",
+                         "plans/bad.md:5: task 1 depends on unknown task '9'",
+                         "plans/bad.md:8: dependency cycle: 1 → 2 → 1",
+                         "plans/bad.md:14: script task 4 has no fenced code block"):
+            assert expected in out, out
+    assert repo.starts() == []
+    assert not (repo.root / ".hive" / "state").exists()
+
+
+def test_bad_config_key_is_named_and_nothing_starts(repo):
+    (repo.root / ".hive" / "config.toml").write_text("[execution]\ntask_timout = '5m'\n")
+    repo.write_plan("p", "### Task 1: x\nfake: signal done\n")
+    r = repo.doit()
+    assert r.returncode == 3
+    assert "unknown key execution.task_timout" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_invalid_draft_plan_only_warns(repo):
+    repo.write_plan("bad", BAD_PLAN, status="draft")
+    repo.write_plan("good", "### Task 1: Fine\nfake: signal done\n")
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert "warning" in r.stderr and "plans/bad.md" in r.stderr
+    assert repo.starts() == ["good:1"]
+
+
+def test_plan_named_like_a_doit_command_is_rejected(repo):
+    repo.write_plan("list", "### Task 1: x\nfake: signal done\n")
+    r = repo.doit("list")
+    assert r.returncode == 3
+    assert "is a doit command" in r.stderr
+
+
+def test_approve_plan_validates_and_changes_only_the_status_line(repo):
+    text = "---\nplan: feat\nstatus: draft   \nagent: fake\n---\n# Feature\r\n\n### Task 1: Do it\nfake: signal done\n"
+    path = repo.root / "plans" / "feat.md"
+    path.write_bytes(text.encode())
+    r = repo.hive("approve", "plans/feat.md")
+    assert r.returncode == 0, r.stderr
+    assert path.read_bytes() == text.replace("status: draft   ", "status: approved").encode()
+    assert "approved (1 tasks)" in r.stdout
+
+
+def test_approve_plan_without_front_matter_adds_it(repo):
+    path = repo.root / "plans" / "bare.md"
+    path.write_text("### Task 1: Do it\nfake: signal done\n")
+    assert repo.hive("approve", "plans/bare.md").returncode == 0
+    assert path.read_text() == "---\nstatus: approved\n---\n### Task 1: Do it\nfake: signal done\n"
+
+
+def test_approve_bad_plan_lists_every_error_and_changes_nothing(repo):
+    path = repo.write_plan("bad", BAD_PLAN, status="draft")
+    before = path.read_text()
+    r = repo.hive("approve", "plans/bad.md")
+    assert r.returncode == 3
+    assert r.stderr.count("hive: error:") >= 6
+    assert path.read_text() == before
+
+
+def test_status_json_has_a_stable_shape(repo):
+    repo.write_plan("s", """
+    ### Task 1: First
+    fake: write a.txt a
+    fake: commit a
+    fake: signal done
+
+    ### Task 2: Second
+    **Depends on:** 1
+    fake: signal blocked cannot reach the database
+    """)
+    repo.doit()
+    data = repo.status_json()
+    assert data["counts"]["done"] == 1 and data["counts"]["blocked"] == 1
+    by_id = {t["id"]: t for t in data["tasks"]}
+    for key in ("plan", "id", "title", "state", "reason", "attempt", "worktree", "session", "commit"):
+        assert key in by_id["1"]
+    assert by_id["1"]["state"] == "done" and len(by_id["1"]["commit"]) == 40
+    assert by_id["2"]["state"] == "blocked" and "database" in by_id["2"]["reason"]
+    text = repo.hive("status").stdout
+    assert "1/2 done" in text and "cannot reach the database" in text
+
+
+def test_retry_reopens_a_blocked_task_which_then_runs_again(repo):
+    repo.write_plan("r", """
+    ### Task 1: Needs a decision
+    fake@1: signal blocked which database?
+    fake@2: write db.txt postgres
+    fake@2: commit choose postgres
+    fake@2: signal done
+    """)
+    assert repo.doit().returncode == 1
+    r = repo.hive("retry", "r:1")
+    assert r.returncode == 0 and "blocked → planned" in r.stdout
+    assert repo.doit().returncode == 0
+    assert repo.file_on_main("db.txt") == "postgres\n"
+    assert repo.hive("retry", "r:1").returncode == 3, "a done task needs --force"
+    assert repo.hive("retry", "r:1", "--force").returncode == 0
+
+
+def test_signal_commands_refuse_to_run_outside_an_agent_session(repo):
+    r = repo.hive("done")
+    assert r.returncode == 3
+    assert "HIVE_TASK" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_logs_shows_the_agents_output(repo):
+    repo.write_plan("l", """
+    ### Task 1: Talk
+    fake: print hello from the agent
+    fake: signal done
+    """)
+    assert repo.doit().returncode == 0
+    r = repo.hive("logs", "l:1")
+    assert r.returncode == 0 and "hello from the agent" in r.stdout
+    assert repo.hive("logs", "../etc:passwd").returncode == 3
+
+
+def test_hive_on_the_agents_path_is_this_hive_even_from_a_venv(repo):
+    repo.write_plan("p", """
+    ### Task 1: Find hive
+    fake: signal done
+    """)
+    assert repo.doit().returncode == 0
+    shim = repo.root / ".hive" / "bin" / "hive"
+    assert sys.executable in shim.read_text()
+    r = subprocess.run([str(shim), "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "approve" in r.stdout
+
+
+def test_events_log_records_every_state_change(repo):
+    repo.write_plan("e", "### Task 1: x\nfake: signal done\n")
+    assert repo.doit().returncode == 0
+    events = [json.loads(line) for line in (repo.root / ".hive" / "events.jsonl").read_text().splitlines()]
+    assert [(e["from"], e["to"]) for e in events if e["from"] != e["to"]] == [("planned", "in_progress"),
+                                                                              ("in_progress", "done")]

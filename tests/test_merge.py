@@ -1,0 +1,139 @@
+"""Merging and worktree set-up: review before merge, setup commands, copied secrets,
+and the guard against merges that delete files."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from conftest import git
+
+from hive.merge import MergeRequest, _unexpected_deletions
+
+
+def test_auto_merge_off_waits_for_review_then_approve_merges(repo):
+    repo.configure(extra="")
+    cfg = repo.root / ".hive" / "config.toml"
+    cfg.write_text(cfg.read_text().replace('[merge]\n', '[merge]\nauto_merge = false\n'))
+    repo.write_plan("r", """
+    ### Task 1: Reviewed work
+    fake: write r.txt reviewed
+    fake: commit reviewed work
+    fake: signal done
+    """)
+    head = repo.git("rev-parse", "main")
+    r = repo.doit()
+    assert r.returncode == 1
+    st = repo.state("r", "1")
+    assert st["state"] == "awaiting_human" and st["branch"] in st["reason"]
+    assert repo.git("rev-parse", "main") == head
+    assert "reviewed work" in repo.git("log", "--format=%s", st["branch"])
+    a = repo.hive("approve", "r:1")
+    assert a.returncode == 0, a.stderr
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert repo.file_on_main("r.txt") == "reviewed\n"
+    assert repo.starts() == ["r:1"], "approving merges the reviewed branch; the agent does not run again"
+
+
+def test_setup_command_and_copied_files_are_available_but_never_committed(repo):
+    (repo.root / ".env").write_text("SECRET=1\n")
+    cfg = repo.root / ".hive" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[worktrees]\ncopy = [".env"]\nsetup = "echo built > build.cache"\n')
+    repo.write_plan("s", """
+    ### Task 1: Use the environment
+    **Verify:** grep -q SECRET=1 .env && test -f build.cache
+    fake: write out.txt done
+    fake: commit everything including untracked
+    fake: signal done
+    """)
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert repo.file_on_main("out.txt") == "done\n"
+    assert repo.file_on_main(".env") is None
+    assert repo.file_on_main("build.cache") is None
+
+
+def test_agent_environment_has_hive_variables_and_no_nested_session_markers(repo):
+    repo.write_plan("p", """
+    ### Task 1: Serve
+    fake: print port is $HIVE_PORT
+    fake: env HIVE_PORT
+    fake: env HIVE_TASK
+    fake: env CLAUDECODE
+    fake: signal done
+    """)
+    r = repo.doit(env={"CLAUDECODE": "1"})
+    assert r.returncode == 0, r.stderr
+    log = (repo.root / ".hive" / "logs" / "p" / "1.log").read_text()
+    assert "port is $HIVE_PORT" in log, "plan text is printed literally, never expanded by a shell"
+    assert "HIVE_PORT=41010" in log and "HIVE_TASK=p:1" in log
+    assert "CLAUDECODE=<unset>" in log
+
+
+def test_merge_that_deletes_a_file_the_task_did_not_delete_is_detected(isolated):
+    root = isolated / "g"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for name in ("keep.txt", "precious.txt"):
+        (root / name).write_text(name)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "checkout", "-q", "-b", "task")
+    (root / "new.txt").write_text("new")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "task work")
+    git(root, "checkout", "-q", "main")
+    main = git(root, "rev-parse", "main")
+    # a "merge" whose tree lost precious.txt, as a broken merge driver could produce
+    git(root, "checkout", "-q", "--detach", "task")
+    git(root, "rm", "-q", "precious.txt")
+    tree = git(root, "write-tree")
+    bad = git(root, "commit-tree", tree, "-p", main, "-p", "task", "-m", "bad merge")
+    req = MergeRequest(root=root, lock=isolated / "lock", main_branch="main", worktree=root, branch="task",
+                       message="", checks=(), check_timeout=10, env={})
+    assert _unexpected_deletions(req, main, bad) == ["precious.txt"]
+    good = git(root, "commit-tree", git(root, "rev-parse", "task^{tree}"), "-p", main, "-p", "task", "-m", "ok")
+    assert _unexpected_deletions(req, main, good) == []
+
+
+def test_task_that_deletes_a_file_merges_normally(repo):
+    (repo.root / "old.txt").write_text("old\n")
+    repo.git("add", "old.txt")
+    repo.git("commit", "-q", "-m", "old file")
+    repo.write_plan("d", """
+    ### Task 1: Remove the old file
+    fake: delete old.txt
+    fake: commit remove old
+    fake: signal done
+    """)
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert repo.file_on_main("old.txt") is None
+    assert not (repo.root / "old.txt").exists()
+
+
+def test_attach_to_a_task_without_a_running_agent_explains(repo):
+    repo.write_plan("a", "### Task 1: x\nfake: signal done\n")
+    r = repo.hive("attach", "a:1")
+    assert r.returncode == 3 and "no running agent" in r.stderr
+
+
+def test_main_checked_out_elsewhere_still_gets_the_merge(repo):
+    """When the user's checkout is on another branch, main moves by compare-and-swap
+    and their checkout is untouched."""
+    repo.git("checkout", "-q", "-b", "mywork")
+    (repo.root / "mine.txt").write_text("mine\n")
+    repo.write_plan("o", """
+    ### Task 1: Work
+    fake: write w.txt w
+    fake: commit work
+    fake: signal done
+    """)
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert repo.file_on_main("w.txt") == "w\n"
+    assert not (repo.root / "w.txt").exists()
+    assert repo.git("rev-parse", "--abbrev-ref", "HEAD") == "mywork"
+    assert (repo.root / "mine.txt").read_text() == "mine\n"
+    assert subprocess.run(["git", "-C", str(repo.root), "diff", "--quiet"]).returncode == 0
+    assert Path(repo.root / "README.md").exists()
