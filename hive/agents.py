@@ -13,6 +13,7 @@ from hive.errors import HiveError
 
 PROMPT = "{prompt}"
 CONTEXT_FILE = "{context_file}"
+_PLACEHOLDER = re.compile(r"\{prompt\}|\{context_file\}")
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,10 @@ class AgentProfile:
     env: tuple[tuple[str, str], ...] = ()  # extra environment for the agent
 
     def argv(self, prompt: str, context_file: str) -> list[str]:
-        """The command line, placeholders replaced literally (no formatting, no shell)."""
-        return [part.replace(PROMPT, prompt).replace(CONTEXT_FILE, context_file) for part in self.command]
+        """The command line, placeholders replaced literally in one pass (no formatting,
+        no shell), so placeholder-like text inside the prompt stays as written."""
+        values = {PROMPT: prompt, CONTEXT_FILE: context_file}
+        return [_PLACEHOLDER.sub(lambda m: values[m.group(0)], part) for part in self.command]
 
     def stalled(self, screen: str) -> str | None:
         for pattern in self.stall_patterns:
@@ -84,11 +87,18 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
     for key, kind in (("context_file", str), ("exit_zero_is_done", bool)):
         if key in table and not isinstance(table[key], kind):
             problems.append(f"{where}.{key} = {table[key]!r} has the wrong type")
-    if "context_file" in table and ("/" in table["context_file"] or table["context_file"] in ("", ".", "..")):
+    name_ = table.get("context_file", "AGENTS.md")
+    if isinstance(name_, str) and ("/" in name_ or name_ in ("", ".", "..")):
         problems.append(f"{where}.context_file must be a plain file name like \"AGENTS.md\"")
     patterns = table.get("stall_patterns", [])
     if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
         problems.append(f"{where}.stall_patterns must be a list of regular expressions")
+    else:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                problems.append(f"{where}.stall_patterns: {pattern!r} is not a valid regular expression ({e})")
     env = table.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         problems.append(f"{where}.env must be a table of strings, e.g. env = {{ FOO = \"1\" }}")

@@ -158,6 +158,10 @@ def _front_matter(path: Path, lines: list[str], problems: list[str]) -> tuple[di
     if not isinstance(meta, dict):
         problems.append(f"{path}:2: front matter must be 'key: value' lines (plan, status, agent)")
         return {}, end + 1
+    for key in meta:
+        if key not in FRONT_MATTER_KEYS:
+            line = next((i + 1 for i in range(1, end) if lines[i].lstrip().startswith(f"{key}:")), 2)
+            problems.append(f"{path}:{line}: unknown front matter key {key!r}; known: {', '.join(FRONT_MATTER_KEYS)}")
     return meta, end + 1
 
 
@@ -195,10 +199,10 @@ def _parse_task(path: Path, lines: list[str], tokens: list, line0: int, end: int
         problems.append(f"{where}: task {task_id} has no title; write '### Task {task_id}: <what it does>'")
     section = [t for t in tokens if line0 < t.map[0] < end]
     skip = {i for t in section if t.type in ("fence", "code_block", "html_block") for i in range(*t.map)}
-    values, field_lines, body_from = _fields(path, lines, line0 + 1, end, skip, problems)
-    fence = next((t for t in section if t.type == "fence"), None)
     markers = {t.map[0] for t in section if t.type == "html_block" and t.content.strip() == CHECKPOINT_MARKER}
-    description = "\n".join(lines[i] for i in range(body_from, end) if i not in markers).strip()
+    values, field_lines, body_from = _fields(path, lines, line0 + 1, end, skip - markers, problems)
+    fence = next((t for t in section if t.type == "fence"), None)
+    description = _without_markers(lines[body_from:end], {i - body_from for i in markers})
     task = Task(id=task_id, title=title, line=line0 + 1, description=description,
                 script=fence.content if fence else "", hard_stop=bool(markers),
                 field_lines=tuple(field_lines.items()), **_convert_fields(path, task_id, values, field_lines, problems))
@@ -209,15 +213,27 @@ def _parse_task(path: Path, lines: list[str], tokens: list, line0: int, end: int
     return task
 
 
+def _without_markers(lines: list[str], markers: set[int]) -> str:
+    """The description without `<!-- checkpoint -->` lines, so adding or removing a
+    marker (and the blank line that sets it apart) never changes the task's hash."""
+    kept: list[str] = []
+    for i, line in enumerate(lines):
+        if i in markers or (not line.strip() and kept and not kept[-1].strip()):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
 def _fields(path: Path, lines: list[str], start: int, end: int, skip: set[int],
             problems: list[str]) -> tuple[dict[str, str], dict[str, int], int]:
     """Read `**Name:** value` lines directly under the heading; returns where the description starts."""
     values: dict[str, str] = {}
     where: dict[str, int] = {}
     i = start
-    while i < end and not lines[i].strip() and i not in skip:
-        i += 1
     while i < end and i not in skip:
+        if not lines[i].strip() or lines[i].strip() == CHECKPOINT_MARKER:
+            i += 1
+            continue
         m = _FIELD.match(lines[i])
         if not m:
             break

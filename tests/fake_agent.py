@@ -12,6 +12,7 @@ context file's path as its argument. It reads the context file and follows
     fake: print TEXT...          print a line
     fake: env NAME               print NAME=<its value in the agent's environment>
     fake: sleep SECONDS          sleep
+    fake: wait-for PATH          wait until PATH exists (relative to $HIVE_ROOT)
     fake: note TEXT...           hive note TEXT
     fake: signal KIND [REASON]   hive done | blocked | too-big
     fake: crash [CODE]           exit with CODE (default 3) without signalling
@@ -68,6 +69,9 @@ def main() -> int:
             print(" ".join(args), flush=True)
         elif verb == "env":
             print(f"{args[0]}={os.environ.get(args[0], '<unset>')}", flush=True)
+        elif verb == "wait-for":
+            while not (root / args[0]).exists():
+                time.sleep(0.05)
         elif verb == "sleep":
             time.sleep(float(args[0]))
         elif verb == "note":

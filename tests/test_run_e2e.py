@@ -5,10 +5,9 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
-from conftest import FAKE_AGENT
+from conftest import FAKE_AGENT, wait_for
 
 DIAMOND = """
 # Diamond
@@ -233,17 +232,19 @@ def test_verify_failure_fails_the_task_with_output_and_main_is_untouched(repo):
 def test_merge_conflict_blocks_with_files_listed_and_keeps_the_worktree(repo):
     repo.write_plan("m", """
     ### Task 1: Edit readme
-    fake: sleep 1
+    fake: wait-for .hive/fake/go
     fake: write README.md from the agent
     fake: commit agent edit
     fake: signal done
     """)
-    def user_commits_meanwhile():
-        time.sleep(0.5)
+
+    def user_commits_while_the_agent_works():
+        wait_for(lambda: repo.starts("m:1"), what="the agent to start")
         (repo.root / "README.md").write_text("from the user\n")
         repo.git("commit", "-q", "-am", "user edit")
+        (repo.root / ".hive" / "fake" / "go").write_text("")
 
-    t = threading.Thread(target=user_commits_meanwhile)
+    t = threading.Thread(target=user_commits_while_the_agent_works)
     t.start()
     r = repo.doit()
     t.join()
@@ -251,6 +252,7 @@ def test_merge_conflict_blocks_with_files_listed_and_keeps_the_worktree(repo):
     st = repo.state("m", "1")
     assert st["state"] == "blocked" and "README.md" in st["reason"] and "conflict" in st["reason"]
     assert Path(st["worktree"]).exists()
+    assert "agent edit" in repo.git("log", "--format=%s", st["branch"])
     assert repo.git("log", "-1", "--format=%s", "main") == "user edit"
     assert (repo.root / "README.md").read_text() == "from the user\n"
 
