@@ -78,6 +78,9 @@ class TaskRunner:
     def run(self) -> bool | TaskFailed:
         if not self.job.plan.approved:
             return TaskFailed(f"{self.job.key}: plan is draft: run `hive approve {self._plan_file()}` first")
+        if not git.try_rev_parse(self.job.root, self.main_ref):
+            return TaskFailed(f"{self.job.key}: branch {self.cfg.main_branch!r} does not exist or has no commits; "
+                              f"commit something first or set [merge] main_branch in .hive/config.toml")
         claim = HeldLock(self.paths.claim_lock(self.plan_name, self.task.id))
         self._wait_for_claim(claim)
         try:

@@ -4,6 +4,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+from conftest import wait_for
 
 BAD_PLAN = """
 ### Task 1: One
@@ -164,3 +167,28 @@ def test_events_log_records_every_state_change(repo):
     events = [json.loads(line) for line in (repo.root / ".hive" / "events.jsonl").read_text().splitlines()]
     assert [(e["from"], e["to"]) for e in events if e["from"] != e["to"]] == [("planned", "in_progress"),
                                                                               ("in_progress", "done")]
+
+
+def test_status_shows_a_running_agent_with_its_worker_session_and_worktree(repo):
+    repo.write_plan("w", """
+    ### Task 1: Long job
+    fake: print started
+    fake: wait-for .hive/fake/go
+    fake: signal done
+    """)
+    run = subprocess.Popen([sys.executable, "-m", "doit"], cwd=repo.root, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        task = wait_for(lambda: next((t for t in repo.status_json()["tasks"]
+                                      if t["state"] == "in_progress" and t["agent_alive"]), None),
+                        what="the task to be running")
+        assert task["worker"] == "w1" and task["session"].startswith("hive-w-1-")
+        assert task["runner_pid"] == run.pid
+        assert (repo.root / task["worktree"]).is_dir() or Path(task["worktree"]).is_dir()
+        text = repo.hive("status").stdout
+        assert "worker w1" in text and "hive attach w:1" in text
+    finally:
+        (repo.root / ".hive" / "fake" / "go").write_text("")
+        out, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err
+    assert repo.status_json()["counts"]["done"] == 1

@@ -137,3 +137,36 @@ def test_main_checked_out_elsewhere_still_gets_the_merge(repo):
     assert (repo.root / "mine.txt").read_text() == "mine\n"
     assert subprocess.run(["git", "-C", str(repo.root), "diff", "--quiet"]).returncode == 0
     assert Path(repo.root / "README.md").exists()
+
+
+def test_require_tests_runs_test_command_on_the_merged_result(repo):
+    cfg = repo.root / ".hive" / "config.toml"
+    cfg.write_text(cfg.read_text().replace("[merge]\n", "[merge]\nrequire_tests = true\n"
+                                           "test_command = \"test -f base.txt && test -f extra.txt\"\n"))
+    (repo.root / "base.txt").write_text("base\n")
+    repo.git("add", "base.txt")
+    repo.git("commit", "-q", "-m", "base")
+    repo.write_plan("t", """
+    ### Task 1: Without the extra file
+    fake@1: write other.txt x
+    fake@1: commit other
+    fake@1: signal done
+    fake@2: write extra.txt x
+    fake@2: commit extra
+    fake@2: signal done
+    """)
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    st = repo.state("t", "1")
+    assert [h["outcome"] for h in st["history"]] == ["failed", "done"]
+    assert "test_command failed" in st["history"][0]["reason"]
+
+
+def test_missing_main_branch_is_a_clear_error(repo):
+    cfg = repo.root / ".hive" / "config.toml"
+    cfg.write_text(cfg.read_text().replace('main_branch = "main"', 'main_branch = "trunk"'))
+    repo.write_plan("x", "### Task 1: x\nfake: signal done\n")
+    r = repo.doit()
+    assert r.returncode == 1
+    assert "'trunk' does not exist" in r.stdout + r.stderr
+    assert repo.starts() == []
