@@ -20,7 +20,8 @@ from hive.errors import HiveError
 from hive.graph import PlanSet, load_plans, priority_order
 from hive.paths import Paths
 from hive.plan import Plan, Task
-from hive.runner import Job, run_doit_task
+from hive.handle import Job
+from hive.runner import run_doit_task
 from hive.state import StateStore, TaskState
 
 NOTHING_TASK = "_hive"

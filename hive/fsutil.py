@@ -5,8 +5,9 @@ import contextlib
 import fcntl
 import os
 import tempfile
+import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -77,22 +78,33 @@ class HeldLock:
     """A non-blocking flock kept for as long as a process runs something
     (a task claim, a worker slot); records the holder's pid for messages."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, shared: bool = False) -> None:
         self.path = path
+        self.shared = shared
         self.fd: int | None = None
 
     def try_acquire(self) -> bool:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             return False
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        if not self.shared:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self.fd = fd
         return True
+
+    def acquire(self, poll: float = 0.1, on_wait: "Callable[[int | None], None] | None" = None) -> None:
+        """Block until acquired; `on_wait(holder_pid)` is called once if we have to wait."""
+        waited = False
+        while not self.try_acquire():
+            if not waited and on_wait:
+                on_wait(self.holder())
+            waited = True
+            time.sleep(poll)
 
     def holder(self) -> int | None:
         """pid recorded by the current holder, if any process holds the lock."""

@@ -88,6 +88,10 @@ def worktree_add(root: Path | str, path: Path, branch: str, start: str) -> None:
     _locked_retry(root, "worktree", "add", "-b", branch, str(path), start)
 
 
+def worktree_checkout(root: Path | str, path: Path, branch: str) -> None:
+    _locked_retry(root, "worktree", "add", str(path), branch)
+
+
 def worktree_remove(root: Path | str, path: Path) -> None:
     git(root, "worktree", "remove", "--force", str(path))
 
@@ -122,8 +126,12 @@ def commit_all(cwd: Path | str, message: str) -> bool:
     return True
 
 
-def checkout(cwd: Path | str, rev: str, detach: bool = False) -> None:
-    _locked_retry(cwd, "checkout", "-q", *(["--detach"] if detach else []), rev)
+def checkout(cwd: Path | str, rev: str, detach: bool = False, force: bool = False) -> None:
+    _locked_retry(cwd, "checkout", "-q", *(["--detach"] if detach else []), *(["--force"] if force else []), rev)
+
+
+def merge_in_progress(cwd: Path | str) -> bool:
+    return git(cwd, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False).code == 0
 
 
 def merge_no_ff(cwd: Path | str, rev: str, message: str) -> proc.Result:

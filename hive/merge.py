@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from hive import git
+from hive.crashsafe import crash_point, uninterruptible
 from hive.fsutil import locked
 from hive.proc import clean_env, run
 
@@ -40,18 +41,25 @@ class MergeResult:
     output_tail: str = ""
 
 
-def merge(req: MergeRequest, record_intent: Callable[[str], None]) -> MergeResult:
+Recorder = Callable[[str], None]
+
+
+def merge(req: MergeRequest, record_intent: Recorder, record_merged: Callable[[MergeResult], None]) -> MergeResult:
+    """Merge the task branch into main. `record_intent(commit)` is called just before
+    main moves and `record_merged(result)` just after, with Ctrl-C held off between
+    them; a kill -9 in between leaves the intent, which the next run resolves."""
     main_ref = f"refs/heads/{req.main_branch}"
     with locked(req.lock):
         for _ in range(MAX_RACES):
-            result = _attempt(req, main_ref, record_intent)
+            result = _attempt(req, main_ref, record_intent, record_merged)
             if result is not None:
                 return result
         return MergeResult("refused", reason=f"{req.main_branch} kept moving during {MAX_RACES} merge attempts; "
                                               f"run `hive retry` when it is quiet")
 
 
-def _attempt(req: MergeRequest, main_ref: str, record_intent: Callable[[str], None]) -> MergeResult | None:
+def _attempt(req: MergeRequest, main_ref: str, record_intent: Recorder,
+             record_merged: Callable[[MergeResult], None]) -> MergeResult | None:
     """One try; None means main moved under us and the merge must be rebuilt."""
     wt = req.worktree
     main_sha = git.rev_parse(req.root, main_ref)
@@ -80,15 +88,22 @@ def _attempt(req: MergeRequest, main_ref: str, record_intent: Callable[[str], No
                                output_tail=_tail(check.output, 30))
     files = tuple(git.changed_files(req.root, main_sha, merged))
     if merged == main_sha:
-        return MergeResult("merged", commit=merged, files=(), reason="no changes to merge")
-    record_intent(merged)
-    published = _publish(req, main_ref, main_sha, merged)
+        result = MergeResult("merged", commit=merged, files=(), reason="no changes to merge")
+        record_merged(result)
+        return result
+    with uninterruptible():
+        record_intent(merged)
+        crash_point("before-publish")
+        published = _publish(req, main_ref, main_sha, merged)
+        if published == "":
+            crash_point("after-publish")
+            result = MergeResult("merged", commit=merged, files=files)
+            record_merged(result)
+            return result
     if published is None:
         return None
-    if published:
-        git.checkout(wt, req.branch)
-        return MergeResult("refused", reason=published)
-    return MergeResult("merged", commit=merged, files=files)
+    git.checkout(wt, req.branch)
+    return MergeResult("refused", reason=published)
 
 
 def _unexpected_deletions(req: MergeRequest, main_sha: str, merged: str) -> list[str]:

@@ -39,12 +39,16 @@ def branch(plan: str, task_id: str, attempt: int) -> str:
     return f"hive/{attempt_name(plan, task_id, attempt)}"
 
 
-def session(plan: str, task_id: str, attempt: int) -> str:
-    return f"hive-{attempt_name(plan, task_id, attempt)}"
+def session(worker: str, plan: str, task_id: str, attempt: int) -> str:
+    return f"hive-{worker}-{attempt_name(plan, task_id, attempt)}"
 
 
 def worktree_dir(worker: str, plan: str, task_id: str, attempt: int) -> str:
     return f"{worker}-{attempt_name(plan, task_id, attempt)}"
+
+
+def module_lock(module: str) -> str:
+    return f"{slug(module, 32)}-{short_hash(module, 8)}"
 
 
 def split_key(key: str) -> tuple[str, str]:

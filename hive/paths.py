@@ -63,6 +63,9 @@ class Paths:
     def context_copy(self, plan: str, task_id: str, attempt: int) -> Path:
         return self.hive / "contexts" / f"{names.attempt_name(plan, task_id, attempt)}.md"
 
+    def stop_file(self, plan: str, task_id: str, attempt: int) -> Path:
+        return self.hive / "signals" / f"{names.attempt_name(plan, task_id, attempt)}.stop"
+
     def exit_file(self, plan: str, task_id: str, attempt: int) -> Path:
         return self.hive / "run" / f"{names.attempt_name(plan, task_id, attempt)}.exit"
 

@@ -25,6 +25,7 @@ class Watch:
     pane_pid: int
     signal_path: Path
     exit_file: Path
+    stop_file: Path
     log_path: Path
     log_offset: int
     started_at: float           # wall clock, so a re-attached run keeps the original deadlines
@@ -37,7 +38,7 @@ class Watch:
 
 @dataclass(frozen=True)
 class Outcome:
-    kind: str                   # done | blocked | too_big | crashed | spawn_failed | timeout | script_failed
+    kind: str   # done | blocked | too_big | stopped | crashed | spawn_failed | timeout | script_failed
     reason: str = ""
     output_tail: str = ""
 
@@ -100,6 +101,8 @@ def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None) ->
         sig = signals.read(watch.signal_path)
         if sig:
             return Outcome(sig.kind, sig.reason)
+        if watch.stop_file.exists():
+            return Outcome("stopped", "stopped by `hive stop`", output_tail(watch))
         now = time.time()
         if watch.exit_file.exists() or not pid_alive(watch.pane_pid):
             return _exited(watch, alive_seen)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hive import git
 from hive.context import MARKER
 from hive.errors import CommandError, HiveError
 from hive.fsutil import atomic_write
-from hive.paths import Paths
 from hive.proc import Result, clean_env, run
+
+if TYPE_CHECKING:
+    from hive.state import TaskState
 
 
 def ensure_ignored_dir(base: Path) -> None:
@@ -26,7 +29,24 @@ def create(root: Path, path: Path, branch: str, start: str) -> None:
     git.worktree_add(root, path, branch, start)
 
 
-def set_excludes(paths: Paths, root: Path, worktree: Path, excludes: Path, names: list[str]) -> None:
+def checkout_existing(root: Path, path: Path, branch: str) -> None:
+    """A worktree for an existing branch (to merge work whose worktree was removed)."""
+    ensure_ignored_dir(path.parent)
+    git.worktree_checkout(root, path, branch)
+
+
+def restore_branch(worktree: Path, branch: str) -> None:
+    """Undo what an interrupted merge left: a half-done merge, or a detached HEAD at
+    a merge commit that never reached main (it is rebuilt from the branch)."""
+    if not worktree.exists() or not branch:
+        return
+    if git.merge_in_progress(worktree):
+        git.merge_abort(worktree)
+    if git.current_branch(worktree) != branch:
+        git.checkout(worktree, branch, force=True)
+
+
+def set_excludes(root: Path, worktree: Path, excludes: Path, names: list[str]) -> None:
     """Keep Hive's files (the context file, copied secrets) out of the agent's commits,
     for this worktree only, while still honouring the user's global ignores."""
     lines = [git.global_excludes(root).rstrip(), "# Hive: never commit these", *[f"/{n}" for n in names]]
@@ -134,3 +154,12 @@ def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
         return f"kept branch {branch}: it has commits that are not in {main}"
     git.delete_branch(root, branch)
     return ""
+
+
+def cleanup_done(root: Path, st: "TaskState", main_ref: str) -> list[str]:
+    """After a task is merged: its worktree and every attempt's branch go, each only
+    if git shows it is contained in main. Returns what had to be kept, and why."""
+    kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if st.worktree else []
+    branches = {h.get("branch", "") for h in st.history} | {st.branch}
+    kept += [delete_branch_if_merged(root, b, main_ref) for b in sorted(branches)]
+    return [k for k in kept if k]

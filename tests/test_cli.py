@@ -182,7 +182,7 @@ def test_status_shows_a_running_agent_with_its_worker_session_and_worktree(repo)
         task = wait_for(lambda: next((t for t in repo.status_json()["tasks"]
                                       if t["state"] == "in_progress" and t["agent_alive"]), None),
                         what="the task to be running")
-        assert task["worker"] == "w1" and task["session"].startswith("hive-w-1-")
+        assert task["worker"] == "w1" and task["session"].startswith("hive-w1-w-1-")
         assert task["runner_pid"] == run.pid
         assert (repo.root / task["worktree"]).is_dir() or Path(task["worktree"]).is_dir()
         text = repo.hive("status").stdout

@@ -1,0 +1,76 @@
+"""Ending one attempt: act on the agent's outcome, merge finished work, clean up
+only what git proves is safe."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hive import git, tmux, workspace
+from hive.attempt import retire_worktree
+from hive.handle import TaskHandle, history_entry, say
+from hive.merge import MergeRequest, merge
+from hive.state import TaskState
+from hive.supervise import Outcome
+
+
+def finish(h: TaskHandle, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
+    tmux.kill_session(st.session)
+    wt = Path(st.worktree)
+    if outcome.kind == "done":
+        return _merge(h, st, wt, outcome, merge_approved)
+    if outcome.kind == "blocked":
+        return h.end(st, "blocked", f"blocked: {outcome.reason or 'no reason given'}", outcome.output_tail)
+    if outcome.kind == "stopped":
+        return h.end(st, "blocked", f"stopped by `hive stop`; `hive retry {h.key}` to run it again",
+                     outcome.output_tail)
+    if outcome.kind == "too_big":
+        kept = workspace.remove_if_clean(h.root, wt) if wt.exists() else ""
+        return h.end(st, "too_big", f"too big: {outcome.reason or 'no reason given'}", outcome.output_tail, kept)
+    retire_worktree(h, st)
+    return h.end(st, "failed", outcome.reason, outcome.output_tail)
+
+
+def _merge(h: TaskHandle, st: TaskState, wt: Path, outcome: Outcome, merge_approved: bool) -> TaskState:
+    name = h.context_name()
+    workspace.restore_branch(wt, st.branch)
+    workspace.retire_context(wt, name)
+    git.commit_all(wt, f"hive: changes {h.key} left uncommitted")
+    if workspace.undo_context_changes(wt, st.base, name):
+        git.commit_all(wt, f"hive: keep the project's {name} unchanged")
+    if not h.cfg.auto_merge and not merge_approved:
+        return h.end(st, "awaiting_human", f"review branch {st.branch} (worktree {h.rel(wt)}), then "
+                     f"`hive approve {h.key}` to merge it", resume="review")
+    checks = ((("Verify", h.task.verify),) if h.task.verify else ()) + \
+             ((("test_command", h.cfg.test_command),) if h.cfg.require_tests else ())
+    req = MergeRequest(root=h.root, lock=h.paths.locks / "merge.lock", main_branch=h.cfg.main_branch,
+                       worktree=wt, branch=st.branch,
+                       message=f"hive: merge {h.key} — {h.task.title}\n\nbranch {st.branch}",
+                       checks=checks, check_timeout=h.task.timeout or h.cfg.task_timeout,
+                       env={"HIVE_TASK": h.key, "HIVE_ROOT": str(h.root)})
+    reason = outcome.reason
+    result = merge(req, record_intent=lambda commit: h.update(("in_progress",), merging=commit, event="merging"),
+                   record_merged=lambda r: record_merged(h, h.read(), r.commit, r.files, reason or r.reason))
+    if result.status == "merged":
+        done = h.read()
+        cleanup_merged(h, done)
+        say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
+        return done
+    if result.status == "verify_failed":
+        return h.end(st, "failed", f"verify failed: {result.reason}", result.output_tail)
+    # The agent's work is safe on its branch: `hive retry` redoes only the merge
+    # (after the human resolved the conflict on the branch or cleaned the checkout).
+    return h.end(st, "blocked", result.reason, result.output_tail, files=result.files, resume="merge")
+
+
+def record_merged(h: TaskHandle, st: TaskState, commit: str, files: tuple[str, ...], reason: str) -> TaskState:
+    return h.update(None, state="done", merge_commit=commit, files=tuple(files), reason=reason, merging="",
+                    task_hash=h.task.text_hash, resume="", event="merged",
+                    history=st.history + (history_entry(st, "done", reason),))
+
+
+def cleanup_merged(h: TaskHandle, st: TaskState) -> None:
+    """Remove the session, the worktree and every attempt's branch — the last two only
+    once git shows they are in main."""
+    tmux.kill_session(st.session)
+    for note in workspace.cleanup_done(h.root, st, h.main_ref):
+        say(f"{h.key}: {note}")
+
