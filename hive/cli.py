@@ -131,6 +131,14 @@ def cmd_retry(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stop(args: argparse.Namespace) -> int:
+    from hive.stop import stop
+    count = stop(_root(), args.task, lambda line: print(f"hive: {line}", flush=True))
+    if not count:
+        print("hive: no agent is running")
+    return 0
+
+
 def cmd_approve(args: argparse.Namespace) -> int:
     from hive.approval import approve_checkpoint, approve_plan
     from hive.config import load_repo_config
@@ -182,6 +190,8 @@ def _parser() -> argparse.ArgumentParser:
     r = add("retry", cmd_retry, "re-open a failed, blocked or too_big task")
     r.add_argument("task")
     r.add_argument("--force", action="store_true", help="also re-open a done task")
+    st = add("stop", cmd_stop, "stop running agents in stages (SIGINT, SIGTERM, SIGKILL)")
+    st.add_argument("task", nargs="?", help="<plan>:<ID> (default: every running agent)")
     ap = add("approve", cmd_approve, "approve a plan file (validates it first) or answer a checkpoint")
     ap.add_argument("target", help="plans/<file>.md or <plan>:<ID>")
     return p

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from hive import git, tmux, workspace
 from hive.attempt import retire_worktree
-from hive.handle import TaskHandle, history_entry, say
+from hive.handle import TaskHandle, say
 from hive.merge import MergeRequest, merge
-from hive.state import TaskState
+from hive.state import TaskState, history_entry
 from hive.supervise import Outcome
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from hive.config import Config
 from hive.errors import HiveError
 from hive.paths import Paths
 from hive.plan import Plan, Task
-from hive.state import StaleState, StateStore, TaskState
+from hive.state import StaleState, StateStore, TaskState, history_entry
 
 SCRIPT_BRIEF = "HIVE_TASK.md"
 
@@ -82,11 +81,6 @@ class TaskHandle:
             return str(Path(path).relative_to(self.root))
         except ValueError:
             return str(path)
-
-
-def history_entry(st: TaskState, outcome: str, reason: str) -> dict:
-    return {"attempt": st.attempt, "outcome": outcome, "reason": reason, "branch": st.branch, "base": st.base,
-            "worker": st.worker, "log_offset": st.log_offset, "finished_at": round(time.time(), 3)}
 
 
 def first_line(text: str) -> str:

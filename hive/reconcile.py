@@ -1,15 +1,24 @@
-"""Start-of-run bookkeeping, in the main process before any task runs."""
+"""Start-of-run reconcile, in doit's main process before any worker forks:
+make the recorded state match reality, so nothing is shown as running that is
+not, merged work leaves no worktrees behind, and crash leftovers are resumed or
+reported with the command that cleans them."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from hive import git
-from hive.config import load_repo_config
+from hive import git, signals, tmux, workspace
+from hive.config import Config, load_repo_config
+from hive.fsutil import HeldLock
+from hive.paths import Paths
+from hive.state import StateStore, TaskState
+from hive.supervise import pid_alive
+
+KEEPS_WORKTREE = ("in_progress", "blocked", "awaiting_human", "too_big", "failed")
 
 
-def start_run(root: Path) -> list[str]:
-    """Record `refs/hive/run-start` (what main was before this run, for rollback).
-    Returns lines to tell the user."""
+def start_run(root: Path, argv: list[str]) -> list[str]:
+    """Returns lines to tell the user."""
     config = load_repo_config(root)
     main = f"refs/heads/{config.main_branch}"
     head = git.try_rev_parse(root, main)
@@ -17,4 +26,79 @@ def start_run(root: Path) -> list[str]:
         return [f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch "
                 f"in .hive/config.toml"]
     git.update_ref(root, "refs/hive/run-start", head)
-    return []
+    notes = []
+    wanted = requested_processes(argv)
+    if wanted > config.max_workers:
+        notes.append(f"doit -n {wanted}, but [parallel] max_workers = {config.max_workers}: at most "
+                     f"{config.max_workers} agents run at once (the others wait for a free slot)")
+    paths = Paths(root)
+    sessions = set(tmux.sessions())
+    states = StateStore(paths).read_all()
+    for st in states.values():
+        notes += _reconcile_task(paths, config, st, sessions)
+    states = StateStore(paths).read_all()
+    notes += _leftovers(root, config, states, sessions)
+    return notes
+
+
+def _reconcile_task(paths: Paths, config: Config, st: TaskState, sessions: set[str]) -> list[str]:
+    claim = HeldLock(paths.claim_lock(st.plan, st.id))
+    if not claim.try_acquire():
+        return [f"{st.key}: being run by another doit (pid {claim.holder()}); this run waits for it"] \
+            if st.state == "in_progress" else []
+    try:
+        st = StateStore(paths).read(st.plan, st.id)   # re-read now that nobody else can change it
+        if st.state == "in_progress":
+            return [_in_progress(paths, config, st, sessions)]
+        if st.state == "done":
+            if st.session in sessions:
+                tmux.kill_session(st.session)
+            kept = workspace.cleanup_done(paths.root, st, f"refs/heads/{config.main_branch}")
+            return [f"{st.key}: {k}" for k in kept]
+        if st.session in sessions:   # the pane of a finished attempt, kept only for its last words
+            tmux.kill_session(st.session)
+        return []
+    finally:
+        claim.release()
+
+
+def _in_progress(paths: Paths, config: Config, st: TaskState, sessions: set[str]) -> str:
+    if st.session in sessions and pid_alive(st.pane_pid):
+        return f"{st.key}: its agent is still running (tmux session {st.session}); this run re-attaches to it"
+    sig = signals.read(paths.signal_file(st.plan, st.id, st.attempt))
+    if sig:
+        return f"{st.key}: its agent signalled `{sig.kind}` while no run watched; this run takes it from there"
+    if st.merging:
+        return f"{st.key}: a run stopped while merging it; this run checks and finishes the merge"
+    if st.session in sessions:
+        tmux.kill_session(st.session)
+    StateStore(paths).mark_interrupted(st)
+    return f"{st.key}: interrupted (its agent is gone); a new attempt starts when it runs"
+
+
+def _leftovers(root: Path, config: Config, states: dict[str, TaskState], sessions: set[str]) -> list[str]:
+    notes = []
+    base = (root / config.worktree_base).resolve()
+    used = {str(Path(st.worktree).resolve()) for st in states.values() if st.worktree and st.state in KEEPS_WORKTREE}
+    for wt in git.worktrees(root):
+        path = Path(wt["path"]).resolve()
+        if base in path.parents and str(path) not in used:
+            notes.append(f"leftover worktree {path} (no task uses it): inspect it, then "
+                         f"`git worktree remove {path}`")
+    running = {st.session for st in states.values() if st.state == "in_progress"}
+    for s in sorted(sessions):
+        if s.startswith("hive-") and s not in running and s not in {st.session for st in states.values()}:
+            notes.append(f"leftover tmux session {s} (no task uses it): look with "
+                         f"`tmux -L {tmux.socket()} attach -t {s}`, end it with "
+                         f"`tmux -L {tmux.socket()} kill-session -t {s}`")
+    return notes
+
+
+def requested_processes(argv: list[str]) -> int:
+    """N of `doit -n N` / `--process=N` (doit gives reporters no access to it)."""
+    for i, arg in enumerate(argv):
+        m = re.fullmatch(r"(?:-n|--process)(?:=?(\d+))?", arg)
+        if m:
+            value = m.group(1) or (argv[i + 1] if i + 1 < len(argv) else "")
+            return int(value) if value.isdigit() else 0
+    return 0

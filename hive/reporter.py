@@ -17,7 +17,7 @@ class HiveReporter(ConsoleReporter):
     def initialize(self, tasks: dict, selected_tasks: list) -> None:
         # doit saves its database on KeyboardInterrupt but not on SIGTERM.
         signal.signal(signal.SIGTERM, _terminate)
-        for line in start_run(Path.cwd()):
+        for line in start_run(Path.cwd(), sys.argv[1:]):
             print(f"hive: {line}", file=sys.stderr, flush=True)
 
 

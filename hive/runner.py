@@ -20,7 +20,7 @@ from hive import attempt, git, names, signals, tmux
 from hive.errors import CommandError, HiveError
 from hive.finish import cleanup_merged, finish, record_merged
 from hive.fsutil import HeldLock
-from hive.handle import Job, TaskHandle, first_line, history_entry, say
+from hive.handle import Job, TaskHandle, first_line, say
 from hive.paths import Paths
 from hive.state import INTERRUPTED, TaskState
 from hive.supervise import Outcome, pid_alive
@@ -144,7 +144,7 @@ class TaskRunner:
                 return "attach"
             if signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt)):
                 return "signalled"
-            mark_interrupted(h, st)
+            h.store.mark_interrupted(st)
             return "new"
         if st.state in HOLD_STATES:
             return "hold"
@@ -184,14 +184,6 @@ class TaskRunner:
         if st.output_tail:
             lines.append("last output:\n" + st.output_tail)
         return TaskFailed("\n".join(x for x in lines if x))
-
-
-def mark_interrupted(h: TaskHandle, st: TaskState) -> TaskState:
-    """Its agent is gone and no run holds it: the attempt was interrupted (an
-    orchestrator crash), which does not count against max_attempts."""
-    return h.update(("in_progress",), state="failed", reason=INTERRUPTED, attempts=max(st.attempts - 1, 0),
-                    history=st.history + (history_entry(st, "interrupted", INTERRUPTED),),
-                    event="interrupted: its agent is gone and no run held it")
 
 
 class _Slot:

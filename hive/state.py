@@ -119,11 +119,25 @@ class StateStore:
                 self._event(old, new, event)
             return new
 
+    def mark_interrupted(self, st: TaskState) -> TaskState:
+        """Its agent is gone and no run holds it: the attempt was interrupted (an
+        orchestrator crash), which does not count against max_attempts."""
+        return self.update(st.plan, st.id, expect=("in_progress",), state="failed", reason=INTERRUPTED,
+                           attempts=max(st.attempts - 1, 0),
+                           history=st.history + (history_entry(st, "interrupted", INTERRUPTED),),
+                           event="interrupted: its agent is gone and no run held it")
+
     def _event(self, old: TaskState, new: TaskState, event: str) -> None:
         record = {"time": round(time.time(), 3), "task": new.key, "from": old.state, "to": new.state,
                   "attempt": new.attempt, "event": event or new.state, "reason": new.reason,
                   "pid": os.getpid()}
         append_line(self.paths.events, json.dumps(record))
+
+
+def history_entry(st: TaskState, outcome: str, reason: str) -> dict:
+    """How one attempt ended, kept for continuation context and the report."""
+    return {"attempt": st.attempt, "outcome": outcome, "reason": reason, "branch": st.branch, "base": st.base,
+            "worker": st.worker, "log_offset": st.log_offset, "finished_at": round(time.time(), 3)}
 
 
 class StaleState(Exception):
