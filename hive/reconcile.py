@@ -63,11 +63,11 @@ def _reconcile_task(paths: Paths, config: Config, st: TaskState, sessions: set[s
 
 
 def _in_progress(paths: Paths, config: Config, st: TaskState, sessions: set[str]) -> str:
-    if st.session in sessions and pid_alive(st.pane_pid):
-        return f"{st.key}: its agent is still running (tmux session {st.session}); this run re-attaches to it"
     sig = signals.read(paths.signal_file(st.plan, st.id, st.attempt))
     if sig:
         return f"{st.key}: its agent signalled `{sig.kind}` while no run watched; this run takes it from there"
+    if st.session in sessions and pid_alive(st.pane_pid):
+        return f"{st.key}: its agent is still running (tmux session {st.session}); this run re-attaches to it"
     if st.merging:
         return f"{st.key}: a run stopped while merging it; this run checks and finishes the merge"
     if st.session in sessions:

@@ -140,10 +140,10 @@ class TaskRunner:
             say(f"{h.key}: re-opened because {why}")
             return self._decide(h.read())
         if st.state == "in_progress":
-            if st.session and pid_alive(st.pane_pid) and tmux.has_session(st.session):
-                return "attach"
             if signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt)):
                 return "signalled"
+            if st.session and pid_alive(st.pane_pid) and tmux.has_session(st.session):
+                return "attach"
             h.store.mark_interrupted(st)
             return "new"
         if st.state in HOLD_STATES:

@@ -90,6 +90,25 @@ main_branch = "main"
 
 
 @dataclass
+class Run:
+    proc: subprocess.Popen
+    err_path: Path
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def stderr(self) -> str:
+        return self.err_path.read_text()
+
+    def wait(self, timeout: float = 180) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+
+@dataclass
 class Repo:
     root: Path
 
@@ -107,8 +126,36 @@ class Repo:
         (self.root / ".hive" / "config.toml").write_text(text + extra)
 
     def doit(self, *args: str, timeout: float = 180, env: dict | None = None) -> subprocess.CompletedProcess:
+        # its own session: a kill -9 of doit's process group (crash tests) never reaches pytest
         return subprocess.run([sys.executable, "-m", "doit", *args], cwd=self.root, capture_output=True,
-                              text=True, timeout=timeout, env={**os.environ, **(env or {})})
+                              text=True, timeout=timeout, env={**os.environ, **(env or {})}, start_new_session=True)
+
+    def start_doit(self, *args: str, env: dict | None = None) -> "Run":
+        """doit in the background, in its own process group (so a test can kill -9 it and
+        its workers together), its stderr in a file the test can poll."""
+        self._runs = getattr(self, "_runs", 0) + 1
+        err = self.root.parent / f"doit-{self._runs}.err"
+        with open(err, "w") as f:
+            proc = subprocess.Popen([sys.executable, "-m", "doit", *args], cwd=self.root, stdout=subprocess.DEVNULL,
+                                    stderr=f, start_new_session=True, env={**os.environ, **(env or {})})
+        return Run(proc, err)
+
+    def events(self) -> list[dict]:
+        path = self.root / ".hive" / "events.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def timeline(self) -> list[tuple[str, int, float, str]]:
+        """(task, attempt, time, event) of every fake-agent start and signal."""
+        log = self.root / ".hive" / "fake" / "spawns.log"
+        rows = []
+        for line in log.read_text().splitlines() if log.exists() else []:
+            task, attempt, at, event = line.split()
+            rows.append((task, int(attempt), float(at), event))
+        return rows
+
+    def go(self, name: str = "go") -> None:
+        (self.root / ".hive" / "fake").mkdir(parents=True, exist_ok=True)
+        (self.root / ".hive" / "fake" / name).write_text("")
 
     def hive(self, *args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "hive", *args], cwd=self.root, capture_output=True,

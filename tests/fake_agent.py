@@ -13,6 +13,7 @@ context file's path as its argument. It reads the context file and follows
     fake: env NAME               print NAME=<its value in the agent's environment>
     fake: sleep SECONDS          sleep
     fake: wait-for PATH          wait until PATH exists (relative to $HIVE_ROOT)
+    fake: wait-start TASK SECS   wait until TASK's agent has started; crash if it does not within SECS
     fake: note TEXT...           hive note TEXT
     fake: signal KIND [REASON]   hive done | blocked | too-big
     fake: crash [CODE]           exit with CODE (default 3) without signalling
@@ -71,6 +72,14 @@ def main() -> int:
             print(f"{args[0]}={os.environ.get(args[0], '<unset>')}", flush=True)
         elif verb == "wait-for":
             while not (root / args[0]).exists():
+                time.sleep(0.05)
+        elif verb == "wait-start":
+            deadline = time.time() + float(args[1])
+            while not any(ln.startswith(f"{args[0]} ") and ln.endswith(" start")
+                          for ln in (log_dir / "spawns.log").read_text().splitlines()):
+                if time.time() > deadline:
+                    print(f"fake agent: {args[0]} never started alongside me", flush=True)
+                    return 9
                 time.sleep(0.05)
         elif verb == "sleep":
             time.sleep(float(args[0]))

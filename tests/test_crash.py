@@ -1,0 +1,228 @@
+"""kill -9 at the worst moments, orphaned workers, two runs at once, SIGTERM and
+`hive stop`: every task's work lands on main exactly once and nothing is left
+looking like it runs."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+import pytest
+from conftest import wait_for
+
+WAITING_PLAN = """
+### Task a: First
+fake: wait-for .hive/fake/go
+fake: write a.txt a
+fake: commit work a
+fake: signal done
+
+### Task b: Second
+fake: wait-for .hive/fake/go
+fake: write b.txt b
+fake: commit work b
+fake: signal done
+
+### Task c: After both
+**Depends on:** a, b
+fake: write c.txt c
+fake: commit work c
+fake: signal done
+"""
+
+
+def kill_group(run) -> None:
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait(timeout=10)
+
+
+def assert_finished_exactly_once(repo, tasks: dict[str, str]) -> None:
+    """Every task done, its commit on main once, no ghost runs, no leftovers."""
+    data = repo.status_json()
+    states = {t["plan"] + ":" + t["id"]: t for t in data["tasks"]}
+    for key, message in tasks.items():
+        assert states[key]["state"] == "done", states[key]
+        assert repo.main_log().count(message) == 1, repo.main_log()
+    assert data["counts"]["in_progress"] == 0
+    assert repo.worktrees() == []
+    assert not [b for b in repo.git("branch", "--format=%(refname:short)").split() if b.startswith("hive/")]
+
+
+def test_kill9_while_agents_run_then_rerun_reattaches_without_respawning(repo):
+    repo.write_plan("k", WAITING_PLAN)
+    run = repo.start_doit("-n", "2")
+    wait_for(lambda: len(repo.starts()) == 2, what="both agents to start")
+    kill_group(run)
+    ghost = repo.status_json()["tasks"]
+    assert {t["id"]: t["agent_alive"] for t in ghost if t["state"] == "in_progress"} == {"a": True, "b": True}
+    assert all("no run is watching" in t["reason"] for t in ghost if t["state"] == "in_progress")
+    rerun = repo.start_doit("-n", "2")
+    wait_for(lambda: rerun.stderr().count("re-attaching to its running agent") == 2, what="the re-attach")
+    repo.go()
+    assert rerun.wait() == 0, rerun.stderr()
+    assert "its agent is still running" in rerun.stderr()
+    assert sorted(repo.starts()) == ["k:a", "k:b", "k:c"], "no agent was started twice"
+    assert_finished_exactly_once(repo, {"k:a": "work a", "k:b": "work b", "k:c": "work c"})
+
+
+def test_done_signal_sent_while_no_run_watches_is_merged_by_the_next_run(repo):
+    repo.write_plan("k", WAITING_PLAN)
+    run = repo.start_doit("-n", "2")
+    wait_for(lambda: len(repo.starts()) == 2, what="both agents to start")
+    kill_group(run)
+    repo.go()
+    wait_for(lambda: len([e for e in repo.spawns() if e[2] == "signal-done"]) == 2, what="agents to signal")
+    r = repo.doit("-n", "2")
+    assert r.returncode == 0, r.stderr
+    assert "signalled `done` while no run watched" in r.stderr
+    assert sorted(repo.starts()) == ["k:a", "k:b", "k:c"]
+    assert_finished_exactly_once(repo, {"k:a": "work a", "k:b": "work b", "k:c": "work c"})
+
+
+def test_kill9_with_agents_dead_gives_a_new_attempt_that_continues(repo):
+    repo.write_plan("k", """
+    ### Task a: Resumable
+    fake: dump-context
+    fake@1: write part1.txt one
+    fake@1: commit part one
+    fake@1: note part one committed
+    fake@1: wait-for .hive/fake/never
+    fake@2: write part2.txt two
+    fake@2: commit part two
+    fake@2: signal done
+    """)
+    run = repo.start_doit()
+    notes = repo.root / ".hive" / "notes"
+    wait_for(lambda: any("part one committed" in f.read_text() for f in notes.glob("*.jsonl")),
+             what="the first attempt's note")
+    kill_group(run)
+    subprocess.run(["tmux", "-L", os.environ["HIVE_TMUX_SOCKET"], "kill-server"], capture_output=True)
+    ghost = {t["id"]: t for t in repo.status_json()["tasks"]}["a"]
+    assert ghost["state"] == "in_progress" and "interrupted" in ghost["reason"]
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert "interrupted (its agent is gone)" in r.stderr
+    st = repo.state("k", "a")
+    assert [h["outcome"] for h in st["history"]] == ["interrupted", "done"]
+    assert st["attempts"] == 1, "an interrupted attempt does not count against max_attempts"
+    ctx = (repo.root / ".hive" / "fake" / "context-k_a-a2.md").read_text()
+    assert "part one" in ctx and "part one committed" in ctx
+    assert_finished_exactly_once(repo, {"k:a": "part two"})
+    assert repo.main_log().count("part one") == 1
+
+
+@pytest.mark.parametrize("point", ["after-claim", "after-spawn", "before-publish", "after-publish"])
+def test_kill9_at_each_crash_point_lands_the_work_exactly_once(repo, point):
+    repo.write_plan("f", """
+    ### Task 1: Work
+    fake: write w.txt w
+    fake: commit the work
+    fake: signal done
+
+    ### Task 2: Next
+    **Depends on:** 1
+    fake: write n.txt n
+    fake: commit next work
+    fake: signal done
+    """)
+    crashed = repo.doit(env={"HIVE_FAULT": point})
+    assert crashed.returncode == -signal.SIGKILL
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert_finished_exactly_once(repo, {"f:1": "the work", "f:2": "next work"})
+    merges = [m for m in repo.main_log() if m.startswith("hive: merge f:1")]
+    assert len(merges) == 1
+    # after-claim dies before the agent starts; every later point finds it alive or finished
+    assert repo.starts().count("f:1") == 1
+
+
+def test_orphaned_worker_keeps_its_task_and_a_new_run_waits_for_it(repo):
+    repo.write_plan("o", """
+    ### Task a: Long
+    fake: wait-for .hive/fake/go
+    fake: write a.txt a
+    fake: commit work a
+    fake: signal done
+    """)
+    run = repo.start_doit("-n", "2")
+    wait_for(lambda: repo.starts() == ["o:a"], what="the agent to start")
+    worker_pid = repo.state("o", "a")["pid"]
+    assert worker_pid != run.pid, "under -n the task runs in a worker process"
+    os.kill(run.pid, signal.SIGKILL)   # only doit dies; its worker lives on as an orphan
+    run.wait(timeout=10)
+    second = repo.start_doit("-n", "2")
+    wait_for(lambda: f"another run (pid {worker_pid}) is running it; waiting" in second.stderr(),
+             what="the second run to wait for the orphan")
+    assert second.running()
+    repo.go()
+    assert second.wait() == 0, second.stderr()
+    assert repo.starts() == ["o:a"]
+    assert_finished_exactly_once(repo, {"o:a": "work a"})
+    wait_for(lambda: not _alive(worker_pid), timeout=30, what="the orphaned worker to exit")
+
+
+def test_two_doit_runs_at_once_never_run_a_task_twice(repo):
+    body = "\n".join(f"""
+    ### Task {i}: Task {i}
+    fake: sleep 0.3
+    fake: write t{i}.txt {i}
+    fake: commit work {i}
+    fake: signal done
+    """ for i in range(1, 6))
+    repo.write_plan("two", body)
+    first, second = repo.start_doit("-n", "2"), repo.start_doit("-n", "2")
+    for run in (first, second):
+        assert run.wait() == 0, run.stderr()
+    assert sorted(repo.starts()) == [f"two:{i}" for i in range(1, 6)]
+    assert_finished_exactly_once(repo, {f"two:{i}": f"work {i}" for i in range(1, 6)})
+
+
+def test_sigterm_stops_the_run_cleanly_and_leaves_the_agent_for_the_next_run(repo):
+    repo.write_plan("t", WAITING_PLAN)
+    run = repo.start_doit()
+    wait_for(lambda: repo.starts() == ["t:a"], what="the agent to start")
+    run.proc.send_signal(signal.SIGTERM)
+    assert run.wait(timeout=30) != 0
+    assert "keeps running in tmux session" in run.stderr() and "re-attaches" in run.stderr()
+    st = repo.state("t", "a")
+    assert st["state"] == "in_progress"
+    repo.go()
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert sorted(repo.starts()) == ["t:a", "t:b", "t:c"]
+    assert_finished_exactly_once(repo, {"t:a": "work a", "t:b": "work b", "t:c": "work c"})
+
+
+def test_hive_stop_stops_the_agent_in_stages_and_blocks_the_task(repo):
+    repo.write_plan("s", WAITING_PLAN)
+    run = repo.start_doit()
+    wait_for(lambda: repo.starts() == ["s:a"], what="the agent to start")
+    r = repo.hive("stop", "s:a")
+    assert r.returncode == 0, r.stderr
+    assert "sending SIGINT" in r.stdout and "agent stopped" in r.stdout
+    assert run.wait(timeout=60) == 1, run.stderr()
+    st = repo.state("s", "a")
+    assert st["state"] == "blocked" and "stopped by `hive stop`" in st["reason"]
+    assert repo.hive("retry", "s:a").returncode == 0
+    repo.go()
+    assert repo.doit().returncode == 0
+    assert repo.starts().count("s:a") == 2
+
+
+def test_reconcile_reports_leftover_worktrees_with_the_command_to_remove_them(repo):
+    stray = repo.root / "worktrees" / "w9-stray"
+    repo.git("worktree", "add", "-q", "-b", "stray", str(stray))
+    repo.write_plan("r", "### Task 1: x\nfake: signal done\n")
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert f"leftover worktree {stray}" in r.stderr and f"git worktree remove {stray}" in r.stderr
+    assert stray.exists(), "reconcile reports; it never deletes work it does not know"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
