@@ -92,12 +92,13 @@ def _continue_from(h: TaskHandle, st: TaskState, base: str) -> str:
 
 def _brief(h: TaskHandle, st: TaskState, wt: Path) -> Path:
     name = h.context_name()
+    original = workspace.tracked_text(wt, name)
     text = render_context(ContextInput(
         key=h.key, attempt=st.attempt, branch=st.branch, main_branch=h.cfg.main_branch, context_file=name,
         task=h.task, plan=h.job.plan, dependencies=dependency_results(h.store, h.job.plan, h.task),
         continuation=continuation(h.paths, h.root, st) if st.attempt > 1 else None,
-        project_instructions=workspace.tracked_text(wt, name)))
-    workspace.place_context(wt, name, text)
+        project_instructions=original or ""))
+    workspace.place_context(wt, name, text, tracked=original is not None)
     atomic_write(h.paths.context_copy(h.plan_name, h.task.id, st.attempt), text)
     return wt / name
 

@@ -68,9 +68,7 @@ def record_merged(h: TaskHandle, st: TaskState, commit: str, files: tuple[str, .
 
 
 def cleanup_merged(h: TaskHandle, st: TaskState) -> None:
-    """Remove the session, the worktree and every attempt's branch — the last two only
-    once git shows they are in main."""
-    tmux.kill_session(st.session)
+    """Remove the worktree and every attempt's branch, each only once git shows it is in main."""
     for note in workspace.cleanup_done(h.root, st, h.main_ref):
         say(f"{h.key}: {note}")
 

@@ -64,6 +64,12 @@ def is_ancestor(root: Path | str, commit: str, of: str) -> bool:
     return git(root, "merge-base", "--is-ancestor", commit, of, check=False).code == 0
 
 
+def contained(root: Path | str, rev: str, of: str) -> bool | None:
+    """Is `rev` contained in `of`? None if `rev` does not exist (one git call)."""
+    code = git(root, "merge-base", "--is-ancestor", rev, of, check=False).code
+    return True if code == 0 else False if code == 1 else None
+
+
 def first_parent_since(root: Path | str, rev: str, since: float) -> set[str]:
     """Commits on `rev`'s first-parent line committed after `since` (one call for many ancestor checks)."""
     out = git(root, "rev-list", "--first-parent", f"--since={int(since)}", rev, check=False).stdout
@@ -120,18 +126,28 @@ def status(cwd: Path | str) -> list[str]:
 def commit_all(cwd: Path | str, message: str) -> bool:
     """Commit every change (respecting ignores); False if there was nothing to commit."""
     _locked_retry(cwd, "add", "-A")
-    if git(cwd, "diff", "--cached", "--quiet", check=False).code == 0:
+    res = _locked_retry(cwd, *_NO_HOOKS, *_identity(str(cwd)), "commit", "-q", "--no-verify", "-m", message,
+                        check=False)
+    if res.code == 0:
+        return True
+    if "nothing to commit" in res.output or "nothing added to commit" in res.output:
         return False
-    _locked_retry(cwd, *_NO_HOOKS, *_identity(str(cwd)), "commit", "-q", "--no-verify", "-m", message)
-    return True
+    raise CommandError(["git", "-C", str(cwd), "commit", "-m", message], res.code, res.output)
 
 
 def checkout(cwd: Path | str, rev: str, detach: bool = False, force: bool = False) -> None:
     _locked_retry(cwd, "checkout", "-q", *(["--detach"] if detach else []), *(["--force"] if force else []), rev)
 
 
-def merge_in_progress(cwd: Path | str) -> bool:
-    return git(cwd, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False).code == 0
+def head_and_merge(cwd: Path | str) -> tuple[str, bool]:
+    """The worktree's HEAD ref ("HEAD" when detached) and whether a merge is in progress."""
+    out = _out(cwd, "rev-parse", "--symbolic-full-name", "HEAD", "--git-path", "MERGE_HEAD").splitlines()
+    merge_head = Path(out[1]) if Path(out[1]).is_absolute() else Path(cwd) / out[1]
+    return out[0], merge_head.exists()
+
+
+def differs(cwd: Path | str, a: str, b: str, path: str) -> bool:
+    return git(cwd, "diff", "--quiet", a, b, "--", path, check=False).code != 0
 
 
 def merge_no_ff(cwd: Path | str, rev: str, message: str) -> proc.Result:
@@ -163,6 +179,15 @@ def changed_files(root: Path | str, a: str, b: str, diff_filter: str = "") -> li
     return [f for f in _out(root, *args, a, b).splitlines() if f]
 
 
+def changes(root: Path | str, a: str, b: str) -> list[tuple[str, str]]:
+    """(status letter, path) for every file changed from a to b."""
+    out = []
+    for line in _out(root, "diff", "--name-status", "--no-renames", a, b).splitlines():
+        status, _, path = line.partition("\t")
+        out.append((status[:1], path))
+    return out
+
+
 def log_oneline(root: Path | str, rev_range: str, limit: int = 30) -> list[str]:
     return _out(root, "log", "--oneline", f"-{limit}", rev_range).splitlines()
 
@@ -190,10 +215,16 @@ def remove_file(cwd: Path | str, path: str) -> None:
 
 def set_worktree_excludes(root: Path | str, worktree: Path, excludes_file: Path) -> None:
     """Per-worktree ignore file (needs the worktreeConfig extension, a no-op for other worktrees)."""
-    git(root, "config", "extensions.worktreeConfig", "true")
+    _enable_worktree_config(str(root))
     git(worktree, "config", "--worktree", "core.excludesFile", str(excludes_file))
 
 
+@functools.lru_cache(maxsize=None)
+def _enable_worktree_config(root: str) -> None:
+    git(root, "config", "extensions.worktreeConfig", "true")
+
+
+@functools.lru_cache(maxsize=None)
 def global_excludes(root: Path | str) -> str:
     """The user's own global ignore file, so a per-worktree one can include it."""
     configured = git(root, "config", "--path", "core.excludesFile", check=False).stdout.strip()

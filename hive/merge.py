@@ -74,7 +74,8 @@ def _attempt(req: MergeRequest, main_ref: str, record_intent: Recorder,
                                reason=f"merge conflict with {req.main_branch} in: {', '.join(conflicts)}")
         return MergeResult("refused", reason=f"git refused the merge: {_tail(res.output, 5)}")
     merged = git.head(wt)
-    lost = _unexpected_deletions(req, main_sha, merged)
+    changes = git.changes(req.root, main_sha, merged)
+    lost = _unexpected_deletions(req, main_sha, merged, {path for status, path in changes if status == "D"})
     if lost:
         git.checkout(wt, req.branch)
         return MergeResult("refused", reason=f"the merge would delete files the task did not delete: "
@@ -86,7 +87,7 @@ def _attempt(req: MergeRequest, main_ref: str, record_intent: Recorder,
             git.checkout(wt, req.branch)
             return MergeResult("verify_failed", reason=f"{label} failed (exit {check.code}): {command}",
                                output_tail=_tail(check.output, 30))
-    files = tuple(git.changed_files(req.root, main_sha, merged))
+    files = tuple(path for _, path in changes)
     if merged == main_sha:
         result = MergeResult("merged", commit=merged, files=(), reason="no changes to merge")
         record_merged(result)
@@ -106,8 +107,9 @@ def _attempt(req: MergeRequest, main_ref: str, record_intent: Recorder,
     return MergeResult("refused", reason=published)
 
 
-def _unexpected_deletions(req: MergeRequest, main_sha: str, merged: str) -> list[str]:
-    deleted = set(git.changed_files(req.root, main_sha, merged, "D"))
+def _unexpected_deletions(req: MergeRequest, main_sha: str, merged: str, deleted: set[str] | None = None) -> list[str]:
+    if deleted is None:
+        deleted = set(git.changed_files(req.root, main_sha, merged, "D"))
     if not deleted:
         return []
     fork = git.merge_base(req.root, main_sha, req.branch)

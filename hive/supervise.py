@@ -160,13 +160,13 @@ def _exited(watch: Watch, alive_seen: bool) -> Outcome:
     if sig:
         return Outcome(sig.kind, sig.reason)
     status = exit_status(watch.exit_file)
-    tail = output_tail(watch)
-    if watch.grace is None:
-        if status == 0:
-            return Outcome("done", "script finished")
-        return Outcome("script_failed", f"script exited with status {status}", tail)
+    if watch.grace is None and status == 0:
+        return Outcome("done", "script finished")
     if watch.exit_zero_is_done and status == 0:
         return Outcome("done", "agent exited with status 0")
+    tail = output_tail(watch)
+    if watch.grace is None:
+        return Outcome("script_failed", f"script exited with status {status}", tail)
     if not alive_seen or time.time() < watch.started_at + (watch.grace or 0):
         # an agent that ends this early never really started (missing binary, not logged in...)
         return Outcome("spawn_failed", f"agent_spawn_failed: the agent exited (status {status}) "

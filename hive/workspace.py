@@ -40,9 +40,10 @@ def restore_branch(worktree: Path, branch: str) -> None:
     a merge commit that never reached main (it is rebuilt from the branch)."""
     if not worktree.exists() or not branch:
         return
-    if git.merge_in_progress(worktree):
+    head, merging = git.head_and_merge(worktree)
+    if merging:
         git.merge_abort(worktree)
-    if git.current_branch(worktree) != branch:
+    if head != f"refs/heads/{branch}":
         git.checkout(worktree, branch, force=True)
 
 
@@ -76,16 +77,16 @@ def untracked(worktree: Path) -> list[str]:
     return [line[3:] for line in git.status(worktree) if line.startswith("?? ")]
 
 
-def tracked_text(worktree: Path, name: str) -> str:
-    """The project's own version of the context file, if it tracks one."""
-    return (git.show_file(worktree, "HEAD", name) or "") if git.tracked(worktree, name) else ""
+def tracked_text(worktree: Path, name: str) -> str | None:
+    """The project's own version of the context file, or None if it tracks none."""
+    return git.show_file(worktree, "HEAD", name)
 
 
-def place_context(worktree: Path, name: str, text: str) -> None:
+def place_context(worktree: Path, name: str, text: str, tracked: bool) -> None:
     """Write the brief as `name`. If the project tracks a file of that name, hide our
     version from git (skip-worktree), so the project's own CLAUDE.md/AGENTS.md is
     never committed over (its text is inside the brief)."""
-    if git.tracked(worktree, name):
+    if tracked:
         git.skip_worktree(worktree, name)
     atomic_write(worktree / name, text)
 
@@ -104,6 +105,8 @@ def retire_context(worktree: Path, name: str) -> None:
 def undo_context_changes(worktree: Path, base: str, name: str) -> bool:
     """If the branch's version of the context file is Hive's brief (an agent committed
     it despite the rules), put back the project's version. True if a fix was needed."""
+    if not git.differs(worktree, base, "HEAD", name):
+        return False
     branch_text = git.show_file(worktree, "HEAD", name)
     if branch_text is None or MARKER not in branch_text:
         return False
@@ -122,9 +125,8 @@ def remove_if_merged(root: Path, worktree: Path, main: str) -> str:
     if not worktree.exists():
         git.worktree_prune(root)
         return ""
-    head = git.head(worktree)
-    if not git.is_ancestor(root, head, main):
-        return f"kept {worktree}: its HEAD {head[:10]} is not in {main}"
+    if not git.is_ancestor(worktree, "HEAD", main):
+        return f"kept {worktree}: its HEAD is not in {main}"
     return _remove(root, worktree)
 
 
@@ -148,9 +150,12 @@ def _remove(root: Path, worktree: Path) -> str:
 
 
 def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
-    if not branch or not git.branch_exists(root, branch):
+    if not branch:
         return ""
-    if not git.is_ancestor(root, f"refs/heads/{branch}", main):
+    contained = git.contained(root, f"refs/heads/{branch}", main)
+    if contained is None:
+        return ""   # already gone
+    if not contained:
         return f"kept branch {branch}: it has commits that are not in {main}"
     git.delete_branch(root, branch)
     return ""

@@ -226,3 +226,17 @@ def _alive(pid: int) -> bool:
         return False
     with open(f"/proc/{pid}/stat") as f:
         return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_ctrl_c_under_n2_stops_without_hanging_and_the_next_run_finishes(repo):
+    repo.write_plan("c", WAITING_PLAN)
+    run = repo.start_doit("-n", "2")
+    wait_for(lambda: len(repo.starts()) == 2, what="both agents to start")
+    os.killpg(run.pid, signal.SIGINT)   # what Ctrl-C in the terminal does
+    assert run.wait(timeout=30) != 0
+    assert repo.status_json()["counts"]["in_progress"] == 2
+    repo.go()
+    r = repo.doit("-n", "2")
+    assert r.returncode == 0, r.stderr
+    assert sorted(repo.starts()) == ["c:a", "c:b", "c:c"]
+    assert_finished_exactly_once(repo, {"c:a": "work a", "c:b": "work b", "c:c": "work c"})
