@@ -48,10 +48,9 @@ def start(h: TaskHandle, st: TaskState, worker: str) -> TaskState:
             raise HiveError(f"worktree setup command failed (exit {setup.code}): {h.cfg.worktree_setup}\n"
                             f"{clean_tail(setup.output, 15)}")
         workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *workspace.untracked(wt)])
-    tmux.new_session(st.session, wt, _command(h, st, brief), log, h.paths.exit_file(plan, tid, attempt),
-                     env, unset=SCRUBBED_ENV)
-    pane = tmux.pane(st.session)
-    st = h.update(("in_progress",), pane_pid=pane.pid if pane else 0, event="spawned")
+    pane_pid = tmux.new_session(st.session, wt, _command(h, st, brief), log, h.paths.exit_file(plan, tid, attempt),
+                                env, unset=SCRUBBED_ENV)
+    st = h.update(("in_progress",), pane_pid=pane_pid, event="spawned")
     crash_point("after-spawn")
     what = "script" if h.is_script else f"agent {h.profile().name}"
     say(f"{h.key}: attempt {attempt} started — {what} in tmux session {st.session} "

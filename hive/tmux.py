@@ -41,20 +41,22 @@ _WRAPPER = ('"$@"; code=$?; printf "%s\\n" "$code" > "$HIVE_EXIT_FILE.tmp" && '
 
 
 def new_session(name: str, cwd: Path, argv: list[str], log: Path, exit_file: Path,
-                env: dict[str, str], unset: tuple[str, ...] = ()) -> None:
+                env: dict[str, str], unset: tuple[str, ...] = ()) -> int:
     """Start `argv` as the session's initial command (through `env` and a fixed
     wrapper; no shell ever sees argv as text), and in the same tmux command queue
     keep the pane after exit and pipe its output to `log`, so even an instantly
-    failing command leaves its last words."""
+    failing command leaves its last words. Returns the pane's process id."""
     exit_file.parent.mkdir(parents=True, exist_ok=True)
     launcher = ["env", *[a for name_ in unset for a in ("-u", name_)],
                 *[f"{k}={v}" for k, v in {**env, "HIVE_EXIT_FILE": str(exit_file)}.items()],
                 "sh", "-c", _WRAPPER, "hive-agent", *argv]
     target = f"={name}:"
     log.parent.mkdir(parents=True, exist_ok=True)
-    _tmux("new-session", "-d", "-s", name, "-c", str(cwd), "-x", "200", "-y", "50", "--", *launcher,
-          ";", "set-window-option", "-t", target, "remain-on-exit", "on",
-          ";", "pipe-pane", "-t", target, "-o", f"cat >> {shlex.quote(str(log))}")
+    out = _tmux("new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", name, "-c", str(cwd), "-x", "200", "-y", "50",
+                "--", *launcher,
+                ";", "set-window-option", "-t", target, "remain-on-exit", "on",
+                ";", "pipe-pane", "-t", target, "-o", f"cat >> {shlex.quote(str(log))}").stdout.split()
+    return int(out[0]) if out and out[0].isdigit() else 0
 
 
 def has_session(name: str) -> bool:
