@@ -76,6 +76,11 @@ class DoneCheck:
     def __init__(self, view: StateView, key: str, text_hash: str) -> None:
         self.view, self.key, self.text_hash = view, key, text_hash
 
+    def recorded_done(self) -> bool:
+        """Done as far as the state files say (no git call): for summaries."""
+        st = self.view.get(self.key)
+        return bool(st and st.state == "done" and st.task_hash == self.text_hash)
+
     def __call__(self) -> bool:
         try:
             return self.view.is_done(self.key, self.text_hash)
@@ -111,14 +116,16 @@ def generate_tasks(project: Project) -> Iterator[dict]:
     view = StateView(project.root, project.config.main_branch)
     for plan in project.plans.plans:
         graph = project.plans.graphs[plan.name]
-        yield {"basename": plan.name, "name": None,
-               "doc": f"plan: {plan.title}" + ("" if plan.approved else "  [draft]")}
+        checks = {t.id: DoneCheck(view, f"{plan.name}:{t.id}", t.text_hash) for t in plan.tasks}
+        done = sum(c.recorded_done() for c in checks.values())
+        summary = f"{done}/{len(checks)} done" if plan.approved else "draft"
+        yield {"basename": plan.name, "name": None, "doc": f"plan: {plan.title}  [{summary}]",
+               "uptodate": [lambda checks=tuple(checks.values()): all(c() for c in checks)]}
         for task in priority_order(plan, graph):
-            key = f"{plan.name}:{task.id}"
             yield {"basename": plan.name, "name": task.id,
                    "actions": [(run_doit_task, [Job(project.root, plan, task, project.config)])],
                    "task_dep": [f"{plan.name}:{dep}" for dep in task.depends_on],
-                   "uptodate": [DoneCheck(view, key, task.text_hash)],
+                   "uptodate": [checks[task.id]],
                    "doc": describe(plan, task, view)}
     yield {"basename": NOTHING_TASK, "actions": [_nothing_to_do], "doc": "no approved plan to run",
            "uptodate": [False]}

@@ -80,6 +80,11 @@ def branch_exists(root: Path | str, name: str) -> bool:
     return bool(try_rev_parse(root, f"refs/heads/{name}"))
 
 
+def branches(root: Path | str, prefix: str) -> set[str]:
+    out = _out(root, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{prefix}")
+    return set(out.split())
+
+
 def delete_branch(root: Path | str, name: str) -> None:
     git(root, "branch", "-D", name)
 

@@ -33,15 +33,18 @@ def start_run(root: Path, argv: list[str]) -> list[str]:
                      f"{config.max_workers} agents run at once (the others wait for a free slot)")
     paths = Paths(root)
     sessions = set(tmux.sessions())
+    branches = git.branches(root, "hive/")
+    git.worktree_prune(root)
     states = StateStore(paths).read_all()
     for st in states.values():
-        notes += _reconcile_task(paths, config, st, sessions)
+        notes += _reconcile_task(paths, config, st, sessions, branches)
     states = StateStore(paths).read_all()
     notes += _leftovers(root, config, states, sessions)
     return notes
 
 
-def _reconcile_task(paths: Paths, config: Config, st: TaskState, sessions: set[str]) -> list[str]:
+def _reconcile_task(paths: Paths, config: Config, st: TaskState, sessions: set[str],
+                    branches: set[str]) -> list[str]:
     claim = HeldLock(paths.claim_lock(st.plan, st.id))
     if not claim.try_acquire():
         return [f"{st.key}: being run by another doit (pid {claim.holder()}); this run waits for it"] \
@@ -53,7 +56,7 @@ def _reconcile_task(paths: Paths, config: Config, st: TaskState, sessions: set[s
         if st.state == "done":
             if st.session in sessions:
                 tmux.kill_session(st.session)
-            kept = workspace.cleanup_done(paths.root, st, f"refs/heads/{config.main_branch}")
+            kept = workspace.cleanup_done(paths.root, st, f"refs/heads/{config.main_branch}", branches)
             return [f"{st.key}: {k}" for k in kept]
         if st.session in sessions:   # the pane of a finished attempt, kept only for its last words
             tmux.kill_session(st.session)

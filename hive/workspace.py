@@ -161,10 +161,13 @@ def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
     return ""
 
 
-def cleanup_done(root: Path, st: "TaskState", main_ref: str) -> list[str]:
+def cleanup_done(root: Path, st: "TaskState", main_ref: str, existing: set[str] | None = None) -> list[str]:
     """After a task is merged: its worktree and every attempt's branch go, each only
-    if git shows it is contained in main. Returns what had to be kept, and why."""
-    kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if st.worktree else []
+    if git shows it is contained in main. `existing` (branch names, if known) spares
+    a git call per branch that is already gone. Returns what was kept, and why."""
+    kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if st.worktree and Path(st.worktree).exists() else []
     branches = {h.get("branch", "") for h in st.history} | {st.branch}
+    if existing is not None:
+        branches &= existing
     kept += [delete_branch_if_merged(root, b, main_ref) for b in sorted(branches)]
     return [k for k in kept if k]
