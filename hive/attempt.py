@@ -13,7 +13,7 @@ from hive.continuation import continuation, dependency_results
 from hive.crashsafe import crash_point
 from hive.errors import HiveError
 from hive.fsutil import atomic_write
-from hive.handle import TaskHandle, say
+from hive.handle import TaskHandle, duration, say
 from hive.paths import Paths
 from hive.proc import SCRUBBED_ENV
 from hive.state import TaskState
@@ -158,5 +158,5 @@ def pending_signal(h: TaskHandle, st: TaskState) -> Outcome:
 
 
 def _stuck(h: TaskHandle, idle: float) -> None:
-    h.update(None, event=f"stuck: no output for {idle / 60:.0f} min")
-    say(f"{h.key}: no output for {idle / 60:.0f} min — check it with `hive attach {h.key}`")
+    h.update(None, event=f"stuck: no output for {duration(idle)}")
+    say(f"{h.key}: no output for {duration(idle)} (stuck_threshold) — check it with `hive attach {h.key}`")

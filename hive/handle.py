@@ -85,3 +85,13 @@ class TaskHandle:
 
 def first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def duration(seconds: float) -> str:
+    """12s, 3m05s, 2h10m."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

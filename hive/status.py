@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hive import tmux
 from hive.compiler import load_project
+from hive.handle import duration
 from hive.fsutil import HeldLock
 from hive.paths import Paths
 from hive.state import StateStore
@@ -95,9 +96,9 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
         if r.state == "in_progress":
             extra = [f"worker {r.worker}", f"attempt {r.attempt}"]
             if r.elapsed is not None:
-                extra.append(f"running {_dur(r.elapsed)}")
+                extra.append(f"running {duration(r.elapsed)}")
             if r.idle is not None:
-                extra.append(f"last output {_dur(r.idle)} ago")
+                extra.append(f"last output {duration(r.idle)} ago")
             if r.session:
                 extra.append(f"`hive attach {r.key}`")
             detail = ", ".join(extra) + (f" — {detail}" if detail else "")
@@ -107,12 +108,3 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
             detail += f" (work kept in {r.worktree})"
         lines.append(f"  {r.key:<{key_w}}  {state:<15} {r.title[:50]:<50}  {detail}".rstrip())
     return "\n".join(lines)
-
-
-def _dur(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

@@ -354,3 +354,17 @@ def fake_command() -> str:
 
 def _show_bytes(repo, path: str) -> bytes:
     return subprocess.run(["git", "-C", str(repo.root), "show", f"main:{path}"], capture_output=True).stdout
+
+
+def test_an_agent_silent_past_stuck_threshold_is_flagged_but_not_killed(repo):
+    cfg = repo.root / ".hive" / "config.toml"
+    cfg.write_text(cfg.read_text().replace("[execution]\n", "[execution]\nstuck_threshold = \"1s\"\n"))
+    repo.write_plan("q", """
+    ### Task 1: Thinks quietly
+    fake: sleep 2
+    fake: signal done
+    """)
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert "no output for" in r.stderr and "hive attach q:1" in r.stderr
+    assert any(e["event"].startswith("stuck") for e in repo.events())
