@@ -113,6 +113,30 @@ class Sandbox:
                            env=self.env, capture_output=True, text=True)
         return r.stdout.split() if r.returncode == 0 else []
 
+    def use_hive_rev(self, rev: str) -> dict:
+        """Run Hive as committed at `rev` instead of the (editable, possibly mid-edit)
+        working tree: `git archive` into the temp dir, first on PYTHONPATH (the editable
+        install's finder comes after PYTHONPATH), templates/ placed as hive/templates."""
+        commit = subprocess.run(["git", "-C", str(HIVE_SRC), "rev-parse", "--verify", f"{rev}^{{commit}}"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        src = self.dir / "hive-src"
+        src.mkdir()
+        archive = subprocess.run(["git", "-C", str(HIVE_SRC), "archive", "--format=tar", commit],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+        templates = src / "hive" / "templates"
+        if (src / "templates").is_dir() and not templates.exists():
+            shutil.copytree(src / "templates", templates, symlinks=False, ignore_dangling_symlinks=True)
+            (templates / "__init__.py").touch()
+        self.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), self.env.get("PYTHONPATH", "")]))
+        probe = ("import hive, hive.compiler, importlib.resources as r; "
+                 "print(hive.__file__); print(r.files('hive.templates').joinpath('context.md.j2'))")
+        where = subprocess.run([PY, "-c", probe], cwd=self.dir, env=self.env, capture_output=True, text=True,
+                               check=True).stdout.split()
+        if not all(w.startswith(str(src)) for w in where):
+            raise BenchError(f"--rev {rev}: Hive is still imported from {where}, not from {src}")
+        return {"rev": rev, "commit": commit, "source": str(src)}
+
     def kill_tmux(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True)
 
@@ -240,7 +264,8 @@ def bench_serial(sb: Sandbox, problems: list[str]) -> dict:
         problems.append(f"serial run: signal→merged latency known for {len(latencies)} of {n} tasks")
     # Where the time of one task goes (sequential run: consecutive tasks do not overlap).
     order = sorted((p for p in phases.values() if "claim" in p and "merged" in p), key=lambda p: p["claim"])
-    breakdown = {"claim_to_spawned": [], "spawned_to_signal": [], "signal_to_merged": [], "merged_to_next_claim": []}
+    breakdown: dict[str, list[float]] = {"claim_to_spawned": [], "spawned_to_signal": [], "signal_to_merged": [],
+                                         "signal_to_merging": [], "merging_to_merged": [], "merged_to_next_claim": []}
     for i, p in enumerate(order):
         if "spawned" in p:
             breakdown["claim_to_spawned"].append(round(p["spawned"] - p["claim"], 4))
@@ -248,6 +273,10 @@ def bench_serial(sb: Sandbox, problems: list[str]) -> dict:
                 breakdown["spawned_to_signal"].append(round(p["signal"] - p["spawned"], 4))
         if "signal" in p:
             breakdown["signal_to_merged"].append(round(p["merged"] - p["signal"], 4))
+            if "merging" in p:
+                breakdown["signal_to_merging"].append(round(p["merging"] - p["signal"], 4))
+        if "merging" in p:
+            breakdown["merging_to_merged"].append(round(p["merged"] - p["merging"], 4))
         if i + 1 < len(order):
             breakdown["merged_to_next_claim"].append(round(order[i + 1]["claim"] - p["merged"], 4))
     first_claim = order[0]["claim"] if order else None
@@ -325,7 +354,7 @@ def bench_parallel(sb: Sandbox, workers: int, sleep: float, overhead: float, pro
     tasks = dag_tasks(sleep)
     write_plan(root, "dag", f"Wide DAG, {len(tasks)} tasks", tasks)
     commit_all(sb, root, "bench: DAG plan and Hive config")
-    argv = [PY, "-m", "doit"] + (["-n", str(workers)] if workers > 1 else [])
+    argv = [PY, "-m", "doit", "-n", str(workers)]
     t0 = time.time()
     wall, r = sb.timed(argv, root, check=False)
     keys = [f"dag:{t[0]}" for t in tasks]
@@ -408,7 +437,7 @@ def bench_scale(sb: Sandbox, problems: list[str]) -> dict:
     if compiles[0]["doit_tasks"] != n + 2:   # + the plan's group task + `_hive`
         problems.append(f"scale: generate_tasks gave {compiles[0]['doit_tasks']} doit tasks for {n} plan tasks")
     hive_list, hive_list_runs, r = median_of(sb, [PY, "-m", "doit", "list"], root)
-    listed = sum(1 for ln in r.stdout.splitlines() if ln.startswith("scale:"))
+    listed = sum(1 for ln in r.stdout.splitlines() if any(w.startswith("scale:") for w in ln.split()[:2]))
     hive_status, hive_status_runs, r2 = median_of(sb, [PY, "-m", "doit", "list", "--status"], root)
     if listed != n:
         problems.append(f"scale: `doit list` listed {listed} scale tasks, expected {n}")
@@ -417,7 +446,7 @@ def bench_scale(sb: Sandbox, problems: list[str]) -> dict:
     (plain / "dodo.py").write_text(PLAIN_SCALE_DODO.format(n=n))
     plain_list, plain_list_runs, r3 = median_of(sb, [PY, "-m", "doit", "list"], plain)
     plain_status, plain_status_runs, _ = median_of(sb, [PY, "-m", "doit", "list", "--status"], plain)
-    if sum(1 for ln in r3.stdout.splitlines() if ln.startswith("t:")) != n:
+    if sum(1 for ln in r3.stdout.splitlines() if ln.startswith("t:")) != n:   # `R name` only with --status
         problems.append(f"scale: plain `doit list` did not list {n} tasks")
     med = {k: round(statistics.median(c[k] for c in compiles), 4) for k in compiles[0] if k != "doit_tasks"}
     return {
@@ -446,7 +475,7 @@ def machine_info(sb: Sandbox) -> dict:
             "git": out(["git", "--version"]), "tmux": out(["tmux", "-V"]), "doit": ".".join(map(str, doit.__version__)),
             "loadavg": os.getloadavg(),
             "hive_commit": out(["git", "-C", str(HIVE_SRC), "rev-parse", "HEAD"]),
-            "hive_dirty": bool(out(["git", "-C", str(HIVE_SRC), "status", "--porcelain", "--untracked-files=no"]))}
+            "hive_dirty": bool(out(["git", "-C", str(HIVE_SRC), "status", "--porcelain", "--", "hive", "templates"]))}
 
 
 def verdict(ok: bool | None) -> str:
@@ -504,6 +533,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="1 s agents in the parallel DAG instead of 3 s")
     ap.add_argument("--out", default=str(BENCH / "results" / "latest.json"), help="where to write the raw JSON")
     ap.add_argument("--keep", action="store_true", help="keep the scratch repos (their path is printed)")
+    ap.add_argument("--rev", help="benchmark Hive as committed at this git revision (e.g. HEAD) instead of the "
+                                  "installed working tree")
     args = ap.parse_args()
     sleep = 1.0 if args.quick else 3.0
 
@@ -514,6 +545,9 @@ def main() -> int:
     print(f"bench: scratch dir {sb.dir}, tmux socket {sb.socket}", file=sys.stderr)
     try:
         results["machine"] = machine_info(sb)
+        results["hive_under_test"] = sb.use_hive_rev(args.rev) if args.rev else \
+            {"rev": None, "source": str(HIVE_SRC), "commit": results["machine"]["hive_commit"],
+             "working_tree_modified": results["machine"]["hive_dirty"]}
 
         def step(name: str, fn, *a):
             print(f"bench: {name} ...", file=sys.stderr, flush=True)
@@ -537,6 +571,9 @@ def main() -> int:
         results["parallel"] = [p for p in (step(f"parallel -n {n}", bench_parallel, n, sleep, overhead, problems)
                                            for n in (1, 2, 4)) if p]
         results["scale"] = step("scale", bench_scale, problems)
+    except (BenchError, subprocess.CalledProcessError) as e:
+        results["errors"]["setup"] = str(e)
+        problems.append(f"setup: {e}")
     finally:
         leftover = sb.tmux_sessions()
         sb.kill_tmux()
@@ -553,8 +590,11 @@ def main() -> int:
     out.write_text(json.dumps(results, indent=1, default=str) + "\n")
     rows = table(results)
     print_table(rows)
-    m = results["machine"]
-    print(f"{m['cpu_count']} CPUs, Python {m['python']}, {m['git']}, {m['tmux']}, doit {m['doit']}; "
+    m = results.get("machine", {})
+    hut = results.get("hive_under_test") or {}
+    print(f"Hive under test: {hut.get('source')} at {str(hut.get('commit'))[:10]}"
+          + (" (+ uncommitted changes)" if hut.get("working_tree_modified") else ""))
+    print(f"{m.get('cpu_count')} CPUs, Python {m.get('python')}, {m.get('git')}, {m.get('tmux')}, doit {m.get('doit')}; "
           f"agents sleep {sleep:g} s in the DAG; benchmark took {results['bench_wall_s']:.0f} s")
     for p in problems:
         print(f"problem: {p}")

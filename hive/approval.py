@@ -1,4 +1,4 @@
-"""Human answers: approving a plan file, and (for now) a checkpoint task."""
+"""Human answers: approving a plan file, answering checkpoints and gates, reviews."""
 from __future__ import annotations
 
 import re
@@ -10,6 +10,8 @@ from hive.fsutil import atomic_write
 from hive.graph import load_plan
 from hive.names import split_key
 from hive.paths import Paths
+from hive.plan import Plan, Task
+from hive.report import checkpoint_kind, how_to_answer
 from hive.state import StateStore
 
 _STATUS_LINE = re.compile(r"^(status\s*:\s*)(\S.*?)?\s*$", re.MULTILINE)
@@ -40,25 +42,85 @@ def approve_plan(path: Path, config: Config) -> str:
     return f"{plan.name}: approved ({len(plan.tasks)} tasks) — run `doit` to start"
 
 
-def approve_checkpoint(root: Path, key: str) -> str:
+def approve_task(root: Path, key: str, choice: str | None = None, done: bool = False,
+                 reject: str | None = None, reject_task: str | None = None) -> str:
+    """Answer a checkpoint or gate (or approve a reviewed branch when auto_merge is off)."""
     try:
-        plan, task_id = split_key(key)
+        plan_name, task_id = split_key(key)
     except ValueError:
-        raise HiveError(f"{key!r}: expected a plan file or a task like plan:ID") from None
+        raise HiveError(f"{key!r}: expected a plan file (plans/x.md) or a task like plan:ID") from None
+    from hive.compiler import load_project
+    project = load_project(root)
+    plan = project.plans.plan(plan_name)
+    try:
+        task = plan.task(task_id)
+    except KeyError:
+        raise HiveError(f"plan {plan_name} has no task {task_id!r}") from None
     store = StateStore(Paths(root))
-    st = store.read(plan, task_id)
+    st = store.read(plan_name, task_id)
     if st.state != "awaiting_human":
-        raise HiveError(f"{key} is {st.state}, not awaiting an answer")
+        hint = " (it has not been reached yet: run `doit` first)" if task.is_checkpoint and st.state == "planned" else ""
+        raise HiveError(f"{key} is {st.state}, not awaiting an answer{hint}")
     if st.resume == "review":
-        store.update(plan, task_id, expect=("awaiting_human",), state="planned", resume="merge",
-                     reason="branch approved for merging", event="review approved")
-        return f"{key}: approved — the next `doit` merges branch {st.branch}"
-    store.update(plan, task_id, expect=("awaiting_human",), state="done", reason="approved by a human",
-                 merge_commit=_main_head(root), event="approved")
-    return f"{key}: approved — run `doit` to continue"
+        return _answer_review(store, st, key, reject)
+    if reject is not None:
+        return _reject(store, plan, task, key, reject, reject_task)
+    answer = _answer(key, task, choice, done)
+    store.update(plan_name, task_id, expect=("awaiting_human",), state="done", answer=answer,
+                 reason=f"answered: {answer}", merge_commit=_main_head(root, project.config.main_branch),
+                 event=f"answered: {answer}")
+    return f"{key}: {answer} — run `doit` to continue"
 
 
-def _main_head(root: Path) -> str:
+def _answer(key: str, task: Task, choice: str | None, done: bool) -> str:
+    kind = checkpoint_kind(task)
+    if kind == "decision":
+        options = {o.lower(): o for o in task.options}
+        if choice is None or choice.lower() not in options:
+            given = f"{choice!r} is not one of its options" if choice else "it needs --choice"
+            raise HiveError(f"{key} is a decision: {given}; answer with one of: "
+                            + ", ".join(f"--choice {o}" for o in task.options))
+        return f"choice: {options[choice.lower()]}"
+    if choice is not None:
+        raise HiveError(f"{key} is a {kind} checkpoint, not a decision: answer with `{how_to_answer(key, task)}`")
+    if kind == "human-action":
+        if not done:
+            raise HiveError(f"{key} is a manual step: do it, then answer with `hive approve {key} --done`")
+        return "done"
+    if done:
+        raise HiveError(f"{key} is a {kind} checkpoint: answer with `hive approve {key}`")
+    return "approved"
+
+
+def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, target: str | None) -> str:
+    """Re-open the task before the checkpoint with the human's feedback for its next agent."""
+    before = [d for d in task.depends_on if not d.startswith("_gate-")]
+    if target is None:
+        if len(before) != 1:
+            raise HiveError(f"{key} has no task before it to re-open" if not before else
+                            f"{key} depends on {', '.join(before)}: say which to re-open with --task ID")
+        target = before[0]
+    elif target not in before:
+        raise HiveError(f"--task {target}: {key} does not depend on it; choose one of: {', '.join(before)}")
+    prior = store.read(plan.name, target)
+    store.update(plan.name, target, state="planned", attempts=0, reason="", feedback=text, answer="",
+                 event=f"rejected at {key}: {text}")
+    store.update(plan.name, task.id, expect=("awaiting_human",), state="planned", reason="", answer="",
+                 event=f"rejected: {text}")
+    return (f"{plan.name}:{target} re-opened ({prior.state} → planned) with your feedback; `doit` runs it again, "
+            f"then stops at {key} again")
+
+
+def _answer_review(store: StateStore, st, key: str, reject: str | None) -> str:
+    if reject is not None:
+        store.update(st.plan, st.id, expect=("awaiting_human",), state="planned", resume="", feedback=reject,
+                     attempts=0, reason="", event=f"review rejected: {reject}")
+        return f"{key}: sent back with your feedback; `doit` starts a new attempt from branch {st.branch}"
+    store.update(st.plan, st.id, expect=("awaiting_human",), state="planned", resume="merge",
+                 reason="branch approved for merging", event="review approved")
+    return f"{key}: approved — the next `doit` merges branch {st.branch}"
+
+
+def _main_head(root: Path, main_branch: str) -> str:
     from hive import git
-    from hive.config import load_repo_config
-    return git.rev_parse(root, f"refs/heads/{load_repo_config(root).main_branch}")
+    return git.rev_parse(root, f"refs/heads/{main_branch}")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hive import git, names, signals, tmux, workspace
 from hive.context import ContextInput, prompt, render_context
-from hive.continuation import continuation, dependency_results
+from hive.continuation import continuation, decisions_so_far, dependency_results
 from hive.crashsafe import crash_point
 from hive.errors import HiveError
 from hive.fsutil import atomic_write
@@ -96,7 +96,7 @@ def _brief(h: TaskHandle, st: TaskState, wt: Path) -> Path:
         key=h.key, attempt=st.attempt, branch=st.branch, main_branch=h.cfg.main_branch, context_file=name,
         task=h.task, plan=h.job.plan, dependencies=dependency_results(h.store, h.job.plan, h.task),
         continuation=continuation(h.paths, h.root, st) if st.attempt > 1 else None,
-        project_instructions=original or ""))
+        decisions=decisions_so_far(h.store, h.job.plan), project_instructions=original or ""))
     workspace.place_context(wt, name, text, tracked=original is not None)
     atomic_write(h.paths.context_copy(h.plan_name, h.task.id, st.attempt), text)
     return wt / name

@@ -140,14 +140,15 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
-    from hive.approval import approve_checkpoint, approve_plan
+    from hive.approval import approve_plan, approve_task
     from hive.config import load_repo_config
-    target = Path(args.target)
-    if args.target.endswith(".md") or target.is_file():
-        root = _root()
-        print(f"hive: {approve_plan(target.resolve(), load_repo_config(root))}")
+    root = _root()
+    if args.target.endswith(".md") or Path(args.target).is_file():
+        if args.choice or args.done or args.reject is not None or args.task:
+            raise HiveError("--choice, --done, --reject and --task answer a checkpoint (plan:ID), not a plan file")
+        print(f"hive: {approve_plan(Path(args.target).resolve(), load_repo_config(root))}")
     else:
-        print(f"hive: {approve_checkpoint(_root(), args.target)}")
+        print(f"hive: {approve_task(root, args.target, args.choice, args.done, args.reject, args.task)}")
     return 0
 
 
@@ -193,5 +194,9 @@ def _parser() -> argparse.ArgumentParser:
     st = add("stop", cmd_stop, "stop running agents in stages (SIGINT, SIGTERM, SIGKILL)")
     st.add_argument("task", nargs="?", help="<plan>:<ID> (default: every running agent)")
     ap = add("approve", cmd_approve, "approve a plan file (validates it first) or answer a checkpoint")
-    ap.add_argument("target", help="plans/<file>.md or <plan>:<ID>")
+    ap.add_argument("target", help="plans/<file>.md, or <plan>:<ID> of a checkpoint, gate or reviewed task")
+    ap.add_argument("--choice", help="a decision checkpoint's chosen option")
+    ap.add_argument("--done", action="store_true", help="a human-action checkpoint's step is done")
+    ap.add_argument("--reject", metavar="TEXT", help="what is wrong: re-opens the task before the checkpoint")
+    ap.add_argument("--task", help="with --reject, which task to re-open when the checkpoint has several")
     return p

@@ -40,6 +40,7 @@ class ContextInput:
     dependencies: tuple[DependencyResult, ...] = ()
     continuation: Continuation | None = None
     project_instructions: str = ""
+    decisions: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
 
 

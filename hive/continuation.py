@@ -14,6 +14,8 @@ def dependency_results(store: StateStore, plan: Plan, task: Task) -> tuple[Depen
     out = []
     for dep_id in task.depends_on:
         dep = plan.task(dep_id)
+        if dep.type == "gate":
+            continue
         st = store.read(plan.name, dep_id)
         out.append(DependencyResult(key=f"{plan.name}:{dep_id}", title=dep.title, state=st.state,
                                     commit=st.merge_commit, files=st.files[:30], reason=st.reason))
@@ -24,7 +26,19 @@ def continuation(paths: Paths, root, st: TaskState) -> Continuation:
     commits = tuple(git.log_oneline(root, f"{st.base}..refs/heads/{st.branch}")) if st.base else ()
     notes = tuple(n for n in signals.notes(paths, st.plan, st.id) if n.get("attempt", 0) < st.attempt)
     return Continuation(history=tuple(h for h in st.history if h.get("attempt", 0) < st.attempt),
-                        commits=commits, notes=notes[-10:], log_tail=_previous_output(paths, st))
+                        commits=commits, notes=notes[-10:], log_tail=_previous_output(paths, st),
+                        feedback=st.feedback)
+
+
+def decisions_so_far(store: StateStore, plan: Plan) -> tuple[str, ...]:
+    """Humans' answers to this plan's checkpoints, for every later agent."""
+    out = []
+    for t in plan.tasks:
+        if t.is_checkpoint and t.type != "gate":
+            answer = store.read(plan.name, t.id).answer
+            if answer:
+                out.append(f"{plan.name}:{t.id} ({t.title}): {answer}")
+    return tuple(out)
 
 
 def _previous_output(paths: Paths, st: TaskState) -> str:

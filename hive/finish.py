@@ -63,7 +63,7 @@ def _merge(h: TaskHandle, st: TaskState, wt: Path, outcome: Outcome, merge_appro
 
 def record_merged(h: TaskHandle, st: TaskState, commit: str, files: tuple[str, ...], reason: str) -> TaskState:
     return h.update(None, state="done", merge_commit=commit, files=tuple(files), reason=reason, merging="",
-                    task_hash=h.task.text_hash, resume="", event="merged",
+                    task_hash=h.task.text_hash, resume="", feedback="", event="merged",
                     history=st.history + (history_entry(st, "done", reason),))
 
 

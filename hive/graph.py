@@ -8,6 +8,7 @@ import networkx as nx
 
 from hive.config import Config
 from hive.errors import HiveError
+from hive.gates import add_gates
 from hive.plan import Plan, Task, display_path, parse_plan
 
 
@@ -85,6 +86,7 @@ def load_plans(plans_dir: Path, config: Config) -> PlanSet:
             (errors if plan.approved else warnings).extend(problems)
             if not plan.approved:
                 continue
+        plan, graph = add_gates(plan, graph, config)
         plans.append(plan)
         graphs[plan.name] = graph
     if errors:

@@ -9,6 +9,7 @@ import hashlib
 import re
 
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+SAFE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")   # IDs plus Hive's own `_gate-...`
 PLAN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
 

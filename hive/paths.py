@@ -75,7 +75,7 @@ class Paths:
 
 def _safe(name: str) -> str:
     """Plan names and IDs are validated by the parser; this guards the CLI's inputs too."""
-    if not names.ID_RE.match(name):
+    if not names.SAFE_RE.match(name):
         raise HiveError(f"{name!r} is not a valid plan or task ID (letters, digits, '.', '_', '-')")
     return name
 

@@ -66,7 +66,8 @@ class Task:
 
     @property
     def is_checkpoint(self) -> bool:
-        return self.type.startswith("checkpoint:")
+        """Waits for a human: a checkpoint task, or a synthetic gate (hive.gates)."""
+        return self.type.startswith("checkpoint:") or self.type == "gate"
 
     def line_of(self, field_name: str) -> int:
         return dict(self.field_lines).get(field_name, self.line)

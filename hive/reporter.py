@@ -1,9 +1,12 @@
-"""doit reporter: runs Hive's start-of-run work in the main process (before
-workers fork) and makes SIGTERM stop a run as cleanly as Ctrl-C."""
+"""doit reporter: Hive's start-of-run reconcile (in the main process, before any
+worker forks), SIGTERM handled like Ctrl-C, a live `[done/total]` progress line
+on a terminal, and `.hive/report.md` rewritten as tasks finish (the main process
+is its single writer)."""
 from __future__ import annotations
 
 import signal
 import sys
+import time
 from pathlib import Path
 
 from doit.reporter import ConsoleReporter
@@ -12,13 +15,90 @@ from hive.reconcile import start_run
 
 
 class HiveReporter(ConsoleReporter):
-    desc = "Hive: doit console output plus start-of-run reconcile"
+    desc = "Hive: doit console output, progress line, execution report"
+
+    def __init__(self, outstream, options) -> None:
+        super().__init__(outstream, options)
+        self.root = Path.cwd()
+        self.plans: tuple = ()
+        self.total = 0
+        self.finished: set[str] = set()
+        self.running: dict[str, float] = {}
+        self.live = sys.stderr.isatty()
 
     def initialize(self, tasks: dict, selected_tasks: list) -> None:
         # doit saves its database on KeyboardInterrupt but not on SIGTERM.
         signal.signal(signal.SIGTERM, _terminate)
-        for line in start_run(Path.cwd(), sys.argv[1:]):
+        for line in start_run(self.root, sys.argv[1:]):
             print(f"hive: {line}", file=sys.stderr, flush=True)
+        from hive.compiler import load_project
+        self.plans = load_project(self.root).plans.plans
+        self.total = len(_selected_subtasks(tasks, selected_tasks))
+        self._write_report()
+
+    def execute_task(self, task) -> None:
+        self._clear()
+        super().execute_task(task)
+        if task.subtask_of:
+            self.running[task.name] = time.time()
+        self._progress()
+
+    def skip_uptodate(self, task) -> None:
+        super().skip_uptodate(task)
+        if task.subtask_of:
+            self.finished.add(task.name)
+
+    def add_success(self, task) -> None:
+        self._done(task)
+        super().add_success(task)
+
+    def add_failure(self, task, fail) -> None:
+        self._done(task)
+        super().add_failure(task, fail)
+
+    def complete_run(self) -> None:
+        self._clear()
+        self._write_report()
+        super().complete_run()
+
+    def _done(self, task) -> None:
+        self._clear()
+        self.running.pop(task.name, None)
+        if task.subtask_of:
+            self.finished.add(task.name)
+            self._write_report()
+        self._progress()
+
+    def _write_report(self) -> None:
+        if self.plans:
+            from hive.report import write_report
+            write_report(self.root, self.plans)
+
+    def _progress(self) -> None:
+        """One line, rewritten in place: quiet when stderr is not a terminal."""
+        if not self.live or not self.total:
+            return
+        names = ", ".join(sorted(self.running)) or "-"
+        line = f"[{len(self.finished)}/{self.total}] running: {names}"
+        sys.stderr.write("\r\x1b[2K" + line[:200])
+        sys.stderr.flush()
+
+    def _clear(self) -> None:
+        if self.live:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+
+
+def _selected_subtasks(tasks: dict, selected: list) -> set[str]:
+    """The `<plan>:<ID>` tasks a run was asked for (a plan name selects all of its tasks)."""
+    out: set[str] = set()
+    for name in selected or []:
+        task = tasks.get(name)
+        if task is not None and task.has_subtask:
+            out.update(task.task_dep)
+        elif task is not None and task.subtask_of:
+            out.add(name)
+    return out
 
 
 def _terminate(signum: int, frame: object) -> None:

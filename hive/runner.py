@@ -19,9 +19,10 @@ from doit.exceptions import TaskError, TaskFailed
 from hive import attempt, git, names, signals, tmux
 from hive.errors import CommandError, HiveError
 from hive.finish import cleanup_merged, finish, record_merged
-from hive.fsutil import HeldLock
+from hive.fsutil import HeldLock, atomic_write
 from hive.handle import Job, TaskHandle, first_line, say
 from hive.paths import Paths
+from hive.report import checkpoint_file, checkpoint_kind, checkpoint_report, how_to_answer
 from hive.state import INTERRUPTED, TaskState
 from hive.supervise import Outcome, pid_alive
 
@@ -90,9 +91,7 @@ class TaskRunner:
             if step == "hold":
                 return self._held(st)
             if step == "checkpoint":
-                st = h.update(("planned",), state="awaiting_human", task_hash=h.task.text_hash,
-                              reason=f"checkpoint ({h.task.type}): answer with `hive approve {h.key}`")
-                return self._held(st)
+                return self._held(self._checkpoint(st))
             with ExitStack() as held:
                 self._exclusion(held)
                 worker = held.enter_context(_Slot(h.paths, h.cfg.max_workers, h.key))
@@ -157,6 +156,16 @@ class TaskRunner:
             return "merge"
         return "new"
 
+    def _checkpoint(self, st: TaskState) -> TaskState:
+        """Stop here for a human: write the checkpoint report and wait in awaiting_human."""
+        h = self.h
+        report = checkpoint_report(h.store, h.job.plan, h.task, h.cfg.main_branch)
+        atomic_write(checkpoint_file(h.paths, h.plan_name, h.task.id), report)
+        kind = checkpoint_kind(h.task)
+        return h.update(("planned",), state="awaiting_human", task_hash=h.task.text_hash, answer="",
+                        reason=f"{kind}: answer with `{how_to_answer(h.key, h.task)}`",
+                        event=f"checkpoint reached ({kind})")
+
     def _exclusion(self, held: ExitStack) -> None:
         """Tasks sharing a Module never overlap, and a `Parallel-safe: no` task runs
         alone: locks, so the rule holds across workers and across doit processes."""
@@ -177,8 +186,12 @@ class TaskRunner:
         key = self.h.key
         how = {"blocked": f"resolve it, then `hive retry {key}`",
                "too_big": f"split it in the plan, or `hive retry {key}`",
-               "awaiting_human": f"answer with `hive approve {key}`",
+               "awaiting_human": "",
                "failed": f"`hive retry {key}` after fixing the cause (logs: `hive logs {key}`)"}
+        report = checkpoint_file(self.h.paths, self.h.plan_name, self.h.task.id)
+        if st.state == "awaiting_human" and self.h.task.is_checkpoint and report.exists():
+            # the checkpoint report goes to stderr: doit captures a task's stdout
+            print("\n" + report.read_text(), file=sys.stderr, flush=True)
         lines = [f"{key} is {st.state}: {st.reason}", how.get(st.state, "")]
         if st.state == "blocked" and st.worktree and Path(st.worktree).exists():
             lines.append(f"its work is kept in {st.worktree} (branch {st.branch})")

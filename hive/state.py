@@ -53,6 +53,8 @@ class TaskState:
     files: tuple[str, ...] = ()
     output_tail: str = ""
     resume: str = ""            # "merge": the agent's work is on `branch`, only merge again
+    answer: str = ""            # a human's answer to this checkpoint ("approved", "choice: B", ...)
+    feedback: str = ""          # a human's --reject text, for this task's next attempt
     history: tuple[dict, ...] = field(default=())
 
     @property
