@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from hive import discover
 from hive.config import Config
 from hive.errors import HiveError
 from hive.fsutil import atomic_write
@@ -52,6 +53,13 @@ def approve_task(root: Path, key: str, choice: str | None = None, done: bool = F
     from hive.compiler import load_project
     project = load_project(root)
     plan = project.plans.plan(plan_name)
+    item = discover.find(Paths(root), plan_name, task_id)
+    if item is not None:
+        if choice or done or reject_task:
+            raise HiveError(f"{key} is discovered work: approve it with `hive approve {key}` or discard it with "
+                            f"`hive approve {key} --reject \"why\"`")
+        return discover.reject(item, reject) if reject is not None else \
+            discover.approve(Paths(root), project.config, plan, item)
     try:
         task = plan.task(task_id)
     except KeyError:

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import os
-import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -114,20 +112,10 @@ def _agent_env(h: TaskHandle, st: TaskState, wt: Path, worker: str) -> dict[str,
     slot = int(worker.lstrip("w") or 1)
     env = {"HIVE_TASK": h.key, "HIVE_ATTEMPT": str(st.attempt), "HIVE_ROOT": str(h.root),
            "HIVE_WORKTREE": str(wt), "HIVE_PORT": str(41000 + 10 * slot), "HIVE_TMUX_SOCKET": tmux.socket(),
-           "PATH": f"{_ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}"}
+           "PATH": f"{signals.ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}"}
     if not h.is_script:
         env.update(dict(h.profile().env))
     return env
-
-
-def _ensure_shim(paths: Paths) -> Path:
-    """`.hive/bin/hive` runs this very Hive, so agents find `hive` even when it lives in a venv."""
-    shim = paths.bin / "hive"
-    text = f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m hive \"$@\"\n"
-    if not shim.exists() or shim.read_text() != text:
-        atomic_write(shim, text)
-        shim.chmod(0o755)
-    return paths.bin
 
 
 def _log_start(log: Path, key: str, attempt: int, worker: str) -> int:

@@ -89,13 +89,25 @@ def cmd_note(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_discover(args: argparse.Namespace) -> int:
+    from hive import discover, signals
+    key = discover.file_item(signals.AgentIdentity.from_env(), args.title, args.details or "")
+    print(f"hive: recorded {key} for a human to review; it does not run unless they approve it. Go on with your task.")
+    return 0
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from hive import status
-    rows = status.collect(_root())
+    root = _root()
+    rows = status.collect(root)
+    found = status.discovered(root)
     if args.json:
-        print(json.dumps({"counts": status.counts(rows), "tasks": [r.to_json() for r in rows]}, indent=2))
+        print(json.dumps({"counts": status.counts(rows), "tasks": [r.to_json() for r in rows],
+                          "discovered": found}, indent=2))
     else:
         print(status.render(rows) if rows else "no plans yet: write one in plans/ (see README)")
+        if found:
+            print(status.render_discovered(found))
     return 0
 
 
@@ -120,9 +132,7 @@ def cmd_attach(args: argparse.Namespace) -> int:
     st = StateStore(Paths(_root())).read(plan, task_id)
     if st.state != "in_progress" or not tmux.has_session(st.session):
         raise HiveError(f"{args.task} has no running agent (it is {st.state}); see `hive logs {args.task}`")
-    argv = tmux.attach_argv(st.session)
-    os.execvp(argv[0], argv)
-    return 0
+    return tmux.attach(st.session, replace_process=True)
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
@@ -136,6 +146,27 @@ def cmd_stop(args: argparse.Namespace) -> int:
     count = stop(_root(), args.task, lambda line: print(f"hive: {line}", flush=True))
     if not count:
         print("hive: no agent is running")
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from hive import planning
+    from hive.config import load_repo_config
+    root = _root()
+    config = load_repo_config(root)
+    session = planning.start(root, " ".join(args.goal), config)
+    print(f"hive: planning agent ({config.planner}) started in tmux session {session.session}; "
+          f"it will write {session.plan_file.relative_to(root)}", flush=True)
+    planning.interact(session)
+    for line in planning.check(root, session, config):
+        print(f"hive: {line}")
+    return 0
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    from hive.cleanup import cleanup
+    for line in cleanup(_root(), force=args.force) or ["nothing to clean up"]:
+        print(f"hive: {line}")
     return 0
 
 
@@ -180,6 +211,9 @@ def _parser() -> argparse.ArgumentParser:
         s.add_argument("--reason", "-r", required=name != "done", help="one line for the human")
     n = add("note", cmd_note, "(agents) record progress for the next attempt and the report")
     n.add_argument("text", nargs="+")
+    dv = add("discover", cmd_discover, "(agents) file work found on the way, for a human to approve into the plan")
+    dv.add_argument("title")
+    dv.add_argument("--details", "-d", help="what and why")
     s = add("status", cmd_status, "every task's state and why")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     lg = add("logs", cmd_logs, "show a task's agent output")
@@ -191,6 +225,11 @@ def _parser() -> argparse.ArgumentParser:
     r = add("retry", cmd_retry, "re-open a failed, blocked or too_big task")
     r.add_argument("task")
     r.add_argument("--force", action="store_true", help="also re-open a done task")
+    pl = add("plan", cmd_plan, "plan with an interactive agent; it writes plans/<goal>.md as a draft")
+    pl.add_argument("goal", nargs="+")
+    cl = add("cleanup", cmd_cleanup, "remove worktrees, branches and sessions that finished tasks left behind")
+    cl.add_argument("--force", action="store_true", help="also remove unmerged leftovers (too_big worktrees, "
+                    "worktrees no task uses)")
     st = add("stop", cmd_stop, "stop running agents in stages (SIGINT, SIGTERM, SIGKILL)")
     st.add_argument("task", nargs="?", help="<plan>:<ID> (default: every running agent)")
     ap = add("approve", cmd_approve, "approve a plan file (validates it first) or answer a checkpoint")

@@ -27,6 +27,7 @@ def parse_duration(value: Any, where: str) -> float:
 @dataclass(frozen=True)
 class Config:
     default_agent: str = "claude"
+    planner: str = "claude-interactive"
     agents: dict[str, AgentProfile] = field(default_factory=lambda: dict(BUILTIN_PROFILES))
     task_timeout: float = 3600.0
     spawn_grace_period: float = 30.0
@@ -46,7 +47,7 @@ class Config:
 
 # section -> key -> (Config field, kind)
 _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
-    "agent": {"default": ("default_agent", "str")},
+    "agent": {"default": ("default_agent", "str"), "planner": ("planner", "str")},
     "execution": {"task_timeout": ("task_timeout", "duration"),
                   "spawn_grace_period": ("spawn_grace_period", "duration"),
                   "stuck_threshold": ("stuck_threshold", "duration"),
@@ -104,6 +105,9 @@ def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
     config = Config(agents=agents, **values)
     if config.default_agent not in agents and config.default_agent != "script":
         problems.append(f"{path}: agent.default = {config.default_agent!r} is not a known agent profile; "
+                        f"known: {', '.join(sorted(agents))}")
+    if config.planner not in agents:
+        problems.append(f"{path}: agent.planner = {config.planner!r} is not a known agent profile; "
                         f"known: {', '.join(sorted(agents))}")
     if problems:
         raise HiveError(*problems)

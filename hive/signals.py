@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from hive.errors import HiveError
-from hive.fsutil import append_line, create_exclusive
+from hive.fsutil import append_line, atomic_write, create_exclusive
 from hive.names import split_key
 from hive.paths import Paths
 
@@ -82,3 +84,13 @@ def notes(paths: Paths, plan: str, task_id: str) -> list[dict]:
         except ValueError:
             continue
     return out
+
+
+def ensure_shim(paths: Paths) -> Path:
+    """`.hive/bin/hive` runs this very Hive, so agents find `hive` even when it lives in a venv."""
+    shim = paths.bin / "hive"
+    text = f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m hive \"$@\"\n"
+    if not shim.exists() or shim.read_text() != text:
+        atomic_write(shim, text)
+        shim.chmod(0o755)
+    return paths.bin

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive import tmux
+from hive import discover, tmux
 from hive.compiler import load_project
 from hive.handle import duration
 from hive.fsutil import HeldLock
@@ -35,6 +35,7 @@ class TaskStatus:
     agent_alive: bool = False
     elapsed: float | None = None
     idle: float | None = None
+    stuck: bool = False
     draft: bool = False
 
     @property
@@ -71,7 +72,7 @@ def collect(root: Path) -> list[TaskStatus]:
                                    st.worktree if running or st.state == "blocked" else "", st.session if alive else "",
                                    st.branch, st.merge_commit, st.files, holder, alive,
                                    now - st.started_at if running and st.started_at else None, idle,
-                                   not plan.approved))
+                                   idle is not None and idle > project.config.stuck_threshold, not plan.approved))
     return rows
 
 
@@ -80,6 +81,21 @@ def counts(rows: list[TaskStatus]) -> dict[str, int]:
     for r in rows:
         out[r.state] = out.get(r.state, 0) + 1
     return out
+
+
+def discovered(root: Path) -> list[dict]:
+    return [{"key": d.key, "title": d.title, "details": d.details, "discovered_from": d.discovered_from}
+            for d in discover.pending(Paths(root))]
+
+
+def render_discovered(items: list[dict]) -> str:
+    if not items:
+        return ""
+    lines = ["", "Discovered work waiting for your review (it never runs unapproved):"]
+    for d in items:
+        lines.append(f"  {d['key']}  {d['title']}  (from {d['discovered_from']}) — `hive approve {d['key']}` adds it "
+                     f"to the plan; `hive approve {d['key']} --reject \"why\"` discards it")
+    return "\n".join(lines)
 
 
 def render(rows: list[TaskStatus], width: int = 30) -> str:
@@ -98,7 +114,7 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
             if r.elapsed is not None:
                 extra.append(f"running {duration(r.elapsed)}")
             if r.idle is not None:
-                extra.append(f"last output {duration(r.idle)} ago")
+                extra.append(f"last output {duration(r.idle)} ago" + (" — STUCK?" if r.stuck else ""))
             if r.session:
                 extra.append(f"`hive attach {r.key}`")
             detail = ", ".join(extra) + (f" — {detail}" if detail else "")

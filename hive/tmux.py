@@ -92,5 +92,15 @@ def sessions() -> list[str]:
 
 
 def attach_argv(name: str) -> list[str]:
-    """The command a user runs to watch an agent (exec'd by `hive attach`)."""
+    """The command a user runs to watch an agent."""
     return [*base_argv(), "attach-session", "-t", f"={name}"]
+
+
+def attach(name: str, replace_process: bool = False) -> int:
+    """Attach the user's terminal to a session (Hive's own server, so it also works
+    from inside the user's tmux). With `replace_process`, become tmux (`hive attach`)."""
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    if replace_process:
+        os.execvpe("tmux", attach_argv(name), env)
+    import subprocess   # the user's terminal in the foreground: nothing to capture
+    return subprocess.call(attach_argv(name), env=env)

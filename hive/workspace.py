@@ -141,6 +141,11 @@ def remove_if_clean(root: Path, worktree: Path) -> str:
     return _remove(root, worktree)
 
 
+def remove_any(root: Path, worktree: Path) -> str:
+    """Remove a worktree whatever it holds (`hive cleanup --force` only)."""
+    return _remove(root, worktree)
+
+
 def _remove(root: Path, worktree: Path) -> str:
     try:
         git.worktree_remove(root, worktree)

@@ -15,6 +15,7 @@ context file's path as its argument. It reads the context file and follows
     fake: wait-for PATH          wait until PATH exists (relative to $HIVE_ROOT)
     fake: wait-start TASK SECS   wait until TASK's agent has started; crash if it does not within SECS
     fake: note TEXT...           hive note TEXT
+    fake: discover TITLE [DETAILS]  hive discover TITLE --details DETAILS
     fake: signal KIND [REASON]   hive done | blocked | too-big
     fake: crash [CODE]           exit with CODE (default 3) without signalling
     fake: silent                 print nothing and wait forever
@@ -85,6 +86,9 @@ def main() -> int:
             time.sleep(float(args[0]))
         elif verb == "note":
             subprocess.run(["hive", "note", " ".join(args)], check=True)
+        elif verb == "discover":
+            details = " ".join(args[1:]).replace("\\n", "\n")
+            subprocess.run(["hive", "discover", args[0], "--details", details], check=True)
         elif verb == "signal":
             kind, reason = args[0], " ".join(args[1:])
             cmd = ["hive", kind] + (["--reason", reason] if reason else [])
