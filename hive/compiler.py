@@ -17,11 +17,10 @@ from doit.exceptions import InvalidDodoFile
 from hive import git
 from hive.config import Config, load_repo_config
 from hive.errors import HiveError
-from hive.graph import PlanSet, load_plans, priority_order
+from hive.planset import PlanSet, load_plans
 from hive.paths import Paths
 from hive.plan import Plan, Task
 from hive.handle import Job
-from hive.runner import run_doit_task
 from hive.state import StateStore, TaskState
 
 NOTHING_TASK = "_hive"
@@ -36,7 +35,8 @@ class Project:
 
 def load_project(root: Path) -> Project:
     config = load_repo_config(root)
-    return Project(root, config, load_plans(Paths(root).plans, config))
+    paths = Paths(root)
+    return Project(root, config, load_plans(paths.plans, config, paths.hive / "cache" / "plans"))
 
 
 class StateView:
@@ -115,20 +115,26 @@ def describe(plan: Plan, task: Task, view: StateView) -> str:
 def generate_tasks(project: Project) -> Iterator[dict]:
     view = StateView(project.root, project.config.main_branch)
     for plan in project.plans.plans:
-        graph = project.plans.graphs[plan.name]
         checks = {t.id: DoneCheck(view, f"{plan.name}:{t.id}", t.text_hash) for t in plan.tasks}
         done = sum(c.recorded_done() for c in checks.values())
         summary = f"{done}/{len(checks)} done" if plan.approved else "draft"
         yield {"basename": plan.name, "name": None, "doc": f"plan: {plan.title}  [{summary}]",
                "uptodate": [lambda checks=tuple(checks.values()): all(c() for c in checks)]}
-        for task in priority_order(plan, graph):
+        for task in project.plans.ordered(plan):
             yield {"basename": plan.name, "name": task.id,
-                   "actions": [(run_doit_task, [Job(project.root, plan, task, project.config)])],
+                   "actions": [(run_task, [Job(project.root, plan, task, project.config)])],
                    "task_dep": [f"{plan.name}:{dep}" for dep in task.depends_on],
                    "uptodate": [checks[task.id]],
                    "doc": describe(plan, task, view)}
     yield {"basename": NOTHING_TASK, "actions": [_nothing_to_do], "doc": "no approved plan to run",
            "uptodate": [False]}
+
+
+def run_task(job: Job) -> object:
+    """The doit action; the runner (tmux, git, jinja) loads only when a task really runs,
+    which keeps `doit list` fast."""
+    from hive.runner import run_doit_task
+    return run_doit_task(job)
 
 
 def _nothing_to_do() -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import resources
 
-import jinja2
-
 MARKER = "<!-- hive:context "
 
 
@@ -44,7 +42,8 @@ class ContextInput:
     extra: dict = field(default_factory=dict)
 
 
-def environment() -> jinja2.Environment:
+def environment() -> "jinja2.Environment":
+    import jinja2   # only where something is rendered: keeps `doit list` light
     loader = jinja2.FunctionLoader(lambda name: resources.files("hive.templates").joinpath(name).read_text())
     return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)

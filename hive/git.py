@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import time
 from pathlib import Path
 
@@ -20,12 +21,15 @@ def _out(cwd: Path | str, *args: str) -> str:
     return git(cwd, *args).stdout.strip()
 
 
+_LOCKED = re.compile(r"index\.lock|could not lock config file|cannot lock ref|Unable to create .*\.lock")
+
+
 def _locked_retry(cwd: Path | str, *args: str, check: bool = True, seconds: float = 3.0) -> proc.Result:
-    """Run a command that takes the index lock, retrying briefly while another git holds it."""
+    """Run a command that takes one of git's lock files, retrying briefly while another git holds it."""
     deadline = time.monotonic() + seconds
     while True:
         result = git(cwd, *args, check=False)
-        if result.code == 0 or "index.lock" not in result.output or time.monotonic() > deadline:
+        if result.code == 0 or not _LOCKED.search(result.output) or time.monotonic() > deadline:
             break
         time.sleep(0.1)
     if check and result.code != 0:
@@ -220,13 +224,14 @@ def remove_file(cwd: Path | str, path: str) -> None:
 
 def set_worktree_excludes(root: Path | str, worktree: Path, excludes_file: Path) -> None:
     """Per-worktree ignore file (needs the worktreeConfig extension, a no-op for other worktrees)."""
-    _enable_worktree_config(str(root))
-    git(worktree, "config", "--worktree", "core.excludesFile", str(excludes_file))
+    enable_worktree_config(str(root))
+    _locked_retry(worktree, "config", "--worktree", "core.excludesFile", str(excludes_file))
 
 
 @functools.lru_cache(maxsize=None)
-def _enable_worktree_config(root: str) -> None:
-    git(root, "config", "extensions.worktreeConfig", "true")
+def enable_worktree_config(root: str) -> None:
+    # parallel workers may all get here at once: git's config.lock makes the losers retry
+    _locked_retry(root, "config", "extensions.worktreeConfig", "true")
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,29 +1,13 @@
 """Plans → validated networkx DAGs, and the order doit should see them in."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import networkx as nx
 
 from hive.config import Config
-from hive.errors import HiveError
 from hive.gates import add_gates
 from hive.plan import Plan, Task, display_path, parse_plan
-
-
-@dataclass(frozen=True)
-class PlanSet:
-    """Every plan in plans/, validated; `warnings` are problems in draft plans."""
-    plans: tuple[Plan, ...]
-    graphs: dict[str, nx.DiGraph]
-    warnings: tuple[str, ...] = ()
-
-    def plan(self, name: str) -> Plan:
-        for p in self.plans:
-            if p.name == name:
-                return p
-        raise HiveError(f"no plan named {name!r}; plans: {', '.join(p.name for p in self.plans) or 'none'}")
 
 
 def build_graph(plan: Plan) -> tuple[nx.DiGraph, list[str]]:
@@ -72,26 +56,14 @@ def load_plan(path: Path, config: Config) -> tuple[Plan, nx.DiGraph, list[str]]:
     return plan, graph, problems + graph_problems + check_agents(plan, config)
 
 
-def load_plans(plans_dir: Path, config: Config) -> PlanSet:
-    """Load every plans/*.md. An invalid approved plan stops everything; a draft only warns."""
-    plans, graphs, errors, warnings = [], {}, [], []
-    names: dict[str, Path] = {}
-    for path in sorted(plans_dir.glob("*.md")) if plans_dir.is_dir() else []:
-        plan, graph, problems = load_plan(path, config)
-        if plan.name in names:
-            problems.append(f"{display_path(path)}:1: plan name {plan.name!r} is also used by {names[plan.name]}; "
-                            f"set a different `plan:` in one front matter")
-        names.setdefault(plan.name, path)
-        if problems:
-            (errors if plan.approved else warnings).extend(problems)
-            if not plan.approved:
-                continue
-        plan, graph = add_gates(plan, graph, config)
-        plans.append(plan)
-        graphs[plan.name] = graph
-    if errors:
-        raise HiveError(*errors)
-    return PlanSet(tuple(plans), graphs, tuple(warnings))
+def compile_plan(path: Path, config: Config) -> tuple[Plan, tuple[str, ...], list[str]]:
+    """Parse and validate one plan file, add its gates, and order its tasks for doit.
+    Returns (plan, task order, problems)."""
+    plan, graph, problems = load_plan(path, config)
+    if problems:
+        return plan, (), problems
+    plan, graph = add_gates(plan, graph, config)
+    return plan, tuple(t.id for t in priority_order(plan, graph)), []
 
 
 def priority_order(plan: Plan, graph: nx.DiGraph) -> list[Task]:

@@ -6,14 +6,13 @@ give the field values and descriptions exactly as written.
 """
 from __future__ import annotations
 
+import bisect
+import functools
 import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import yaml
-from markdown_it import MarkdownIt
 
 from hive.config import parse_duration
 from hive.errors import HiveError
@@ -33,7 +32,13 @@ CHECKPOINT_MARKER = "<!-- checkpoint -->"
 _HEADING = re.compile(r"^Task\s+([^\s:]+)\s*:\s*(.*?)\s*$")
 _LOOKS_LIKE_TASK = re.compile(r"^Task\s+\d")
 _FIELD = re.compile(r"^\s*[-*]?\s*\*\*([^*:]+?)\s*:\s*\*\*\s*(.*?)\s*$|^\s*[-*]?\s*\*\*([^*:]+?)\*\*\s*:\s*(.*?)\s*$")
-_MD = MarkdownIt("commonmark")
+
+
+@functools.lru_cache(maxsize=1)
+def _markdown():
+    """The tokenizer, loaded on first parse (a cached plan needs no parsing)."""
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark")
 
 
 @dataclass(frozen=True)
@@ -106,19 +111,21 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
     status = str(meta.get("status", "draft")).strip().lower()
     if status not in ("draft", "approved"):
         problems.append(f"{path}:1: front matter status: {status!r} must be draft or approved")
-    all_tokens = _MD.parse("\n".join(lines[body_start:]))
+    all_tokens = _markdown().parse("\n".join(lines[body_start:]))
     for t in all_tokens:
         if t.map:
             t.map = [t.map[0] + body_start, t.map[1] + body_start]
     headings = _headings(all_tokens)
     tokens = [t for t in all_tokens if t.level == 0 and t.map]
+    starts = [t.map[0] for t in tokens]
     tasks: list[Task] = []
     in_task = [False] * len(lines)
     for i, (line0, level, content) in enumerate(headings):
         if level != 3:
             continue
         end = next((h[0] for h in headings[i + 1:] if h[1] <= 3), len(lines))
-        task = _parse_task(path, lines, tokens, line0, end, content, problems)
+        section = tokens[bisect.bisect_right(starts, line0):bisect.bisect_left(starts, end)]
+        task = _parse_task(path, lines, section, line0, end, content, problems)
         if task is not None:
             tasks.append(task)
             in_task[line0:end] = [True] * (end - line0)
@@ -149,6 +156,7 @@ def _front_matter(path: Path, lines: list[str], problems: list[str]) -> tuple[di
     if end is None:
         problems.append(f"{path}:1: front matter starts with '---' but has no closing '---' line")
         return {}, 0
+    import yaml
     try:
         meta = yaml.safe_load("\n".join(lines[1:end])) or {}
     except yaml.YAMLError as e:
@@ -183,8 +191,9 @@ def _headings(tokens: list) -> list[tuple[int, int, str]]:
     return out
 
 
-def _parse_task(path: Path, lines: list[str], tokens: list, line0: int, end: int, heading: str,
+def _parse_task(path: Path, lines: list[str], section: list, line0: int, end: int, heading: str,
                 problems: list[str]) -> Task | None:
+    """One task from its section (`section`: the top-level tokens inside it)."""
     where = f"{path}:{line0 + 1}"
     m = _HEADING.match(heading)
     if not m:
@@ -198,7 +207,6 @@ def _parse_task(path: Path, lines: list[str], tokens: list, line0: int, end: int
         return None
     if not title:
         problems.append(f"{where}: task {task_id} has no title; write '### Task {task_id}: <what it does>'")
-    section = [t for t in tokens if line0 < t.map[0] < end]
     skip = {i for t in section if t.type in ("fence", "code_block", "html_block") for i in range(*t.map)}
     markers = {t.map[0] for t in section if t.type == "html_block" and t.content.strip() == CHECKPOINT_MARKER}
     values, field_lines, body_from = _fields(path, lines, line0 + 1, end, skip - markers, problems)

@@ -26,6 +26,7 @@ def start_run(root: Path, argv: list[str]) -> list[str]:
         return [f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch "
                 f"in .hive/config.toml"]
     git.update_ref(root, "refs/hive/run-start", head)
+    git.enable_worktree_config(str(root))   # once, here, before parallel workers would race for .git/config
     notes = []
     wanted = requested_processes(argv)
     if wanted > config.max_workers:

@@ -11,8 +11,6 @@ from pathlib import Path
 
 from doit.reporter import ConsoleReporter
 
-from hive.reconcile import start_run
-
 
 class HiveReporter(ConsoleReporter):
     desc = "Hive: doit console output, progress line, execution report"
@@ -29,6 +27,7 @@ class HiveReporter(ConsoleReporter):
     def initialize(self, tasks: dict, selected_tasks: list) -> None:
         # doit saves its database on KeyboardInterrupt but not on SIGTERM.
         signal.signal(signal.SIGTERM, _terminate)
+        from hive.reconcile import start_run   # a real run only: `doit list` never loads it
         for line in start_run(self.root, sys.argv[1:]):
             print(f"hive: {line}", file=sys.stderr, flush=True)
         from hive.compiler import load_project

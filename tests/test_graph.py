@@ -9,7 +9,8 @@ import pytest
 from hive.agents import AgentProfile
 from hive.config import Config
 from hive.errors import HiveError
-from hive.graph import build_graph, check_agents, load_plan, load_plans, priority_order
+from hive.graph import build_graph, check_agents, load_plan, priority_order
+from hive.planset import load_plans
 from hive.plan import parse_plan
 
 
@@ -152,7 +153,7 @@ GOOD = "### Task 1: A\n### Task 2: B\n**Depends on:** 1\n"
 BAD = "### Task 1: A\n**Depends on:** 9\n"
 
 
-def test_load_plans_loads_every_plan_with_its_graph(tmp_path):
+def test_load_plans_loads_every_plan_with_its_order(tmp_path):
     plans = tmp_path / "plans"
     write(plans, "auth", GOOD, status="approved")
     write(plans, "notes", GOOD)
@@ -160,13 +161,14 @@ def test_load_plans_loads_every_plan_with_its_graph(tmp_path):
     ps = load_plans(plans, Config())
     assert [p.name for p in ps.plans] == ["auth", "notes"]
     assert ps.plan("auth").approved and not ps.plan("notes").approved
-    assert set(ps.graphs) == {"auth", "notes"} and ("1", "2") in ps.graphs["auth"].edges
+    assert ps.orders == {"auth": ("1", "2"), "notes": ("1", "2")}
+    assert [t.id for t in ps.ordered(ps.plan("auth"))] == ["1", "2"]
     assert ps.warnings == ()
 
 
 def test_load_plans_without_plans_directory_is_empty(tmp_path):
     ps = load_plans(tmp_path / "missing", Config())
-    assert ps.plans == () and ps.graphs == {} and ps.warnings == ()
+    assert ps.plans == () and ps.orders == {} and ps.warnings == ()
 
 
 def test_invalid_approved_plan_raises_with_every_problem(tmp_path):
@@ -185,7 +187,7 @@ def test_invalid_draft_plan_only_warns_and_is_left_out(tmp_path):
     write(plans, "good", GOOD, status="approved")
     path = write(plans, "sketch", BAD, status="draft")
     ps = load_plans(plans, Config())
-    assert [p.name for p in ps.plans] == ["good"] and "sketch" not in ps.graphs
+    assert [p.name for p in ps.plans] == ["good"] and "sketch" not in ps.orders
     assert len(ps.warnings) == 1 and f"{path.name}:5:" in ps.warnings[0]
 
 
@@ -271,3 +273,34 @@ def test_priority_order_returns_task_records(tmp_path):
     tasks = priority_order(plan, graph)
     assert tasks == [plan.task("1"), plan.task("2")]
     assert nx.is_directed_acyclic_graph(graph)
+
+
+def test_compiled_plans_are_cached_and_a_changed_plan_or_config_is_recompiled(tmp_path):
+    plans, cache = tmp_path / "plans", tmp_path / "cache"
+    path = write(plans, "auth", GOOD, status="approved")
+    first = load_plans(plans, Config(), cache)
+    assert len(list(cache.glob("auth.*.pickle"))) == 1
+    assert load_plans(plans, Config(), cache) == first
+    path.write_text(path.read_text().replace("### Task 2: B", "### Task 2: Better"))
+    again = load_plans(plans, Config(), cache)
+    assert again.plan("auth").task("2").title == "Better"
+    assert len(list(cache.glob("auth.*.pickle"))) == 1, "the stale entry is replaced"
+    gated = load_plans(plans, Config(gate_first_batch=True), cache)
+    assert "_gate-first-batch" in gated.orders["auth"]
+
+
+def test_a_corrupt_cache_entry_is_rebuilt(tmp_path):
+    plans, cache = tmp_path / "plans", tmp_path / "cache"
+    write(plans, "auth", GOOD, status="approved")
+    load_plans(plans, Config(), cache)
+    [entry] = cache.glob("auth.*.pickle")
+    entry.write_bytes(b"not a pickle")
+    assert [t.id for t in load_plans(plans, Config(), cache).plan("auth").tasks] == ["1", "2"]
+
+
+def test_problems_are_never_cached(tmp_path):
+    plans, cache = tmp_path / "plans", tmp_path / "cache"
+    write(plans, "bad", BAD, status="approved")
+    with pytest.raises(HiveError):
+        load_plans(plans, Config(), cache)
+    assert not cache.exists() or not list(cache.glob("*.pickle"))
