@@ -145,7 +145,7 @@ def doit_config(project: Project | None) -> dict:
     from hive.reporter import HiveReporter
     approved = [p.name for p in project.plans.plans if p.approved] if project else []
     return {"backend": "sqlite3", "dep_file": ".doit.db", "reporter": HiveReporter,
-            "default_tasks": approved or [NOTHING_TASK], "subtasks": True, "status": True}
+            "default_tasks": approved or [NOTHING_TASK], "subtasks": True}
 
 
 def load_dodo(dodo_file: str) -> dict:

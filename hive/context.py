@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import functools
 from importlib import resources
 
 MARKER = "<!-- hive:context "
@@ -42,6 +43,7 @@ class ContextInput:
     extra: dict = field(default_factory=dict)
 
 
+@functools.lru_cache(maxsize=1)
 def environment() -> "jinja2.Environment":
     import jinja2   # only where something is rendered: keeps `doit list` light
     loader = jinja2.FunctionLoader(lambda name: resources.files("hive.templates").joinpath(name).read_text())

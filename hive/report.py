@@ -61,8 +61,9 @@ def terminal_status(states: list[str]) -> str:
     return "complete" if all(s == "done" for s in states) else "completed_with_failures"
 
 
-def execution_report(root: Path, plans: tuple[Plan, ...]) -> str:
-    recorded = StateStore(Paths(root)).read_all()
+def execution_report(root: Path, plans: tuple[Plan, ...], recorded: dict[str, TaskState] | None = None) -> str:
+    """`recorded`: every task's state by `plan:ID` if the caller keeps them (else read)."""
+    recorded = StateStore(Paths(root)).read_all() if recorded is None else recorded
     sections, every_state = [], []
     for plan in plans:
         if not plan.approved:
@@ -85,9 +86,9 @@ def execution_report(root: Path, plans: tuple[Plan, ...]) -> str:
                   plans=sections)
 
 
-def write_report(root: Path, plans: tuple[Plan, ...]) -> Path:
+def write_report(root: Path, plans: tuple[Plan, ...], recorded: dict[str, TaskState] | None = None) -> Path:
     path = Paths(root).hive / "report.md"
-    atomic_write(path, execution_report(root, plans))
+    atomic_write(path, execution_report(root, plans, recorded))
     return path
 
 

@@ -19,6 +19,7 @@ class HiveReporter(ConsoleReporter):
         super().__init__(outstream, options)
         self.root = Path.cwd()
         self.plans: tuple = ()
+        self.states: dict = {}
         self.total = 0
         self.finished: set[str] = set()
         self.running: dict[str, float] = {}
@@ -31,9 +32,17 @@ class HiveReporter(ConsoleReporter):
         for line in start_run(self.root, sys.argv[1:]):
             print(f"hive: {line}", file=sys.stderr, flush=True)
         from hive.compiler import load_project
+        from hive.paths import Paths
+        from hive.state import StateStore
         self.plans = load_project(self.root).plans.plans
+        self.store = StateStore(Paths(self.root))
+        self.states = self.store.read_all()   # then re-read one task at a time, as each finishes
         self.total = len(_selected_subtasks(tasks, selected_tasks))
-        self._write_report()
+        # Load the runner and its templates once here: forked workers inherit them
+        # instead of each importing them while the first agents start.
+        import hive.runner  # noqa: F401
+        from hive.context import environment
+        environment().get_template("context.md.j2")
 
     def execute_task(self, task) -> None:
         self._clear()
@@ -57,7 +66,9 @@ class HiveReporter(ConsoleReporter):
 
     def complete_run(self) -> None:
         self._clear()
-        self._write_report()
+        if self.plans:
+            self.states = self.store.read_all()   # other runs may have finished tasks too
+            self._write_report()
         super().complete_run()
 
     def _done(self, task) -> None:
@@ -65,13 +76,15 @@ class HiveReporter(ConsoleReporter):
         self.running.pop(task.name, None)
         if task.subtask_of:
             self.finished.add(task.name)
+            plan, _, task_id = task.name.partition(":")
+            self.states[task.name] = self.store.read(plan, task_id)
             self._write_report()
         self._progress()
 
     def _write_report(self) -> None:
         if self.plans:
             from hive.report import write_report
-            write_report(self.root, self.plans)
+            write_report(self.root, self.plans, self.states)
 
     def _progress(self) -> None:
         """One line, rewritten in place: quiet when stderr is not a terminal."""

@@ -15,7 +15,7 @@ from typing import Callable
 
 from hive import signals, tmux
 
-POLL = 0.05
+POLL = 0.025
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]|\r")
 
 
