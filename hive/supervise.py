@@ -86,7 +86,10 @@ def output_tail(watch: Watch, lines: int = 20) -> str:
 
 
 def clean_tail(text: str, lines: int) -> str:
-    kept = [ln.rstrip() for ln in _ANSI.sub("", text).splitlines() if ln.strip()]
+    """The last lines worth reading: no terminal escapes, no blank lines, and not tmux's
+    own "Pane is dead" notice (remain-on-exit)."""
+    kept = [ln.rstrip() for ln in _ANSI.sub("", text).splitlines()
+            if ln.strip() and not ln.startswith("Pane is dead")]
     return "\n".join(kept[-lines:])
 
 

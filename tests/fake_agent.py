@@ -91,10 +91,11 @@ def main() -> int:
             subprocess.run(["hive", "discover", args[0], "--details", details], check=True)
         elif verb == "signal":
             kind, reason = args[0], " ".join(args[1:])
-            cmd = ["hive", kind] + (["--reason", reason] if reason else [])
-            subprocess.run(cmd, check=True)
+            # logged first: Hive may end this session the moment the signal lands
             with open(log_dir / "spawns.log", "a") as f:
                 f.write(f"{task} {attempt} {time.time():.3f} signal-{kind}\n")
+            cmd = ["hive", kind] + (["--reason", reason] if reason else [])
+            subprocess.run(cmd, check=True)
         elif verb == "crash":
             return int(args[0]) if args else 3
         elif verb in ("silent", "hang"):

@@ -56,13 +56,14 @@ def test_dependents_start_only_after_their_dependencies_are_merged(repo):
 
     ### Task 2: Left
     **Depends on:** 1
-    fake: sleep 0.5
+    fake: wait-start d:3 20
     fake: write left.txt left
     fake: commit left
     fake: signal done
 
     ### Task 3: Right
     **Depends on:** 1
+    fake: wait-start d:2 20
     fake: write right.txt right
     fake: commit right
     fake: signal done

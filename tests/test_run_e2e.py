@@ -103,7 +103,10 @@ def test_doit_list_shows_each_task_with_its_state(repo):
     repo.doit("d:1")
     r = repo.doit("list")
     line = next(ln for ln in r.stdout.splitlines() if "d:1 " in ln)
-    assert "[done]" in line and line.startswith("U")
+    assert "[done]" in line
+    status = repo.doit("list", "--status").stdout
+    assert next(ln for ln in status.splitlines() if "d:1 " in ln).startswith("U")
+    assert next(ln for ln in status.splitlines() if "d:2 " in ln).startswith("R")
     assert not list(repo.root.glob(".hive/state/d/2.json")), "doit list never changes state"
 
 
