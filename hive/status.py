@@ -37,6 +37,7 @@ class TaskStatus:
     idle: float | None = None
     stuck: bool = False
     draft: bool = False
+    output_tail: str = ""
 
     @property
     def key(self) -> str:
@@ -72,7 +73,8 @@ def collect(root: Path) -> list[TaskStatus]:
                                    st.worktree if running or st.state == "blocked" else "", st.session if alive else "",
                                    st.branch, st.merge_commit, st.files, holder, alive,
                                    now - st.started_at if running and st.started_at else None, idle,
-                                   idle is not None and idle > project.config.stuck_threshold, not plan.approved))
+                                   idle is not None and idle > project.config.stuck_threshold, not plan.approved,
+                                   st.output_tail if st.state in ("failed", "blocked") else ""))
     return rows
 
 
@@ -123,4 +125,6 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
         elif r.state == "blocked" and r.worktree:
             detail += f" (work kept in {r.worktree})"
         lines.append(f"  {r.key:<{key_w}}  {state:<15} {r.title[:50]:<50}  {detail}".rstrip())
+        if r.output_tail:
+            lines += [f"  {'':<{key_w}}    | {line}" for line in r.output_tail.splitlines()[-3:]]
     return "\n".join(lines)

@@ -230,6 +230,9 @@ def test_verify_failure_fails_the_task_with_output_and_main_is_untouched(repo):
     assert st["state"] == "failed" and "verify failed" in st["reason"]
     assert "checking the thing" in st["output_tail"]
     assert repo.git("rev-parse", "main") == head
+    shown = {t["id"]: t for t in repo.status_json()["tasks"]}["1"]
+    assert "verify failed" in shown["reason"] and "checking the thing" in shown["output_tail"]
+    assert "checking the thing" in repo.hive("status").stdout
 
 
 def test_merge_conflict_blocks_with_files_listed_and_keeps_the_worktree(repo):
