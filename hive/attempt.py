@@ -12,7 +12,6 @@ from hive.crashsafe import crash_point
 from hive.errors import HiveError
 from hive.fsutil import atomic_write
 from hive.handle import TaskHandle, duration, say
-from hive.paths import Paths
 from hive.proc import SCRUBBED_ENV
 from hive.state import TaskState
 from hive.supervise import Outcome, Watch, clean_tail, wait

@@ -98,6 +98,20 @@ class DoneCheck:
         return f"hive: {self.key} is {st.state}" + (f": {st.reason}" if st.reason else "")
 
 
+class AllDone:
+    """A plan's group task is up to date when every one of its tasks is."""
+
+    def __init__(self, checks: tuple[DoneCheck, ...]) -> None:
+        self.checks = checks
+
+    def __call__(self) -> bool:
+        return all(c() for c in self.checks)
+
+    def __repr__(self) -> str:
+        pending = [c.key for c in self.checks if not c()]
+        return f"hive: not done yet: {', '.join(pending[:10])}" + (" …" if len(pending) > 10 else "")
+
+
 def describe(plan: Plan, task: Task, view: StateView) -> str:
     """The doc line `doit list` shows: title and current state."""
     if not plan.approved:
@@ -119,7 +133,7 @@ def generate_tasks(project: Project) -> Iterator[dict]:
         done = sum(c.recorded_done() for c in checks.values())
         summary = f"{done}/{len(checks)} done" if plan.approved else "draft"
         yield {"basename": plan.name, "name": None, "doc": f"plan: {plan.title}  [{summary}]",
-               "uptodate": [lambda checks=tuple(checks.values()): all(c() for c in checks)]}
+               "uptodate": [AllDone(tuple(checks.values()))]}
         for task in project.plans.ordered(plan):
             yield {"basename": plan.name, "name": task.id,
                    "actions": [(run_task, [Job(project.root, plan, task, project.config)])],

@@ -4,6 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import functools
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import jinja2
 
 MARKER = "<!-- hive:context "
 

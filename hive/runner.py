@@ -125,7 +125,8 @@ class TaskRunner:
         """What to do with the task as recorded (SPEC "Task states" re-run table)."""
         h = self.h
         if st.merging and st.state != "done" and git.is_ancestor(h.root, st.merging, h.main_ref):
-            st = record_merged(h, st, st.merging, st.files, "merged before the last run stopped")
+            files = tuple(git.changed_files(h.root, f"{st.merging}^1", st.merging))
+            st = record_merged(h, st, st.merging, files, "merged before the last run stopped")
             tmux.kill_session(st.session)
             cleanup_merged(h, st)
             say(f"{h.key}: done — its merge {st.merge_commit[:10]} landed before the last run stopped")

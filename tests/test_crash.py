@@ -132,6 +132,7 @@ def test_kill9_at_each_crash_point_lands_the_work_exactly_once(repo, point):
     assert_finished_exactly_once(repo, {"f:1": "the work", "f:2": "next work"})
     merges = [m for m in repo.main_log() if m.startswith("hive: merge f:1")]
     assert len(merges) == 1
+    assert repo.state("f", "1")["files"] == ["w.txt"], "the files merged are known even after a crash"
     # after-claim dies before the agent starts; every later point finds it alive or finished
     assert repo.starts().count("f:1") == 1
 
