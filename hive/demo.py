@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -14,6 +15,10 @@ from hive.approval import approve_plan
 from hive.config import load_repo_config
 from hive.errors import HiveError
 from hive.init import init
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def make_scratch_repo(target: Path | None) -> Path:
@@ -41,8 +46,9 @@ def run_demo(target: Path | None, workers: int) -> int:
     plan = root / "plans" / "example.md"
     plan.write_text(resources.files("hive.templates").joinpath("example.md").read_text())
     print(f"hive demo: {approve_plan(plan, load_repo_config(root))}", flush=True)
-    # The demo's agents get their own tmux server, removed afterwards.
+    # The demo's agents get their own tmux server, removed afterwards (also on SIGTERM).
     os.environ["HIVE_TMUX_SOCKET"] = f"hive-demo-{os.getpid()}"
+    signal.signal(signal.SIGTERM, _interrupt)
     cmd = [sys.executable, "-m", "doit", *(["-n", str(workers)] if workers > 1 else [])]
     print(f"hive demo: $ {' '.join(['doit', *cmd[3:]])}", flush=True)
     try:

@@ -192,3 +192,29 @@ def test_status_shows_a_running_agent_with_its_worker_session_and_worktree(repo)
         out, err = run.communicate(timeout=60)
     assert run.returncode == 0, err
     assert repo.status_json()["counts"]["done"] == 1
+
+
+def test_demo_runs_the_example_plan_end_to_end(isolated):
+    target = isolated / "demo"
+    r = subprocess.run([sys.executable, "-m", "hive", "demo", "--dir", str(target), "-n", "2"],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "4/4 done" in r.stdout and "all tasks merged" in r.stdout
+    log = subprocess.run(["git", "-C", str(target), "log", "--format=%s", "main"], capture_output=True,
+                         text=True).stdout
+    assert log.count("hive: merge example:") == 4
+    out = subprocess.run([sys.executable, "-m", "greet", "Ada"], cwd=target, capture_output=True, text=True)
+    assert out.stdout == "Hello, Ada!\nGoodbye, Ada.\n"
+    sockets = list(isolated.glob("tmux-*/hive-demo-*"))
+    assert sockets, "the demo ran its agents on a tmux server of its own"
+    for socket in sockets:
+        alive = subprocess.run(["tmux", "-S", str(socket), "list-sessions"], capture_output=True)
+        assert alive.returncode != 0, "the demo's tmux server is gone"
+
+
+def test_the_example_plan_in_this_repository_is_a_valid_draft():
+    from hive.config import Config
+    from hive.graph import load_plan
+    here = Path(__file__).resolve().parent.parent
+    plan, _, problems = load_plan(here / "plans" / "example.md", Config())
+    assert problems == [] and plan.status == "draft" and len(plan.tasks) == 4
