@@ -3,6 +3,7 @@ config are unchanged, so `doit list` on a big plan skips markdown parsing and
 networkx altogether (measured in bench/)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import pickle
 from dataclasses import dataclass, field
@@ -54,10 +55,19 @@ def load_plans(plans_dir: Path, config: Config, cache_dir: Path | None = None) -
     return PlanSet(tuple(plans), orders, tuple(warnings))
 
 
+@functools.lru_cache(maxsize=1)
+def _code_stamp() -> str:
+    """Hive's version and the code that compiles plans: an upgrade or an edit of that
+    code (a development checkout) never reads an old cache entry."""
+    here = Path(__file__).parent
+    files = ("plan.py", "graph.py", "gates.py", "planset.py", "config.py", "agents.py")
+    return __version__ + "".join(f";{(here / f).stat().st_mtime_ns}" for f in files)
+
+
 def _compiled(path: Path, config: Config, cache_dir: Path | None) -> tuple[Plan, tuple[str, ...], list[str]]:
     data = path.read_bytes()
     key = hashlib.sha256(b"\0".join([data, repr(config).encode(), str(path.resolve()).encode(),
-                                     __version__.encode()])).hexdigest()
+                                     _code_stamp().encode()])).hexdigest()
     cached = cache_dir / f"{path.stem}.{key[:20]}.pickle" if cache_dir else None
     if cached and cached.exists():
         try:
