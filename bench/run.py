@@ -348,7 +348,13 @@ def critical_path_tasks(tasks: list[tuple[str, str, list[str], str]]) -> int:
     return max(depth.values())
 
 
-def bench_parallel(sb: Sandbox, workers: int, sleep: float, overhead: float, problems: list[str]) -> dict:
+def bench_parallel(sb: Sandbox, workers: int, sleep: float, overhead: float, fixed: float,
+                   problems: list[str]) -> dict:
+    """`overhead`: serial wall / tasks (start-up included, spread over the tasks);
+    `fixed`: doit's start-up to the first claim plus last merge to exit, from the serial
+    run. The lower bound is computed twice: with `overhead` per task, and with the
+    fixed start-up/exit counted once plus the per-task overhead without it (no schedule
+    can run doit's start-up in parallel with anything)."""
     root = new_repo(sb, f"par{workers}")
     tasks = dag_tasks(sleep)
     write_plan(root, "dag", f"Wide DAG, {len(tasks)} tasks", tasks)
@@ -362,12 +368,16 @@ def bench_parallel(sb: Sandbox, workers: int, sleep: float, overhead: float, pro
     cp = critical_path_tasks(tasks) * duration
     work = len(tasks) * duration
     bound = max(cp, work / workers)
+    per_task = sleep + max(overhead - fixed / SERIAL_TASKS, 0.0)
+    bound_fixed = fixed + max(critical_path_tasks(tasks) * per_task, len(tasks) * per_task / workers)
     phases = per_task_phases(events(root), signal_times(root), keys)
     concurrency = max_concurrency([(p["spawned"], p["merged"]) for p in phases.values() if "spawned" in p and "merged" in p])
     return {"workers": workers, "argv": argv[2:], "makespan_s": round(wall, 4),
             "task_duration_s": round(duration, 4), "critical_path_s": round(cp, 4),
             "total_work_over_n_s": round(work / workers, 4), "bound_s": round(bound, 4),
             "ratio": round(wall / bound, 4), "max_agents_at_once": concurrency,
+            "fixed_startup_exit_s": round(fixed, 4), "bound_startup_once_s": round(bound_fixed, 4),
+            "ratio_startup_once": round(wall / bound_fixed, 4),
             "timeline_s": {k: {e: round(v - t0, 3) for e, v in p.items()} for k, p in phases.items()},
             "check": check}
 
@@ -496,8 +506,11 @@ def table(results: dict) -> list[tuple[str, str, str, str]]:
                      verdict(s["signal_to_merged_median_s"] <= 0.2)))
         rows.append(("2. signal -> merged, max", f"{s['signal_to_merged_max_s']:.3f} s", "-", verdict(None)))
     for p in results.get("parallel", []):
-        rows.append((f"3. makespan doit -n {p['workers']} (bound {p['bound_s']:.2f} s)",
-                     f"{p['makespan_s']:.2f} s = {p['ratio']:.3f}x", "<= 1.05x bound", verdict(p["ratio"] <= 1.05)))
+        rows.append((f"3. makespan doit -n {p['workers']} (bound {p['bound_startup_once_s']:.2f} s)",
+                     f"{p['makespan_s']:.2f} s = {p['ratio_startup_once']:.3f}x", "<= 1.05x bound",
+                     verdict(p["ratio_startup_once"] <= 1.05)))
+        rows.append((f"3.   same, start-up spread per task (bound {p['bound_s']:.2f} s)",
+                     f"{p['ratio']:.3f}x", "-", verdict(None)))
     sc = results.get("scale")
     if sc:
         rows.append(("4. parse + compile 1,000 tasks (in-process)", f"{sc['compile_median_s']['total_s']:.3f} s",
@@ -563,11 +576,13 @@ def main() -> int:
         results["serial"] = step("serial", bench_serial, problems)
         results["baseline"] = step("baseline", bench_baseline, problems)
         overhead = results["serial"]["per_task_s"] if results["serial"] else 0.5
+        fixed = (results["serial"]["doit_start_to_first_claim_s"] or 0) + \
+            (results["serial"]["last_merged_to_exit_s"] or 0) if results["serial"] else 0.0
         results["dag"] = {"shape": f"{CHAINS} chains of {CHAIN_LEN} tasks (cK-1 -> cK-2) + {SINGLES} independent "
                                    f"tasks = {CHAINS * CHAIN_LEN + SINGLES} tasks",
                           "tasks": [{"id": t[0], "depends_on": t[2]} for t in dag_tasks(sleep)],
                           "per_task_overhead_s": overhead, "agent_sleep_s": sleep}
-        results["parallel"] = [p for p in (step(f"parallel -n {n}", bench_parallel, n, sleep, overhead, problems)
+        results["parallel"] = [p for p in (step(f"parallel -n {n}", bench_parallel, n, sleep, overhead, fixed, problems)
                                            for n in (1, 2, 4)) if p]
         results["scale"] = step("scale", bench_scale, problems)
     except (BenchError, subprocess.CalledProcessError) as e:
