@@ -111,6 +111,9 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
     elif target not in before:
         raise HiveError(f"--task {target}: {key} does not depend on it; choose one of: {', '.join(before)}")
     prior = store.read(plan.name, target)
+    if prior.state == "in_progress":
+        raise HiveError(f"{plan.name}:{target} is running right now; stop it (`hive stop {plan.name}:{target}`) "
+                        f"or wait for it before rejecting")
     store.update(plan.name, target, state="planned", attempts=0, reason="", feedback=text, answer="",
                  event=f"rejected at {key}: {text}")
     store.update(plan.name, task.id, expect=("awaiting_human",), state="planned", reason="", answer="",

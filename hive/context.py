@@ -1,7 +1,7 @@
 """Render an agent's context file (its whole brief) from `templates/`."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import functools
 from importlib import resources
 from typing import TYPE_CHECKING
@@ -44,7 +44,6 @@ class ContextInput:
     continuation: Continuation | None = None
     project_instructions: str = ""
     decisions: tuple[str, ...] = ()
-    extra: dict = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=1)
@@ -63,8 +62,7 @@ def render(template: str, **values: object) -> str:
 
 
 def render_context(ci: ContextInput) -> str:
-    values = {k: getattr(ci, k) for k in ContextInput.__dataclass_fields__ if k != "extra"}
-    return render("context.md.j2", **values, **ci.extra)
+    return render("context.md.j2", **{k: getattr(ci, k) for k in ContextInput.__dataclass_fields__})
 
 
 def prompt(key: str, title: str, context_path: str) -> str:
