@@ -12,35 +12,49 @@ from typing import Callable, Iterator
 
 def atomic_write(path: Path, text: str) -> None:
     """Write to a temp file in the same directory, fsync, rename: a reader (or a
-    run after kill -9) sees the old file or the new one, never half of one."""
+    run after kill -9) sees the old file or the new one, never half of one.
+    Line endings are written exactly as given."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = _synced_temp(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def create_exclusive(path: Path, text: str) -> bool:
+    """Atomically create `path` with `text` unless it exists; True if we created it."""
+    tmp = _synced_temp(path, text.encode("utf-8"))
+    try:
+        os.link(tmp, path)  # fails if path exists: first writer wins
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+
+
+def _synced_temp(path: Path, data: bytes) -> str:
+    """`data` in a new temp file beside `path`, on disk (fsynced), with the permissions
+    `path` has or a new file would get; returns the temp file's name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, _mode_for(path))
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    return tmp
 
 
 def _mode_for(path: Path) -> int:
@@ -52,23 +66,6 @@ def _mode_for(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
-
-
-def create_exclusive(path: Path, text: str) -> bool:
-    """Atomically create `path` with `text` unless it exists; True if we created it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.link(tmp, path)  # fails if path exists: first writer wins
-        return True
-    except FileExistsError:
-        return False
-    finally:
-        os.unlink(tmp)
 
 
 def append_line(path: Path, line: str) -> None:
