@@ -9,7 +9,7 @@ from hive.config import Config
 from hive.errors import HiveError
 from hive.fsutil import atomic_write
 from hive.graph import load_plan
-from hive.names import split_key
+from hive.names import parse_key
 from hive.paths import Paths
 from hive.plan import Plan, Task
 from hive.report import checkpoint_kind, how_to_answer
@@ -46,10 +46,7 @@ def approve_plan(path: Path, config: Config) -> str:
 def approve_task(root: Path, key: str, choice: str | None = None, done: bool = False,
                  reject: str | None = None, reject_task: str | None = None) -> str:
     """Answer a checkpoint or gate (or approve a reviewed branch when auto_merge is off)."""
-    try:
-        plan_name, task_id = split_key(key)
-    except ValueError:
-        raise HiveError(f"{key!r}: expected a plan file (plans/x.md) or a task like plan:ID") from None
+    plan_name, task_id = parse_key(key)
     from hive.compiler import load_project
     project = load_project(root)
     plan = project.plans.plan(plan_name)

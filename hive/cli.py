@@ -112,9 +112,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
-    from hive.names import split_key
+    from hive.names import parse_key
     from hive.paths import Paths
-    plan, task_id = _key(args.task, split_key)
+    plan, task_id = parse_key(args.task)
     log = Paths(_root()).log_file(plan, task_id)
     if not log.exists():
         raise HiveError(f"no log for {args.task} yet (it has not started)")
@@ -125,10 +125,10 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 def cmd_attach(args: argparse.Namespace) -> int:
     from hive import tmux
-    from hive.names import split_key
+    from hive.names import parse_key
     from hive.state import StateStore
     from hive.paths import Paths
-    plan, task_id = _key(args.task, split_key)
+    plan, task_id = parse_key(args.task)
     st = StateStore(Paths(_root())).read(plan, task_id)
     if st.state != "in_progress" or not tmux.has_session(st.session):
         raise HiveError(f"{args.task} has no running agent (it is {st.state}); see `hive logs {args.task}`")
@@ -181,13 +181,6 @@ def cmd_approve(args: argparse.Namespace) -> int:
     else:
         print(f"hive: {approve_task(root, args.target, args.choice, args.done, args.reject, args.task)}")
     return 0
-
-
-def _key(text: str, split) -> tuple[str, str]:
-    try:
-        return split(text)
-    except ValueError:
-        raise HiveError(f"{text!r} is not a task; write <plan>:<ID>, e.g. auth:3") from None
 
 
 def _parser() -> argparse.ArgumentParser:

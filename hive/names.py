@@ -52,6 +52,15 @@ def module_lock(module: str) -> str:
     return f"{slug(module, 32)}-{short_hash(module, 8)}"
 
 
+def parse_key(text: str) -> tuple[str, str]:
+    """A task the user typed, `<plan>:<ID>`; a clear error otherwise."""
+    from hive.errors import HiveError
+    try:
+        return split_key(text)
+    except ValueError:
+        raise HiveError(f"{text!r} is not a task; write <plan>:<ID>, e.g. auth:3") from None
+
+
 def split_key(key: str) -> tuple[str, str]:
     """`plan:ID` → (plan, ID); raises ValueError if malformed."""
     plan, sep, task_id = key.partition(":")

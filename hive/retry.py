@@ -5,7 +5,7 @@ from pathlib import Path
 
 from hive.errors import HiveError
 from hive.fsutil import HeldLock
-from hive.names import split_key
+from hive.names import parse_key
 from hive.paths import Paths
 from hive.state import StateStore
 
@@ -13,10 +13,7 @@ RETRYABLE = ("failed", "blocked", "too_big")
 
 
 def retry(root: Path, key: str, force: bool = False) -> str:
-    try:
-        plan, task_id = split_key(key)
-    except ValueError:
-        raise HiveError(f"{key!r} is not a task; write <plan>:<ID>, e.g. auth:3") from None
+    plan, task_id = parse_key(key)
     paths = Paths(root)
     store = StateStore(paths)
     st = store.read(plan, task_id)

@@ -11,7 +11,7 @@ from typing import Callable
 from hive import tmux
 from hive.errors import HiveError
 from hive.fsutil import HeldLock, atomic_write
-from hive.names import split_key
+from hive.names import parse_key
 from hive.paths import Paths
 from hive.state import StateStore, TaskState, history_entry
 from hive.supervise import pid_alive
@@ -26,10 +26,7 @@ def stop(root: Path, key: str | None, report: Callable[[str], None],
     store = StateStore(paths)
     running = [st for st in store.read_all().values() if st.state == "in_progress"]
     if key is not None:
-        try:
-            split_key(key)
-        except ValueError:
-            raise HiveError(f"{key!r} is not a task; write <plan>:<ID>, e.g. auth:3") from None
+        parse_key(key)
         running = [st for st in running if st.key == key]
         if not running:
             raise HiveError(f"{key} has no running agent")
