@@ -10,7 +10,7 @@ from hive.continuation import dependency_results
 from hive.fsutil import atomic_write
 from hive.paths import Paths
 from hive.plan import Plan, Task, display_path
-from hive.state import StateStore, TaskState
+from hive.state import StateStore, TaskState, shown_state
 
 ICONS = {"done": "✅", "failed": "❌", "blocked": "⛔", "too_big": "🪓", "awaiting_human": "⏸", "in_progress": "⏳",
          "planned": "·"}
@@ -71,7 +71,7 @@ def execution_report(root: Path, plans: tuple[Plan, ...], recorded: dict[str, Ta
         rows = []
         for task in plan.tasks:
             st = recorded.get(f"{plan.name}:{task.id}") or TaskState(plan.name, task.id)
-            state = st.state if st.task_hash in ("", task.text_hash) or st.state == "in_progress" else "planned"
+            state = shown_state(st, task.text_hash)
             rows.append({"key": f"{plan.name}:{task.id}", "title": _cell(task.title), "state": state,
                          "icon": ICONS.get(state, ""), "commit": st.merge_commit if state == "done" else "",
                          "files": _files(st.files) if state == "done" else "",

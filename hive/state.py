@@ -135,6 +135,12 @@ class StateStore:
         append_line(self.paths.events, json.dumps(record))
 
 
+def shown_state(st: TaskState, text_hash: str) -> str:
+    """The state to show for a task whose plan text now hashes to `text_hash`: a
+    finished task whose text changed is pending again (a running one stays running)."""
+    return st.state if st.task_hash in ("", text_hash) or st.state == "in_progress" else "planned"
+
+
 def history_entry(st: TaskState, outcome: str, reason: str) -> dict:
     """How one attempt ended, kept for continuation context and the report."""
     return {"attempt": st.attempt, "outcome": outcome, "reason": reason, "branch": st.branch, "base": st.base,

@@ -11,7 +11,7 @@ from hive.compiler import load_project
 from hive.handle import duration
 from hive.fsutil import HeldLock
 from hive.paths import Paths
-from hive.state import StateStore
+from hive.state import StateStore, shown_state
 from hive.supervise import log_size, pid_alive
 
 ORDER = ("in_progress", "awaiting_human", "blocked", "failed", "too_big", "planned", "done")
@@ -64,7 +64,7 @@ def collect(root: Path) -> list[TaskStatus]:
             alive = running and pid_alive(st.pane_pid) and tmux.has_session(st.session)
             log = paths.log_file(plan.name, task.id)
             idle = now - log.stat().st_mtime if running and log_size(log) > st.log_offset else None
-            state = st.state if st.task_hash in ("", task.text_hash) or running else "planned"
+            state = shown_state(st, task.text_hash)
             reason = st.reason
             if running and not holder:
                 reason = ("agent alive but no run is watching it: run `doit` to re-attach" if alive
