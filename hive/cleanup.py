@@ -41,12 +41,8 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
             tmux.kill_session(session)
             done.append(f"closed tmux session {session} (no task runs in it)")
     if force:
-        used = {str(Path(st.worktree).resolve()) for st in states.values() if st.worktree and st.state != "done"}
-        base = (root / config.worktree_base).resolve()
-        for wt in git.worktrees(root):
-            path = Path(wt["path"]).resolve()
-            if base in path.parents and str(path) not in used:
-                workspace.remove_any(root, path)
-                done.append(f"removed leftover worktree {path} (--force)")
+        for path in workspace.unused_worktrees(root, root / config.worktree_base, states.values()):
+            workspace.remove_any(root, path)
+            done.append(f"removed leftover worktree {path} (--force)")
     git.worktree_prune(root)
     return done

@@ -14,8 +14,6 @@ from hive.paths import Paths
 from hive.state import StateStore, TaskState
 from hive.supervise import pid_alive
 
-KEEPS_WORKTREE = ("in_progress", "blocked", "awaiting_human", "too_big", "failed")
-
 
 def start_run(root: Path, argv: list[str]) -> list[str]:
     """Returns lines to tell the user."""
@@ -81,17 +79,11 @@ def _in_progress(paths: Paths, config: Config, st: TaskState, sessions: set[str]
 
 
 def _leftovers(root: Path, config: Config, states: dict[str, TaskState], sessions: set[str]) -> list[str]:
-    notes = []
-    base = (root / config.worktree_base).resolve()
-    used = {str(Path(st.worktree).resolve()) for st in states.values() if st.worktree and st.state in KEEPS_WORKTREE}
-    for wt in git.worktrees(root):
-        path = Path(wt["path"]).resolve()
-        if base in path.parents and str(path) not in used:
-            notes.append(f"leftover worktree {path} (no task uses it): inspect it, then "
-                         f"`git worktree remove {path}`")
-    running = {st.session for st in states.values() if st.state == "in_progress"}
+    notes = [f"leftover worktree {path} (no task uses it): inspect it, then `git worktree remove {path}`"
+             for path in workspace.unused_worktrees(root, root / config.worktree_base, states.values())]
+    known = {st.session for st in states.values()}
     for s in sorted(sessions):
-        if s.startswith("hive-") and s not in running and s not in {st.session for st in states.values()}:
+        if s.startswith("hive-") and s not in known:
             notes.append(f"leftover tmux session {s} (no task uses it): look with "
                          f"`tmux -L {tmux.socket()} attach -t {s}`, end it with "
                          f"`tmux -L {tmux.socket()} kill-session -t {s}`")

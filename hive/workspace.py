@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from hive import git
 from hive.context import MARKER
@@ -164,6 +164,15 @@ def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
         return f"kept branch {branch}: it has commits that are not in {main}"
     git.delete_branch(root, branch)
     return ""
+
+
+def unused_worktrees(root: Path, base: Path, states: "Iterable[TaskState]") -> list[Path]:
+    """Worktrees under `base` that no unfinished task records as its own (leftovers of
+    a crash, of a lost state file, or made by hand)."""
+    used = {Path(st.worktree).resolve() for st in states if st.worktree and st.state != "done"}
+    base = base.resolve()
+    return [path for path in (Path(wt["path"]).resolve() for wt in git.worktrees(root))
+            if base in path.parents and path not in used]
 
 
 def cleanup_done(root: Path, st: "TaskState", main_ref: str, existing: set[str] | None = None) -> list[str]:
