@@ -33,10 +33,15 @@ class AgentProfile:
         return [_PLACEHOLDER.sub(lambda m: values[m.group(0)], part) for part in self.command]
 
     def stalled(self, screen: str) -> str | None:
-        for pattern in self.stall_patterns:
-            if re.search(pattern, screen, re.IGNORECASE):
-                return pattern
-        return None
+        return stall_match(self.stall_patterns, screen)
+
+
+def stall_match(patterns: tuple[str, ...], screen: str) -> str | None:
+    """The first stall pattern the agent's screen shows, if any."""
+    for pattern in patterns:
+        if re.search(pattern, screen, re.IGNORECASE):
+            return pattern
+    return None
 
 
 # Prompts Claude Code / Codex / Gemini show on a first run in a new directory:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from hive import signals, tmux
+from hive.agents import stall_match
 
 POLL = 0.025
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]|\r")
@@ -137,11 +138,7 @@ def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None) ->
 
 
 def _stalled(watch: Watch) -> str | None:
-    screen = tmux.capture(watch.session, 50)
-    for pattern in watch.stall_patterns:
-        if re.search(pattern, screen, re.IGNORECASE):
-            return pattern
-    return None
+    return stall_match(watch.stall_patterns, tmux.capture(watch.session, 50))
 
 
 def exit_status(path: Path, patience: float = 1.0) -> int | None:
