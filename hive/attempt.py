@@ -57,24 +57,52 @@ def start(h: TaskHandle, st: TaskState, worker: str) -> TaskState:
 
 def start_merge_only(h: TaskHandle, st: TaskState, worker: str) -> TaskState:
     """`hive retry` / `hive approve` of a merge: the work is on the branch; only merge."""
-    wt = Path(st.worktree) if st.worktree else None
-    if not wt or not wt.exists():
-        wt = h.root / h.cfg.worktree_base / names.worktree_dir(worker, h.plan_name, h.task.id, st.attempt)
-        workspace.checkout_existing(h.root, wt, st.branch)
     say(f"{h.key}: merging branch {st.branch}")
-    return h.update(("planned",), state="in_progress", worker=worker, pid=os.getpid(), worktree=str(wt),
-                    resume="", reason="merging after a human's go-ahead")
+    # resume stays "merge" until it is merged: a run stopped half-way merges again next time
+    h.update(("planned", "in_progress"), state="in_progress", worker=worker, pid=os.getpid(), resume="merge",
+             reason="merging after a human's go-ahead")
+    worktree_for_merge(h, h.read(), worker)
+    return h.read()
+
+
+def sound(h: TaskHandle, wt: Path) -> bool:
+    """Is `wt` a worktree Hive may run git in? If not, it is cleared away (and said)."""
+    state = workspace.health(wt)
+    if state == workspace.OK:
+        return True
+    note = workspace.repair(h.root, wt, state)
+    if note:
+        say(f"{h.key}: {note}")
+    return False
+
+
+def worktree_for_merge(h: TaskHandle, st: TaskState, worker: str) -> Path:
+    """The attempt's worktree if it is sound; else (deleted, or half-made) a fresh
+    checkout of its branch, which holds every commit the agent made."""
+    wt = Path(st.worktree) if st.worktree else None
+    if wt is not None and sound(h, wt):
+        return wt
+    wt = h.root / h.cfg.worktree_base / names.worktree_dir(worker, h.plan_name, h.task.id, st.attempt)
+    if not (wt.exists() and sound(h, wt)):   # sound() clears a half-made one away
+        say(f"{h.key}: no usable worktree; merging from a fresh checkout of branch {st.branch}")
+        h.update(("in_progress",), worktree=str(wt))
+        workspace.checkout_existing(h.root, wt, st.branch)
+    return wt
 
 
 def retire_worktree(h: TaskHandle, st: TaskState) -> None:
     """A previous attempt's worktree: its leftovers are committed to its branch (the
-    next attempt starts from there), then it is removed."""
+    next attempt starts from there), then it is removed. One that is not sound (a
+    checkout that never completed) holds no work and is only cleared away."""
     wt = Path(st.worktree) if st.worktree else None
-    if wt and wt.exists():
-        workspace.restore_branch(wt, st.branch)
-        workspace.retire_context(wt, h.context_name())
-        git.commit_all(wt, f"hive: unfinished work of {h.key} attempt {st.attempt}")
-        workspace.remove_if_clean(h.root, wt)
+    if wt is None or not sound(h, wt):
+        return
+    workspace.restore_branch(wt, st.branch)
+    workspace.retire_context(wt, h.context_name())
+    workspace.salvage(wt, f"hive: unfinished work of {h.key} attempt {st.attempt}")
+    note = workspace.remove_if_clean(h.root, wt)
+    if note:
+        say(f"{h.key}: {note}")
 
 
 def _continue_from(h: TaskHandle, st: TaskState, base: str) -> str:
@@ -101,7 +129,7 @@ def _brief(h: TaskHandle, st: TaskState, wt: Path) -> Path:
 
 def _command(h: TaskHandle, st: TaskState, brief: Path) -> list[str]:
     if h.is_script:
-        script = h.paths.hive / "scripts" / f"{names.attempt_name(h.plan_name, h.task.id, st.attempt)}.sh"
+        script = h.paths.script_file(h.plan_name, h.task.id, st.attempt)
         atomic_write(script, h.task.script)
         return ["bash", "-e", str(script)]
     return h.profile().argv(prompt(h.key, h.task.title, str(brief)), str(brief))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hive import git, tmux, workspace
+from hive import git, names, tmux, workspace
 from hive.config import load_repo_config
 from hive.fsutil import HeldLock
 from hive.paths import Paths
@@ -37,7 +37,7 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
         finally:
             claim.release()
     for session in tmux.sessions():
-        if session.startswith("hive-") and session not in running:
+        if names.is_task_session(session) and session not in running:
             tmux.kill_session(session)
             done.append(f"closed tmux session {session} (no task runs in it)")
     if force:

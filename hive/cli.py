@@ -6,11 +6,10 @@ import argparse
 import json
 import os
 import sys
-import time
-import traceback
 from pathlib import Path
 
-from hive.errors import CommandError, HiveError
+from hive import crashsafe
+from hive.errors import HiveError, record_bug, user_message
 
 EXIT_USER_ERROR = 3
 EXIT_INTERNAL = 4
@@ -22,32 +21,27 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    crashsafe.install()
     try:
-        return args.func(args) or 0
-    except HiveError as e:
-        for problem in e.problems:
-            print(f"hive: error: {problem}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    except CommandError as e:
-        print(f"hive: error: {e}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        code = args.func(args) or 0
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # `hive status --json | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
-        return 130
-    except Exception:
-        return _internal_error()
-
-
-def _internal_error() -> int:
-    log = Path(os.environ.get("HIVE_ROOT") or ".") / ".hive" / "hive.log"
-    try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a") as f:
-            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} hive {' '.join(sys.argv[1:])}\n{traceback.format_exc()}")
-        where = f"traceback in {log}"
-    except OSError:
-        where = traceback.format_exc()
-    print(f"hive: internal error: {sys.exc_info()[1]!r} ({where})", file=sys.stderr)
-    return EXIT_INTERNAL
+        return crashsafe.exit_code(crashsafe.stopped_by())
+    except Exception as e:
+        message = user_message(e)
+        if message is None:
+            where = record_bug(Path(os.environ.get("HIVE_ROOT") or ".") / ".hive" / "hive.log",
+                               f"hive {' '.join(sys.argv[1:])}")
+            print(f"hive: internal error: {e!r} ({where})", file=sys.stderr)
+            return EXIT_INTERNAL
+        for line in message.splitlines():
+            print(f"hive: error: {line}", file=sys.stderr)
+        return EXIT_USER_ERROR
 
 
 def _root() -> Path:

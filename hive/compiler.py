@@ -14,14 +14,14 @@ from typing import Iterator
 
 from doit.exceptions import InvalidDodoFile
 
-from hive import git
+from hive import crashsafe, git
 from hive.config import Config, load_repo_config
 from hive.errors import HiveError
 from hive.planset import PlanSet, load_plans
 from hive.paths import Paths
 from hive.plan import Plan, Task
 from hive.handle import Job
-from hive.state import StateStore, TaskState
+from hive.state import StateStore, TaskState, shown_state
 
 NOTHING_TASK = "_hive"
 
@@ -36,7 +36,7 @@ class Project:
 def load_project(root: Path) -> Project:
     config = load_repo_config(root)
     paths = Paths(root)
-    return Project(root, config, load_plans(paths.plans, config, paths.hive / "cache" / "plans"))
+    return Project(root, config, load_plans(paths.plans, config, paths.plan_cache))
 
 
 class StateView:
@@ -119,8 +119,8 @@ def describe(plan: Plan, task: Task, view: StateView) -> str:
     st = view.get(f"{plan.name}:{task.id}")
     if st is None or st.state == "planned":
         state = "pending"
-    elif st.state == "done" and st.task_hash != task.text_hash:
-        state = "pending (changed since done)"
+    elif shown_state(st, task.text_hash) == "planned":
+        state = f"pending (changed since {st.state})"
     else:
         state = st.state + (f": {_short(st.reason)}" if st.reason and st.state != "done" else "")
     return f"{task.title}  [{state}]"
@@ -165,6 +165,8 @@ def doit_config(project: Project | None) -> dict:
 def load_dodo(dodo_file: str) -> dict:
     """What a dodo.py needs: DOIT_CONFIG and the task creator. Plan errors are raised
     from the creator as InvalidDodoFile, which doit prints without a traceback (exit 3)."""
+    crashsafe.install_for_doit()
+    _unmet_dependency_is_a_failure()
     root = Path(dodo_file).resolve().parent
     try:
         project: Project | None = load_project(root)
@@ -182,6 +184,28 @@ def load_dodo(dodo_file: str) -> dict:
 
     task_hive.__doc__ = "Hive plans"
     return {"DOIT_CONFIG": doit_config(project), "task_hive": task_hive}
+
+
+def _unmet_dependency_is_a_failure() -> None:
+    """SPEC: under `doit -c` a failed task gives exit 1. doit marks every task that
+    depends on it — and the plan's group task — UnmetDependency, a TaskError, so the
+    run would exit 2 as if a bug had happened. doit has no option for this: its
+    runner's failure handler is wrapped so a dependency that did not run only keeps
+    the exit code its failed dependency already set."""
+    from doit import runner
+    from doit.exceptions import UnmetDependency
+    original = runner.Runner._handle_task_error
+    if getattr(original, "hive_wrapped", False):
+        return
+
+    def handle(self: runner.Runner, node: object, base_fail: object) -> None:
+        before = self.final_result
+        original(self, node, base_fail)
+        if isinstance(base_fail, UnmetDependency) and before != runner.SUCCESS:
+            self.final_result = before
+
+    handle.hive_wrapped = True  # type: ignore[attr-defined]
+    runner.Runner._handle_task_error = handle  # type: ignore[method-assign]
 
 
 def _short(text: str, n: int = 60) -> str:

@@ -1,25 +1,129 @@
-"""Crash-safety helpers: critical sections that Ctrl-C/SIGTERM cannot split, and
-named crash points that the kill -9 tests use to stop the orchestrator exactly
-where they want (a `kill -9` of doit and its workers, i.e. the process group)."""
+"""How a Hive process stops: Ctrl-C and SIGTERM become one KeyboardInterrupt per
+process, never inside a critical section (a git step, or "main moved" and "state
+says done"), and a doit run exits 130 / 143 without a traceback. Plus named crash
+points that the kill -9 tests use to stop the orchestrator exactly where they want.
+
+Deferral is done in the Python-level handler, not with a signal mask: doit's
+workers run queue feeder threads, and a signal delivered to one of those would
+still run the handler in the main thread in the middle of the critical section.
+"""
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import multiprocessing
 import os
 import signal
-from typing import Iterator
+import sys
+import time
+import types
+from typing import Callable, Iterator
 
-_DEFERRED = {signal.SIGINT, signal.SIGTERM}
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# A second Ctrl-C right after the first must not cut the "stopped watching" lines
+# short; one that comes later still stops a process that somehow kept going.
+REPEAT_GRACE = 5.0
+# How long a stopping doit waits for its workers to say goodbye.
+WORKER_PATIENCE = 10.0
+_PR_SET_PDEATHSIG = 1
+
+
+class _Stop:
+    depth = 0                       # nesting of uninterruptible() blocks
+    pending = False                 # a stop signal arrived inside one
+    first: int | None = None        # the signal that stopped this process
+    first_at = 0.0
+    on_stop: list[Callable[[], None]] = []
+
+
+def install() -> None:
+    """Handle SIGINT and SIGTERM in this process (and the workers it forks)."""
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _handler)
+
+
+def add_stop_hook(hook: Callable[[], None]) -> None:
+    """Run `hook` when the first stop signal arrives (e.g. clear the progress line)."""
+    _Stop.on_stop.append(hook)
+
+
+def _handler(signum: int, frame: types.FrameType | None) -> None:
+    now = time.monotonic()
+    if _Stop.first is None:
+        _Stop.first, _Stop.first_at = signum, now
+        for hook in _Stop.on_stop:
+            hook()
+    elif now - _Stop.first_at < REPEAT_GRACE:
+        return
+    if _Stop.depth:
+        _Stop.pending = True
+        return
+    raise KeyboardInterrupt
+
+
+def stopped_by() -> int | None:
+    """The signal that stopped this process, if one did."""
+    return _Stop.first
 
 
 @contextlib.contextmanager
 def uninterruptible() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM until the block ends (then they are delivered), so
-    "main moved" and "state says done" are never separated by a clean stop."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    """Hold Ctrl-C and SIGTERM until the block ends (then they take effect), so a git
+    command is never killed half-way and "main moved" and "state says done" are never
+    separated by a clean stop. Needs `install()` (done by the CLI and by doit's dodo)."""
+    _Stop.depth += 1
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        _Stop.depth -= 1
+        if not _Stop.depth and _Stop.pending:
+            _Stop.pending = False
+            raise KeyboardInterrupt
+
+
+def exit_code(signum: int | None) -> int:
+    """130 for Ctrl-C, 143 for SIGTERM: what shells report for a process they stopped."""
+    return 128 + (signum or signal.SIGINT)
+
+
+def install_for_doit() -> None:
+    """The doit process: stop signals as above; its workers stop when it dies (an idle
+    worker of a killed doit would otherwise wait for a job forever); and an interrupted
+    run ends with one line per task from its workers, no traceback, and exit 130/143."""
+    install()
+    doit_pid = os.getpid()
+    os.register_at_fork(after_in_child=lambda: _stop_with_parent(doit_pid))
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: types.TracebackType | None) -> None:
+        if not issubclass(kind, KeyboardInterrupt):
+            previous(kind, exc, tb)
+            return
+        _wait_for_workers()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(exit_code(_Stop.first))
+
+    sys.excepthook = hook
+
+
+def _stop_with_parent(parent: int) -> None:
+    """In a forked doit worker: SIGTERM (a clean stop: "stopped watching …") when doit dies."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):   # no prctl (not Linux): the worker's own orphan check remains
+        return
+    if os.getppid() != parent:   # it died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _wait_for_workers() -> None:
+    """Workers print their own "stopped watching" line: let them, briefly."""
+    deadline = time.monotonic() + WORKER_PATIENCE
+    for child in multiprocessing.active_children():
+        child.join(max(0.0, deadline - time.monotonic()))
 
 
 def crash_point(name: str) -> None:

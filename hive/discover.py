@@ -34,7 +34,7 @@ class Discovered:
 
 
 def _dir(paths: Paths, plan: str) -> Path:
-    return paths.hive / "discovered" / plan
+    return paths.discovered_dir(plan)
 
 
 def file_item(who: AgentIdentity, title: str, details: str) -> str:
@@ -54,7 +54,7 @@ def file_item(who: AgentIdentity, title: str, details: str) -> str:
 
 def pending(paths: Paths) -> list[Discovered]:
     out = []
-    root = paths.hive / "discovered"
+    root = paths.discovered
     for f in sorted(root.glob("*/*.json")) if root.is_dir() else []:
         try:
             data = json.loads(f.read_text())

@@ -1,6 +1,10 @@
 """The one user-error exception, caught at the CLI and dodo boundaries."""
 from __future__ import annotations
 
+import time
+import traceback
+from pathlib import Path
+
 
 class HiveError(Exception):
     """A problem the user can fix: bad plan, bad config, bad state or command.
@@ -23,3 +27,28 @@ class CommandError(Exception):
         self.output = output
         tail = "\n".join(output.strip().splitlines()[-15:])
         super().__init__(f"`{' '.join(argv)}` exited with {code}:\n{tail}")
+
+
+def user_message(exc: BaseException) -> str | None:
+    """What to tell the user about an error without a traceback; None for a bug.
+
+    The one error edge shared by the CLI and the doit task runner: a git or tmux
+    failure is a clear failure that shows the command and its output, never an
+    "internal error"."""
+    if isinstance(exc, HiveError):
+        return "\n".join(exc.problems)
+    if isinstance(exc, CommandError):
+        return str(exc)
+    return None
+
+
+def record_bug(log: Path, title: str) -> str:
+    """Append the traceback being handled to `log`; returns where to find it (or the
+    traceback itself when the log cannot be written)."""
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as f:
+            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {title}\n{traceback.format_exc()}")
+        return f"traceback in {log}"
+    except OSError:
+        return traceback.format_exc()

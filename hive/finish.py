@@ -1,41 +1,53 @@
-"""Ending one attempt: act on the agent's outcome, merge finished work, clean up
-only what git proves is safe."""
+"""Ending one attempt: stop what is left of its agent, act on the outcome, merge
+finished work, clean up only what git proves is safe."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from hive import git, tmux, workspace
-from hive.attempt import retire_worktree
+from hive import workspace
+from hive.attempt import retire_worktree, worktree_for_merge
 from hive.handle import TaskHandle, say
-from hive.merge import MergeRequest, merge
+from hive.merge import MergeRequest, Recorders, merge
+from hive.processes import FINISHED, STAGES
 from hive.state import TaskState, history_entry
+from hive.stop import stop_agent
 from hive.supervise import Outcome
+
+# The agent ended by itself (or said it is finished): hang up on it. Otherwise it is
+# being stopped against its will and gets the chance to save its work first.
+_FINISHED_KINDS = ("done", "blocked", "too_big", "crashed", "script_failed")
 
 
 def finish(h: TaskHandle, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
-    tmux.kill_session(st.session)
-    wt = Path(st.worktree)
+    finished = outcome.kind in _FINISHED_KINDS
+    survivors = stop_agent(h.root, st, lambda line: say(f"{h.key}: {line}"),
+                           FINISHED if finished else STAGES, quiet_first=finished)
+    if survivors:
+        say(f"{h.key}: warning: processes {sorted(survivors)} of its agent survived SIGKILL")
     if outcome.kind == "done":
-        return _merge(h, st, wt, outcome, merge_approved)
+        return _merge(h, st, outcome, merge_approved)
     if outcome.kind == "blocked":
         return h.end(st, "blocked", f"blocked: {outcome.reason or 'no reason given'}", outcome.output_tail)
     if outcome.kind == "stopped":
         return h.end(st, "blocked", f"stopped by `hive stop`; `hive retry {h.key}` to run it again",
                      outcome.output_tail)
     if outcome.kind == "too_big":
-        kept = workspace.remove_if_clean(h.root, wt) if wt.exists() else ""
+        wt = Path(st.worktree)
+        kept = workspace.remove_if_clean(h.root, wt) if st.worktree and wt.exists() else ""
         return h.end(st, "too_big", f"too big: {outcome.reason or 'no reason given'}", outcome.output_tail, kept)
     retire_worktree(h, st)
     return h.end(st, "failed", outcome.reason, outcome.output_tail)
 
 
-def _merge(h: TaskHandle, st: TaskState, wt: Path, outcome: Outcome, merge_approved: bool) -> TaskState:
+def _merge(h: TaskHandle, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
     name = h.context_name()
+    wt = worktree_for_merge(h, st, st.worker or "w1")
+    st = h.read()
     workspace.restore_branch(wt, st.branch)
     workspace.retire_context(wt, name)
-    git.commit_all(wt, f"hive: changes {h.key} left uncommitted")
+    workspace.salvage(wt, f"hive: changes {h.key} left uncommitted")
     if workspace.undo_context_changes(wt, st.base, name):
-        git.commit_all(wt, f"hive: keep the project's {name} unchanged")
+        workspace.salvage(wt, f"hive: keep the project's {name} unchanged")
     if not h.cfg.auto_merge and not merge_approved:
         return h.end(st, "awaiting_human", f"review branch {st.branch} (worktree {h.rel(wt)}), then "
                      f"`hive approve {h.key}` to merge it", resume="review")
@@ -47,8 +59,9 @@ def _merge(h: TaskHandle, st: TaskState, wt: Path, outcome: Outcome, merge_appro
                        checks=checks, check_timeout=h.task.timeout or h.cfg.task_timeout,
                        env={"HIVE_TASK": h.key, "HIVE_ROOT": str(h.root)})
     reason = outcome.reason
-    result = merge(req, record_intent=lambda commit: h.update(("in_progress",), merging=commit, event="merging"),
-                   record_merged=lambda r: record_merged(h, h.read(), r.commit, r.files, reason or r.reason))
+    result = merge(req, Recorders(intent=lambda commit: h.update(("in_progress",), merging=commit, event="merging"),
+                                  merged=lambda r: record_merged(h, h.read(), r.commit, r.files, reason or r.reason),
+                                  forget=lambda: h.update(("in_progress",), merging="")))
     if result.status == "merged":
         done = h.read()
         cleanup_merged(h, done)
@@ -71,4 +84,3 @@ def cleanup_merged(h: TaskHandle, st: TaskState) -> None:
     """Remove the worktree and every attempt's branch, each only once git shows it is in main."""
     for note in workspace.cleanup_done(h.root, st, h.main_ref):
         say(f"{h.key}: {note}")
-

@@ -1,40 +1,83 @@
-"""Every git command Hive runs, as small verb-named functions (argv lists only)."""
+"""Every git command Hive runs, as small verb-named functions (argv lists only).
+
+Git never looks above the directory it is run in: a worktree whose `.git` file is
+missing must fail loudly, not let git walk up to the user's own checkout and run
+`checkout --force` or `commit` there (seen after a kill -9 during `worktree add`).
+"""
 from __future__ import annotations
 
 import functools
+import logging
+import os
 import re
 import time
 from pathlib import Path
 
-from hive import proc
+from hive import proc, processes
 from hive.errors import CommandError
+
+log = logging.getLogger("hive.git")
 
 # An agent can write hooks into the shared .git; Hive's own commits and merges never run them.
 _NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
+# Hive reads git's messages ("nothing to commit", lock errors), so they must be in English.
+_ENV = {"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
 
 
-def git(cwd: Path | str, *args: str, check: bool = True) -> proc.Result:
-    return proc.run(["git", "-C", str(cwd), *args], check=check)
+def git(cwd: Path | str, *args: str, check: bool = True, discover: bool = False) -> proc.Result:
+    """Run git in `cwd`, which must be a repository's top level unless `discover`."""
+    env = {**_ENV} if discover else {**_ENV, "GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(cwd))}
+    return proc.run(["git", "-C", str(cwd), *args], check=check, env=proc.clean_env(env), atomic=True)
 
 
 def _out(cwd: Path | str, *args: str) -> str:
     return git(cwd, *args).stdout.strip()
 
 
-_LOCKED = re.compile(r"index\.lock|could not lock config file|cannot lock ref|Unable to create .*\.lock")
+# "Unable to create '…/index.lock': File exists", also for refs; config locks are named unquoted.
+_LOCKED = re.compile(r"\.lock'?: File exists|could not lock config file .*: File exists")
+_LOCK_PATH = re.compile(r"Unable to create '([^']+\.lock)'|could not lock config file (\S+): File exists")
+# A lock this old that no process holds open was left by a git that died (kill -9).
+STALE_LOCK_AGE = 1.0
 
 
 def _locked_retry(cwd: Path | str, *args: str, check: bool = True, seconds: float = 3.0) -> proc.Result:
-    """Run a command that takes one of git's lock files, retrying briefly while another git holds it."""
+    """Run a command that takes one of git's lock files, retrying briefly while another
+    git holds it, and removing it if the git that made it is dead."""
     deadline = time.monotonic() + seconds
     while True:
         result = git(cwd, *args, check=False)
-        if result.code == 0 or not _LOCKED.search(result.output) or time.monotonic() > deadline:
+        if result.code == 0 or not _LOCKED.search(result.output):
+            break
+        if remove_stale_lock(cwd, result.output):
+            deadline = max(deadline, time.monotonic() + 0.5)
+        elif time.monotonic() > deadline:
             break
         time.sleep(0.1)
     if check and result.code != 0:
         raise CommandError(["git", "-C", str(cwd), *args], result.code, result.output)
     return result
+
+
+def remove_stale_lock(cwd: Path | str, message: str) -> bool:
+    """Remove the lock file git complained about if no live process holds it open
+    (git keeps its lock files open while it works) and it is not brand new."""
+    m = _LOCK_PATH.search(message)
+    if not m:
+        return False
+    lock = Path(cwd) / (m.group(1) or f"{m.group(2)}.lock")
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return True   # gone meanwhile: try again at once
+    if age < STALE_LOCK_AGE or processes.holders(lock):
+        return False
+    log.info("removing %s: left by a git that is no longer running", lock)
+    try:
+        lock.unlink()
+    except FileNotFoundError:
+        pass
+    return True
 
 
 @functools.lru_cache(maxsize=None)
@@ -45,11 +88,20 @@ def _identity(root: str) -> tuple[str, ...]:
 
 
 def toplevel(path: Path | str) -> Path:
-    return Path(_out(path, "rev-parse", "--show-toplevel"))
+    return Path(git(path, "rev-parse", "--show-toplevel", discover=True).stdout.strip())
 
 
 def is_repo(path: Path | str) -> bool:
-    return git(path, "rev-parse", "--git-dir", check=False).code == 0
+    return git(path, "rev-parse", "--git-dir", check=False, discover=True).code == 0
+
+
+def worktree_dirs(path: Path | str) -> tuple[Path, Path] | None:
+    """(top level, git dir) of the worktree at `path`, or None if git sees none there."""
+    res = git(path, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
+    lines = res.stdout.splitlines()
+    if res.code != 0 or len(lines) != 2:
+        return None
+    return Path(lines[0]), Path(lines[1])
 
 
 def current_branch(root: Path | str) -> str:
@@ -89,26 +141,32 @@ def branches(root: Path | str, prefix: str) -> set[str]:
     return set(out.split())
 
 
-def delete_branch(root: Path | str, name: str) -> None:
-    git(root, "branch", "-D", name)
+def delete_branch(root: Path | str, name: str) -> proc.Result:
+    return _locked_retry(root, "branch", "-D", name, check=False)
 
 
 def update_ref(root: Path | str, ref: str, new: str, old: str | None = None) -> bool:
     """Move a ref, compare-and-swap against `old` when given; False if it moved meanwhile."""
     args = ["update-ref", ref, new] + ([old] if old is not None else [])
-    return git(root, *args, check=False).code == 0
+    return _locked_retry(root, *args, check=False).code == 0
 
 
 def worktree_add(root: Path | str, path: Path, branch: str, start: str) -> None:
-    _locked_retry(root, "worktree", "add", "-b", branch, str(path), start)
+    _locked_retry(root, *_NO_HOOKS, "worktree", "add", "-b", branch, str(path), start)
 
 
 def worktree_checkout(root: Path | str, path: Path, branch: str) -> None:
-    _locked_retry(root, "worktree", "add", str(path), branch)
+    _locked_retry(root, *_NO_HOOKS, "worktree", "add", str(path), branch)
 
 
-def worktree_remove(root: Path | str, path: Path) -> None:
-    git(root, "worktree", "remove", "--force", str(path))
+def worktree_remove(root: Path | str, path: Path, locked_too: bool = False) -> None:
+    """Remove a worktree and its files; `locked_too` also one git left locked
+    ("initializing") when it was killed while creating it."""
+    _locked_retry(root, "worktree", "remove", "--force", *(["--force"] if locked_too else []), str(path))
+
+
+def worktree_unlock(root: Path | str, path: Path) -> None:
+    git(root, "worktree", "unlock", str(path), check=False)
 
 
 def worktree_prune(root: Path | str) -> None:
@@ -172,7 +230,7 @@ def ff_merge(cwd: Path | str, rev: str) -> proc.Result:
 
 
 def merge_abort(cwd: Path | str) -> None:
-    git(cwd, "merge", "--abort", check=False)
+    _locked_retry(cwd, "merge", "--abort", check=False)
 
 
 def conflicted_files(cwd: Path | str) -> list[str]:
@@ -201,6 +259,10 @@ def log_oneline(root: Path | str, rev_range: str, limit: int = 30) -> list[str]:
     return _out(root, "log", "--oneline", f"-{limit}", rev_range).splitlines()
 
 
+def count_files(cwd: Path | str, rev: str) -> int:
+    return len(git(cwd, "ls-tree", "-r", "--name-only", rev, check=False).stdout.splitlines())
+
+
 def tracked(cwd: Path | str, path: str) -> bool:
     return bool(git(cwd, "ls-files", "--", path, check=False).stdout.strip())
 
@@ -211,15 +273,15 @@ def show_file(root: Path | str, rev: str, path: str) -> str | None:
 
 
 def skip_worktree(cwd: Path | str, path: str, on: bool = True) -> None:
-    git(cwd, "update-index", "--skip-worktree" if on else "--no-skip-worktree", "--", path)
+    _locked_retry(cwd, "update-index", "--skip-worktree" if on else "--no-skip-worktree", "--", path)
 
 
 def restore_file(cwd: Path | str, rev: str, path: str) -> None:
-    git(cwd, "checkout", rev, "--", path)
+    _locked_retry(cwd, "checkout", rev, "--", path)
 
 
 def remove_file(cwd: Path | str, path: str) -> None:
-    git(cwd, "rm", "-q", "--cached", "--ignore-unmatch", "--", path)
+    _locked_retry(cwd, "rm", "-q", "--cached", "--ignore-unmatch", "--", path)
 
 
 def set_worktree_excludes(root: Path | str, worktree: Path, excludes_file: Path) -> None:

@@ -30,8 +30,12 @@ class Job:
 
 
 def say(message: str) -> None:
-    """Progress for the user: stderr, because doit captures actions' stdout."""
-    print(f"hive: {message}", file=sys.stderr, flush=True)
+    """Progress for the user: stderr, because doit captures actions' stdout. A closed
+    terminal must not turn into a task error."""
+    try:
+        print(f"hive: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 class TaskHandle:
@@ -60,8 +64,9 @@ class TaskHandle:
     def end(self, st: TaskState, state: str, reason: str, output_tail: str = "", note: str = "",
             files: tuple[str, ...] = (), resume: str = "") -> TaskState:
         """Close the current attempt in `state`, keeping its story in the history."""
+        # `merging` stays: only the merge step knows whether main moved (the next run checks it)
         st = self.update(None, state=state, reason=reason, output_tail=output_tail, files=files, resume=resume,
-                         merging="", history=st.history + (history_entry(st, state, reason),))
+                         history=st.history + (history_entry(st, state, reason),))
         say(f"{self.key}: {state} — {first_line(reason)}" + (f" ({note})" if note else ""))
         return st
 

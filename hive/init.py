@@ -36,8 +36,8 @@ def init(cwd: Path) -> tuple[Path, list[str]]:
         branch = git.current_branch(root) or "main"
         atomic_write(paths.config, render("config.toml.j2", main_branch=branch))
         done.append(f"wrote .hive/config.toml (main branch: {branch})")
-    if not (paths.hive / ".gitignore").exists():
-        atomic_write(paths.hive / ".gitignore", HIVE_IGNORE)
+    if not paths.ignore_file.exists():
+        atomic_write(paths.ignore_file, HIVE_IGNORE)
         done.append("made .hive/ runtime files git-ignored")
     if not (root / "worktrees" / ".gitignore").exists():
         ensure_ignored_dir(root / "worktrees")

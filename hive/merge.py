@@ -41,25 +41,28 @@ class MergeResult:
     output_tail: str = ""
 
 
-Recorder = Callable[[str], None]
+@dataclass(frozen=True)
+class Recorders:
+    intent: Callable[[str], object]           # just before main moves: the commit it moves to
+    merged: Callable[[MergeResult], object]   # just after
+    forget: Callable[[], object]              # main certainly did not move
 
 
-def merge(req: MergeRequest, record_intent: Recorder, record_merged: Callable[[MergeResult], None]) -> MergeResult:
-    """Merge the task branch into main. `record_intent(commit)` is called just before
-    main moves and `record_merged(result)` just after, with Ctrl-C held off between
+def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
+    """Merge the task branch into main. `rec.intent(commit)` is called just before
+    main moves and `rec.merged(result)` just after, with Ctrl-C held off between
     them; a kill -9 in between leaves the intent, which the next run resolves."""
     main_ref = f"refs/heads/{req.main_branch}"
     with locked(req.lock):
         for _ in range(MAX_RACES):
-            result = _attempt(req, main_ref, record_intent, record_merged)
+            result = _attempt(req, main_ref, rec)
             if result is not None:
                 return result
         return MergeResult("refused", reason=f"{req.main_branch} kept moving during {MAX_RACES} merge attempts; "
                                               f"run `hive retry` when it is quiet")
 
 
-def _attempt(req: MergeRequest, main_ref: str, record_intent: Recorder,
-             record_merged: Callable[[MergeResult], None]) -> MergeResult | None:
+def _attempt(req: MergeRequest, main_ref: str, rec: Recorders) -> MergeResult | None:
     """One try; None means main moved under us and the merge must be rebuilt."""
     wt = req.worktree
     main_sha = git.rev_parse(req.root, main_ref)
@@ -90,17 +93,18 @@ def _attempt(req: MergeRequest, main_ref: str, record_intent: Recorder,
     files = tuple(path for _, path in changes)
     if merged == main_sha:
         result = MergeResult("merged", commit=merged, files=(), reason="no changes to merge")
-        record_merged(result)
+        rec.merged(result)
         return result
     with uninterruptible():
-        record_intent(merged)
+        rec.intent(merged)
         crash_point("before-publish")
         published = _publish(req, main_ref, main_sha, merged)
         if published == "":
             crash_point("after-publish")
             result = MergeResult("merged", commit=merged, files=files)
-            record_merged(result)
+            rec.merged(result)
             return result
+        rec.forget()
     if published is None:
         return None
     git.checkout(wt, req.branch)

@@ -44,6 +44,14 @@ def session(worker: str, plan: str, task_id: str, attempt: int) -> str:
     return f"hive-{worker}-{attempt_name(plan, task_id, attempt)}"
 
 
+_TASK_SESSION = re.compile(r"^hive-w\d+-.+-a\d+$")
+
+
+def is_task_session(name: str) -> bool:
+    """A task agent's session (not `hive plan`'s `hive-plan-…`, nor anything else)."""
+    return bool(_TASK_SESSION.match(name))
+
+
 def worktree_dir(worker: str, plan: str, task_id: str, attempt: int) -> str:
     return f"{worker}-{attempt_name(plan, task_id, attempt)}"
 

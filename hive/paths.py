@@ -42,6 +42,10 @@ class Paths:
         return self.hive / "bin"
 
     @property
+    def salvage(self) -> Path:
+        return self.hive / "salvage"
+
+    @property
     def debug_log(self) -> Path:
         return self.hive / "hive.log"
 
@@ -71,6 +75,37 @@ class Paths:
 
     def excludes_file(self, plan: str, task_id: str, attempt: int) -> Path:
         return self.hive / "excludes" / f"{names.attempt_name(plan, task_id, attempt)}"
+
+    def script_file(self, plan: str, task_id: str, attempt: int) -> Path:
+        return self.hive / "scripts" / f"{names.attempt_name(plan, task_id, attempt)}.sh"
+
+    def checkpoint_file(self, plan: str, task_id: str) -> Path:
+        return self.hive / "checkpoints" / _safe(plan) / f"{_safe(task_id)}.md"
+
+    @property
+    def discovered(self) -> Path:
+        return self.hive / "discovered"
+
+    def discovered_dir(self, plan: str) -> Path:
+        return self.discovered / _safe(plan)
+
+    def planning_file(self, slug: str, kind: str) -> Path:
+        """A `hive plan` session's files: its brief, its log, its exit status."""
+        where = {"brief": ("planning", ".md"), "log": ("logs/planning", ".log"), "exit": ("run", ".plan-exit")}
+        folder, suffix = where[kind]
+        return self.hive / folder / f"{_safe(slug)}{suffix}"
+
+    @property
+    def plan_cache(self) -> Path:
+        return self.hive / "cache" / "plans"
+
+    @property
+    def report(self) -> Path:
+        return self.hive / "report.md"
+
+    @property
+    def ignore_file(self) -> Path:
+        return self.hive / ".gitignore"
 
 
 def _safe(name: str) -> str:

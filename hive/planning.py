@@ -18,7 +18,7 @@ from hive.graph import load_plan
 from hive.paths import Paths
 from hive.proc import SCRUBBED_ENV
 from hive.signals import ensure_shim
-from hive.supervise import pid_alive
+from hive.processes import pid_alive
 
 _STATUS_APPROVED = re.compile(r"^(status\s*:\s*)approved\s*$", re.MULTILINE)
 
@@ -38,15 +38,15 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
     while plan_file.exists():
         plan_file, n = paths.plans / f"{slug}-{n}.md", n + 1
     slug = plan_file.stem
-    brief = paths.hive / "planning" / f"{slug}.md"
+    brief = paths.planning_file(slug, "brief")
     existing = sorted(str(p.relative_to(root)) for p in paths.plans.glob("*.md"))
     atomic_write(brief, render("planning.md.j2", goal=goal, root=root, slug=slug, existing=existing,
                                plan_file=plan_file.relative_to(root)))
     profile = config.agents[config.planner]
     prompt = f"Read {brief} and follow it: plan \"{goal}\" with me and write {plan_file.relative_to(root)}."
     session = f"hive-plan-{slug}"
-    tmux.new_session(session, root, profile.argv(prompt, str(brief)), paths.hive / "logs" / "planning" / f"{slug}.log",
-                     paths.hive / "run" / f"plan-{slug}.exit",
+    tmux.new_session(session, root, profile.argv(prompt, str(brief)), paths.planning_file(slug, "log"),
+                     paths.planning_file(slug, "exit"),
                      {"HIVE_ROOT": str(root), "PATH": f"{ensure_shim(paths)}{os.pathsep}{os.environ.get('PATH', '')}",
                       **dict(profile.env)}, unset=SCRUBBED_ENV)
     return PlanningSession(slug, plan_file, session, brief)
@@ -75,7 +75,7 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
         if running:
             return [f"the planning agent is still running (`{' '.join(tmux.attach_argv(s.session))}` to go back "
                     f"to it); when it has written {rel}, review it and `hive approve {rel}`"]
-        return [f"the planning agent ended without writing {rel}; its output: {Paths(root).hive}/logs/planning/{s.slug}.log"]
+        return [f"the planning agent ended without writing {rel}; its output: {Paths(root).planning_file(s.slug, 'log')}"]
     text = s.plan_file.read_bytes().decode("utf-8")
     lines = []
     if _STATUS_APPROVED.search(text):

@@ -57,11 +57,18 @@ def load_plans(plans_dir: Path, config: Config, cache_dir: Path | None = None) -
 
 @functools.lru_cache(maxsize=1)
 def _code_stamp() -> str:
-    """Hive's version and the code that compiles plans: an upgrade or an edit of that
-    code (a development checkout) never reads an old cache entry."""
+    """Hive's version and every module of the package: an upgrade or an edit (in a
+    development checkout) never reads an old cache entry. All of them, because a
+    hand-kept list of "the modules that compile plans" went stale (names.py was
+    missing); a module that moves or goes away is simply not part of the stamp."""
     here = Path(__file__).parent
-    files = ("plan.py", "graph.py", "gates.py", "planset.py", "config.py", "agents.py")
-    return __version__ + "".join(f";{(here / f).stat().st_mtime_ns}" for f in files)
+    stamps = []
+    for path in sorted(here.rglob("*.py")):
+        try:
+            stamps.append(f"{path.relative_to(here)}:{path.stat().st_mtime_ns}")
+        except OSError:
+            continue
+    return ";".join([__version__, *stamps])
 
 
 def _compiled(path: Path, config: Config, cache_dir: Path | None) -> tuple[Plan, tuple[str, ...], list[str]]:

@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hive import git, signals, tmux, workspace
+from hive import git, names, signals, tmux, workspace
 from hive.config import Config, load_repo_config
+from hive.errors import CommandError, HiveError, user_message
 from hive.fsutil import HeldLock
 from hive.paths import Paths
 from hive.state import StateStore, TaskState
-from hive.supervise import pid_alive
+from hive.processes import pid_alive
 
 
 def start_run(root: Path, argv: list[str]) -> list[str]:
@@ -36,7 +37,10 @@ def start_run(root: Path, argv: list[str]) -> list[str]:
     git.worktree_prune(root)
     states = StateStore(paths).read_all()
     for st in states.values():
-        notes += _reconcile_task(paths, config, st, sessions, branches)
+        try:
+            notes += _reconcile_task(paths, config, st, sessions, branches)
+        except (HiveError, CommandError) as e:   # one task's trouble must not stop the run
+            notes.append(f"{st.key}: could not check it before the run: {user_message(e)}")
     states = StateStore(paths).read_all()
     notes += _leftovers(root, config, states, sessions)
     return notes
@@ -68,10 +72,11 @@ def _in_progress(paths: Paths, config: Config, st: TaskState, sessions: set[str]
     sig = signals.read(paths.signal_file(st.plan, st.id, st.attempt))
     if sig:
         return f"{st.key}: its agent signalled `{sig.kind}` while no run watched; this run takes it from there"
-    if st.session in sessions and pid_alive(st.pane_pid):
-        return f"{st.key}: its agent is still running (tmux session {st.session}); this run re-attaches to it"
-    if st.merging:
+    if st.merging or st.resume == "merge":
         return f"{st.key}: a run stopped while merging it; this run checks and finishes the merge"
+    pane = tmux.pane(st.session) if st.session in sessions else None
+    if pane is not None and not pane.dead and pid_alive(pane.pid):
+        return f"{st.key}: its agent is still running (tmux session {st.session}); this run re-attaches to it"
     if st.session in sessions:
         tmux.kill_session(st.session)
     StateStore(paths).mark_interrupted(st)
@@ -79,11 +84,17 @@ def _in_progress(paths: Paths, config: Config, st: TaskState, sessions: set[str]
 
 
 def _leftovers(root: Path, config: Config, states: dict[str, TaskState], sessions: set[str]) -> list[str]:
-    notes = [f"leftover worktree {path} (no task uses it): inspect it, then `git worktree remove {path}`"
-             for path in workspace.unused_worktrees(root, root / config.worktree_base, states.values())]
+    notes = []
+    for path in workspace.unused_worktrees(root, root / config.worktree_base, states.values()):
+        state = workspace.health(path)
+        if state == workspace.UNFINISHED:   # a half-made worktree holds no work
+            notes.append(workspace.repair(root, path, state))
+        else:
+            notes.append(f"leftover worktree {path} (no task uses it): inspect it, then "
+                         f"`git worktree remove {path}`")
     known = {st.session for st in states.values()}
     for s in sorted(sessions):
-        if s.startswith("hive-") and s not in known:
+        if names.is_task_session(s) and s not in known:
             notes.append(f"leftover tmux session {s} (no task uses it): look with "
                          f"`tmux -L {tmux.socket()} attach -t {s}`, end it with "
                          f"`tmux -L {tmux.socket()} kill-session -t {s}`")

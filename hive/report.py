@@ -49,10 +49,6 @@ def checkpoint_report(store: StateStore, plan: Plan, task: Task, main_branch: st
                   dependencies=[d for d in dependency_results(store, plan, task) if "_gate-" not in d.key])
 
 
-def checkpoint_file(paths: Paths, plan: str, task_id: str) -> Path:
-    return paths.hive / "checkpoints" / plan / f"{task_id}.md"
-
-
 def terminal_status(states: list[str]) -> str:
     if any(s in ("planned", "in_progress") for s in states):
         return "in_progress"
@@ -87,7 +83,7 @@ def execution_report(root: Path, plans: tuple[Plan, ...], recorded: dict[str, Ta
 
 
 def write_report(root: Path, plans: tuple[Plan, ...], recorded: dict[str, TaskState] | None = None) -> Path:
-    path = Paths(root).hive / "report.md"
+    path = Paths(root).report
     atomic_write(path, execution_report(root, plans, recorded))
     return path
 

@@ -4,12 +4,13 @@ on a terminal, and `.hive/report.md` rewritten as tasks finish (the main process
 is its single writer)."""
 from __future__ import annotations
 
-import signal
 import sys
 import time
 from pathlib import Path
 
 from doit.reporter import ConsoleReporter
+
+from hive import crashsafe
 
 
 class HiveReporter(ConsoleReporter):
@@ -26,10 +27,19 @@ class HiveReporter(ConsoleReporter):
         self.live = sys.stderr.isatty()
 
     def initialize(self, tasks: dict, selected_tasks: list) -> None:
-        # doit saves its database on KeyboardInterrupt but not on SIGTERM.
-        signal.signal(signal.SIGTERM, _terminate)
+        # SIGTERM and Ctrl-C are handled by hive.crashsafe (installed by the dodo loader):
+        # the line is cleared before the workers print why they stopped.
+        crashsafe.add_stop_hook(self._clear)
+        from hive.errors import user_message
         from hive.reconcile import start_run   # a real run only: `doit list` never loads it
-        for line in start_run(self.root, sys.argv[1:]):
+        try:
+            lines = start_run(self.root, sys.argv[1:])
+        except Exception as e:   # each task re-checks its own state when it runs
+            message = user_message(e)
+            if message is None:
+                raise
+            lines = [f"warning: could not check the recorded state before the run: {message}"]
+        for line in lines:
             print(f"hive: {line}", file=sys.stderr, flush=True)
         from hive.compiler import load_project
         from hive.paths import Paths
@@ -111,7 +121,3 @@ def _selected_subtasks(tasks: dict, selected: list) -> set[str]:
         elif task is not None and task.subtask_of:
             out.add(name)
     return out
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt

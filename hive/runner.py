@@ -10,21 +10,21 @@ import multiprocessing
 import os
 import sys
 import time
-import traceback
 from contextlib import ExitStack
 from pathlib import Path
 
 from doit.exceptions import TaskError, TaskFailed
 
 from hive import attempt, git, names, signals, tmux
-from hive.errors import CommandError, HiveError
+from hive.errors import CommandError, HiveError, record_bug, user_message
 from hive.finish import cleanup_merged, finish, record_merged
 from hive.fsutil import HeldLock, atomic_write
 from hive.handle import Job, TaskHandle, first_line, say
 from hive.paths import Paths
-from hive.report import checkpoint_file, checkpoint_kind, checkpoint_report, how_to_answer
-from hive.state import INTERRUPTED, TaskState
-from hive.supervise import Outcome, pid_alive
+from hive.report import checkpoint_kind, checkpoint_report, how_to_answer
+from hive.processes import pid_alive
+from hive.state import INTERRUPTED, TaskState, shown_state
+from hive.supervise import Outcome
 
 HOLD_STATES = ("blocked", "too_big", "awaiting_human")
 
@@ -36,22 +36,34 @@ def run_doit_task(job: Job) -> bool | TaskFailed | TaskError:
     parent = os.getppid()
     try:
         return TaskRunner(job).run()
-    except HiveError as e:
-        return TaskFailed(f"{job.key}: {e}")
     except KeyboardInterrupt:
-        st = TaskHandle(job).read()
-        if st.state == "in_progress" and tmux.has_session(st.session):
-            say(f"{job.key}: stopped watching; its agent keeps running in tmux session {st.session} — the next "
-                f"`doit` re-attaches to it (`hive stop {job.key}` stops it)")
+        say(stopped_watching(TaskHandle(job)))
         raise
-    except Exception:  # a bug, not a user error: keep the traceback out of the way but on disk
-        log = Paths(job.root).debug_log
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a") as f:
-            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {job.key}\n{traceback.format_exc()}")
-        return TaskError(f"{job.key}: internal error: {sys.exc_info()[1]!r} (traceback in {log})")
+    except Exception as e:
+        message = user_message(e)
+        if message is not None:
+            return TaskFailed(f"{job.key}: {message}")
+        where = record_bug(Paths(job.root).debug_log, job.key)
+        return TaskError(f"{job.key}: internal error: {e!r} ({where})")
     finally:
         _exit_if_orphaned(parent)
+
+
+def stopped_watching(h: TaskHandle) -> str:
+    """The one line a run that is stopped (Ctrl-C, SIGTERM) says about a task it ran."""
+    st = h.read()
+    key = h.key
+    if st.state != "in_progress":
+        return f"{key}: stopped watching — it is {st.state}; the next `doit` goes on from there"
+    sig = signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt))
+    if sig:
+        return f"{key}: stopped watching — its agent signalled `{sig.kind}`; the next `doit` takes it from there"
+    if st.merging or st.resume == "merge":
+        return f"{key}: stopped watching while merging — the next `doit` finishes the merge"
+    if st.session and pid_alive(st.pane_pid) and tmux.has_session(st.session):
+        return (f"{key}: stopped watching — its agent keeps running in tmux session {st.session}; the next "
+                f"`doit` re-attaches to it (`hive stop {key}` stops it)")
+    return f"{key}: stopped watching — its agent is gone; the next `doit` starts a new attempt"
 
 
 def _exit_if_orphaned(parent: int) -> None:
@@ -78,8 +90,22 @@ class TaskRunner:
         claim.acquire(on_wait=lambda pid: say(f"{h.key}: another run (pid {pid}) is running it; waiting for it"))
         try:
             return self._run_claimed()
+        except (HiveError, CommandError) as e:
+            return self._failed_by(e)
         finally:
             claim.release()
+
+    def _failed_by(self, error: HiveError | CommandError) -> TaskFailed:
+        """A git/tmux failure or a bad state in the middle of an attempt: the attempt
+        ends failed with the command and its output (a merge waiting for a human
+        stays blocked), its branch kept for the next attempt."""
+        h = self.h
+        message = user_message(error) or str(error)
+        st = h.read()
+        if st.state == "in_progress":
+            blocked = st.resume == "merge"
+            h.end(st, "blocked" if blocked else "failed", f"error: {message}", resume=st.resume if blocked else "")
+        return TaskFailed(f"{h.key}: {message}")
 
     def _run_claimed(self) -> bool | TaskFailed:
         h = self.h
@@ -100,8 +126,8 @@ class TaskRunner:
             if st.state == "done":
                 return True
             if st.state == "failed" and st.attempts < h.cfg.max_attempts:
-                say(f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); "
-                    f"starting attempt {st.attempt + 1} of {h.cfg.max_attempts}")
+                say(f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
+                    f"({st.attempts} of {h.cfg.max_attempts} attempts used)")
                 continue
             return self._held(st)
 
@@ -131,37 +157,58 @@ class TaskRunner:
             cleanup_merged(h, st)
             say(f"{h.key}: done — its merge {st.merge_commit[:10]} landed before the last run stopped")
             return "done"
-        if st.state == "done":
-            if st.task_hash == h.task.text_hash and st.merge_commit and \
-                    git.is_ancestor(h.root, st.merge_commit, h.main_ref):
-                return "done"
-            why = "its text in the plan changed" if st.task_hash != h.task.text_hash else \
-                f"its merge commit is no longer on {h.cfg.main_branch}"
-            h.update(("done",), state="planned", attempts=0, reason="", merge_commit="", event=f"reopened: {why}")
-            say(f"{h.key}: re-opened because {why}")
-            return self._decide(h.read())
         if st.state == "in_progress":
-            if signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt)):
-                return "signalled"
-            if st.session and pid_alive(st.pane_pid) and tmux.has_session(st.session):
-                return "attach"
-            h.store.mark_interrupted(st)
-            return "new"
+            return self._in_progress(st)
+        why = self._outdated(st)
+        if why:
+            h.update((st.state,), state="planned", attempts=0, reason="", merge_commit="", resume="",
+                     event=f"reopened: {why}")
+            say(f"{h.key}: re-opened because {why}")
+            st = h.read()
+        if st.state == "done":
+            return "done"
         if st.state in HOLD_STATES:
             return "hold"
         if st.state == "failed" and st.reason != INTERRUPTED and st.attempts >= h.cfg.max_attempts:
             return "hold"
         if h.task.is_checkpoint:
             return "checkpoint"
-        if st.state == "planned" and st.resume == "merge":
+        if st.resume == "merge":
             return "merge"
+        return "new"
+
+    def _outdated(self, st: TaskState) -> str:
+        """Why a finished or held task must run again, if it must: its text in the plan
+        changed (for every state, as `hive status` shows it), or its merge left main."""
+        h = self.h
+        if st.state == "planned":
+            return ""
+        if shown_state(st, h.task.text_hash) == "planned":
+            return "its text in the plan changed"
+        if st.state == "done" and not (st.merge_commit and git.is_ancestor(h.root, st.merge_commit, h.main_ref)):
+            return f"its merge commit is no longer on {h.cfg.main_branch}"
+        return ""
+
+    def _in_progress(self, st: TaskState) -> str:
+        """Recorded as running and nobody holds its claim: the last run stopped."""
+        h = self.h
+        if signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt)):
+            return "signalled"
+        if st.resume == "merge":
+            return "merge"
+        pane = tmux.pane(st.session) if st.session else None
+        if pane is not None and not pane.dead and pid_alive(pane.pid):
+            if pane.pid != st.pane_pid:   # the last run died before it recorded the pane
+                h.update(("in_progress",), pane_pid=pane.pid)
+            return "attach"
+        h.store.mark_interrupted(st)
         return "new"
 
     def _checkpoint(self, st: TaskState) -> TaskState:
         """Stop here for a human: write the checkpoint report and wait in awaiting_human."""
         h = self.h
         report = checkpoint_report(h.store, h.job.plan, h.task, h.cfg.main_branch)
-        atomic_write(checkpoint_file(h.paths, h.plan_name, h.task.id), report)
+        atomic_write(h.paths.checkpoint_file(h.plan_name, h.task.id), report)
         kind = checkpoint_kind(h.task)
         return h.update(("planned",), state="awaiting_human", task_hash=h.task.text_hash, answer="",
                         reason=f"{kind}: answer with `{how_to_answer(h.key, h.task)}`",
@@ -189,7 +236,7 @@ class TaskRunner:
                "too_big": f"split it in the plan, or `hive retry {key}`",
                "awaiting_human": "",
                "failed": f"`hive retry {key}` after fixing the cause (logs: `hive logs {key}`)"}
-        report = checkpoint_file(self.h.paths, self.h.plan_name, self.h.task.id)
+        report = self.h.paths.checkpoint_file(self.h.plan_name, self.h.task.id)
         if st.state == "awaiting_human" and self.h.task.is_checkpoint and report.exists():
             # the checkpoint report goes to stderr: doit captures a task's stdout
             print("\n" + report.read_text(), file=sys.stderr, flush=True)

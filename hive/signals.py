@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hive.errors import HiveError
 from hive.fsutil import append_line, atomic_write, create_exclusive
-from hive.names import split_key
+from hive.names import PLAN_RE, SAFE_RE, split_key
 from hive.paths import Paths
 
 KINDS = ("done", "blocked", "too_big")
@@ -44,6 +44,8 @@ class AgentIdentity:
             plan, task_id = split_key(key)
         except ValueError:
             raise HiveError(f"HIVE_TASK={key!r} is not <plan>:<ID>") from None
+        if not PLAN_RE.match(plan) or not SAFE_RE.match(task_id):
+            raise HiveError(f"HIVE_TASK={key!r} is not a Hive task name (letters, digits, '.', '_', '-')")
         return cls(Path(root), plan, task_id, int(attempt))
 
 

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from hive.crashsafe import uninterruptible
 from hive.errors import HiveError
 from hive.fsutil import append_line, atomic_write, locked
 from hive.paths import Paths
@@ -106,7 +107,7 @@ class StateStore:
                event: str = "", **changes: Any) -> TaskState:
         """Apply `changes`; if `expect` is given the current state must be one of
         them, else `StaleState` is raised and nothing is written."""
-        with locked(self._lock):
+        with uninterruptible(), locked(self._lock):   # the state file and its event line go together
             old = self.read(plan, task_id)
             if expect is not None and old.state not in expect:
                 raise StaleState(old)

@@ -1,10 +1,11 @@
-"""`hive stop [task]`: stop running agents in stages (SIGINT, SIGTERM, SIGKILL),
-saying each step, and record that a human stopped them."""
+"""Stopping agents: `hive stop [task]` (stages SIGINT, SIGTERM, SIGKILL, saying each
+step, then recording that a human stopped them), and the end of every attempt.
+
+"Stopped" is said only once no process of the agent is left — its tmux pane's
+shell dying proves nothing when the agent traps SIGINT and lives on with ppid 1.
+"""
 from __future__ import annotations
 
-import os
-import signal
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -13,14 +14,13 @@ from hive.errors import HiveError
 from hive.fsutil import HeldLock, atomic_write
 from hive.names import parse_key
 from hive.paths import Paths
+from hive.processes import STAGES, AgentMark, Stages, stop_in_stages
 from hive.state import StateStore, TaskState, history_entry
-from hive.supervise import pid_alive
 
-STAGES = ((signal.SIGINT, 5.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 2.0))
+Report = Callable[[str], None]
 
 
-def stop(root: Path, key: str | None, report: Callable[[str], None],
-         stages: tuple[tuple[int, float], ...] = STAGES) -> int:
+def stop(root: Path, key: str | None, report: Report, stages: Stages = STAGES) -> int:
     """Stop one task's agent, or every running one; returns how many were stopped."""
     paths = Paths(root)
     store = StateStore(paths)
@@ -34,29 +34,27 @@ def stop(root: Path, key: str | None, report: Callable[[str], None],
         # The stop request goes first: a run watching this agent records "stopped",
         # not a crash it would retry.
         atomic_write(paths.stop_file(st.plan, st.id, st.attempt), "stopped by hive stop\n")
-        _stop_agent(st, report, stages)
+        survivors = stop_agent(root, st, lambda line, k=st.key: report(f"{k}: {line}"), stages)
+        if survivors:
+            raise HiveError(f"{st.key}: processes {sorted(survivors)} survived SIGKILL; look at them with "
+                            f"`ps -o pid,stat,args -p {','.join(map(str, sorted(survivors)))}`")
+        report(f"{st.key}: agent stopped (no process of it is left); tmux session {st.session} closed "
+               f"(its output stays in `hive logs {st.key}`)")
         _record_if_unwatched(paths, store, st, report)
     return len(running)
 
 
-def _stop_agent(st: TaskState, report: Callable[[str], None], stages: tuple[tuple[int, float], ...]) -> None:
-    pid = st.pane_pid
-    for sig, patience in stages:
-        if not pid_alive(pid):
-            break
-        report(f"{st.key}: sending {signal.Signals(sig).name} to its agent (pid {pid}), waiting up to {patience:g}s")
-        try:
-            os.killpg(pid, sig)   # tmux makes the pane's process a group leader: reach the agent's children too
-        except ProcessLookupError:
-            break
-        deadline = time.monotonic() + patience
-        while pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+def stop_agent(root: Path, st: TaskState, report: Report, stages: Stages = STAGES,
+               quiet_first: bool = False) -> set[int]:
+    """Stop every process of the attempt's agent in stages, then close its tmux
+    session; returns the pids that outlived every stage (normally none)."""
+    mark = AgentMark(str(root), st.key, st.attempt, st.pane_pid)
+    survivors = stop_in_stages(mark, stages, report, quiet_first)
     tmux.kill_session(st.session)
-    report(f"{st.key}: agent stopped; tmux session {st.session} closed (its output stays in `hive logs {st.key}`)")
+    return survivors
 
 
-def _record_if_unwatched(paths: Paths, store: StateStore, st: TaskState, report: Callable[[str], None]) -> None:
+def _record_if_unwatched(paths: Paths, store: StateStore, st: TaskState, report: Report) -> None:
     claim = HeldLock(paths.claim_lock(st.plan, st.id))
     if not claim.try_acquire():
         return   # the run watching it records the outcome

@@ -15,6 +15,7 @@ from typing import Callable
 
 from hive import signals, tmux
 from hive.agents import stall_match
+from hive.processes import pid_alive
 
 POLL = 0.025
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]|\r")
@@ -42,28 +43,6 @@ class Outcome:
     kind: str   # done | blocked | too_big | stopped | crashed | spawn_failed | timeout | script_failed
     reason: str = ""
     output_tail: str = ""
-
-
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    """A finished pane process can linger as a zombie until tmux reaps it (seen with
-    tmux 3.3a): it still answers kill(0), so look at its state where /proc exists."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
-    except (FileNotFoundError, IndexError):
-        return False
 
 
 def log_size(path: Path) -> int:

@@ -23,7 +23,7 @@ def base_argv() -> list[str]:
 
 
 def _tmux(*args: str, check: bool = True) -> proc.Result:
-    return proc.run([*base_argv(), *args], check=check)
+    return proc.run([*base_argv(), *args], check=check, atomic=True)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ when git proves its work is safe."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
@@ -10,6 +11,7 @@ from hive import git
 from hive.context import MARKER
 from hive.errors import CommandError, HiveError
 from hive.fsutil import atomic_write
+from hive.paths import Paths
 from hive.proc import Result, clean_env, run
 
 if TYPE_CHECKING:
@@ -32,13 +34,70 @@ def create(root: Path, path: Path, branch: str, start: str) -> None:
 def checkout_existing(root: Path, path: Path, branch: str) -> None:
     """A worktree for an existing branch (to merge work whose worktree was removed)."""
     ensure_ignored_dir(path.parent)
+    git.worktree_prune(root)   # a deleted worktree still "has the branch checked out" until pruned
     git.worktree_checkout(root, path, branch)
+
+
+# What a worktree directory turns out to be.
+OK, MISSING, UNFINISHED, FOREIGN = "ok", "missing", "unfinished", "foreign"
+
+
+def health(path: Path) -> str:
+    """Prove that `path` is a finished worktree of its own before any git command runs
+    in it. UNFINISHED: `git worktree add` was killed before its checkout completed (it
+    is still locked "initializing", or has no index): it looks like "every file
+    deleted" and holds no work. FOREIGN: git does not see a worktree top level there
+    (a directory left without its `.git` file)."""
+    if not path.exists():
+        return MISSING
+    dirs = git.worktree_dirs(path)
+    if dirs is None or dirs[0].resolve() != path.resolve():
+        return FOREIGN
+    lock = dirs[1] / "locked"
+    if not (dirs[1] / "index").exists() or (lock.exists() and lock.read_text(errors="replace").strip() == "initializing"):
+        return UNFINISHED
+    return OK
+
+
+def usable(root: Path, path: Path) -> bool:
+    """True if `path` is a sound worktree to work in; otherwise what is there is
+    cleared away (see `repair`) and False is returned."""
+    state = health(path)
+    if state == OK:
+        return True
+    repair(root, path, state)
+    return False
+
+
+def repair(root: Path, path: Path, state: str) -> str:
+    """Clear away a worktree that cannot be worked in; returns what was done. A half-made
+    one holds no work and is removed; a directory git does not know is removed if empty,
+    else moved aside to .hive/salvage/ (never deleted: it may hold someone's files)."""
+    note = ""
+    if state == UNFINISHED:
+        try:
+            git.worktree_remove(root, path, locked_too=True)
+        except CommandError:
+            shutil.rmtree(path, ignore_errors=True)
+        note = f"removed {path}: creating it was interrupted before its checkout completed"
+    elif state == FOREIGN:
+        if not any(path.iterdir()):
+            path.rmdir()
+            note = f"removed {path}: an empty directory left by an interrupted `git worktree add`"
+        else:
+            aside = Paths(root).salvage / f"{path.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+            aside.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(path), str(aside))
+            note = f"moved {path} to {aside}: git does not see a worktree there"
+    git.worktree_unlock(root, path)   # git never prunes a worktree left locked "initializing"
+    git.worktree_prune(root)
+    return note
 
 
 def restore_branch(worktree: Path, branch: str) -> None:
     """Undo what an interrupted merge left: a half-done merge, or a detached HEAD at
     a merge commit that never reached main (it is rebuilt from the branch)."""
-    if not worktree.exists() or not branch:
+    if not branch:
         return
     head, merging = git.head_and_merge(worktree)
     if merging:
@@ -93,8 +152,6 @@ def place_context(worktree: Path, name: str, text: str, tracked: bool) -> None:
 
 def retire_context(worktree: Path, name: str) -> None:
     """The agent has finished: put the project's version back (or remove ours)."""
-    if not worktree.exists():
-        return
     if git.tracked(worktree, name):
         git.skip_worktree(worktree, name, on=False)
         git.restore_file(worktree, "HEAD", name)
@@ -119,12 +176,24 @@ def undo_context_changes(worktree: Path, base: str, name: str) -> bool:
     return True
 
 
+def salvage(worktree: Path, message: str) -> bool:
+    """Commit what an agent left uncommitted (False if nothing). Refuses a worktree in
+    which every file of HEAD is gone: that is a checkout that never happened, and
+    committing it would delete the whole project on merge."""
+    changes = git.status(worktree)
+    deleted = sum(1 for line in changes if "D" in line[:2])
+    if deleted and deleted >= git.count_files(worktree, "HEAD"):
+        raise HiveError(f"{worktree}: every file of its branch is missing; not committing that "
+                        f"(an interrupted checkout, or someone emptied it) — look at it, then `hive retry`")
+    return bool(changes) and git.commit_all(worktree, message)
+
+
 def remove_if_merged(root: Path, worktree: Path, main: str) -> str:
     """Remove a worktree only if its HEAD is contained in main and nothing is uncommitted.
     Returns "" on success or why it was kept."""
-    if not worktree.exists():
-        git.worktree_prune(root)
-        return ""
+    state = health(worktree)
+    if state != OK:
+        return repair(root, worktree, state)
     if not git.is_ancestor(worktree, "HEAD", main):
         return f"kept {worktree}: its HEAD is not in {main}"
     return _remove(root, worktree)
@@ -132,9 +201,9 @@ def remove_if_merged(root: Path, worktree: Path, main: str) -> str:
 
 def remove_if_clean(root: Path, worktree: Path) -> str:
     """Remove a worktree whose work is all committed (its branch keeps the commits)."""
-    if not worktree.exists():
-        git.worktree_prune(root)
-        return ""
+    state = health(worktree)
+    if state != OK:
+        return repair(root, worktree, state)
     dirty = git.status(worktree)
     if dirty:
         return f"kept {worktree}: {len(dirty)} uncommitted change(s)"
@@ -143,6 +212,9 @@ def remove_if_clean(root: Path, worktree: Path) -> str:
 
 def remove_any(root: Path, worktree: Path) -> str:
     """Remove a worktree whatever it holds (`hive cleanup --force` only)."""
+    state = health(worktree)
+    if state != OK:
+        return repair(root, worktree, state)
     return _remove(root, worktree)
 
 
@@ -155,6 +227,8 @@ def _remove(root: Path, worktree: Path) -> str:
 
 
 def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
+    """Delete a branch whose commits are all in main. Failing to is a warning (a
+    leftover branch costs nothing), never a task error."""
     if not branch:
         return ""
     contained = git.contained(root, f"refs/heads/{branch}", main)
@@ -162,8 +236,8 @@ def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
         return ""   # already gone
     if not contained:
         return f"kept branch {branch}: it has commits that are not in {main}"
-    git.delete_branch(root, branch)
-    return ""
+    res = git.delete_branch(root, branch)
+    return "" if res.code == 0 else f"warning: could not delete merged branch {branch}: {res.output}"
 
 
 def unused_worktrees(root: Path, base: Path, states: "Iterable[TaskState]") -> list[Path]:
@@ -180,6 +254,7 @@ def cleanup_done(root: Path, st: "TaskState", main_ref: str, existing: set[str] 
     if git shows it is contained in main. `existing` (branch names, if known) spares
     a git call per branch that is already gone. Returns what was kept, and why."""
     kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if st.worktree and Path(st.worktree).exists() else []
+    git.worktree_prune(root)   # else a branch whose worktree was deleted is still "checked out" there
     branches = {h.get("branch", "") for h in st.history} | {st.branch}
     if existing is not None:
         branches &= existing

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -58,10 +59,47 @@ def isolated(monkeypatch):
         monkeypatch.setenv(k, v)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
     yield scratch
-    subprocess.run(["tmux", "-L", os.environ["HIVE_TMUX_SOCKET"], "kill-server"], capture_output=True)
+    socket = os.environ["HIVE_TMUX_SOCKET"]
+    subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+    leftovers = _processes_left(f"HIVE_TMUX_SOCKET={socket}".encode())
     shutil.rmtree(scratch, ignore_errors=True)
+    assert not leftovers, f"the test left processes running (now killed): {leftovers}"
     after = sorted(p.name for p in REAL_HOME.iterdir()) if REAL_HOME.is_dir() else []
     assert after == home_listing, f"test touched the real $HOME: {set(after) ^ set(home_listing)}"
+
+
+def _with_env(marker: bytes) -> dict[int, str]:
+    """Live processes whose environment carries `marker` (everything a test starts does)."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if marker not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{name}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    continue
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                found[int(name)] = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+    return found
+
+
+def _processes_left(marker: bytes, patience: float = 10.0) -> dict[int, str]:
+    """Whatever a test started and did not end (doit runs, workers, agents): given a
+    moment to exit, then killed and reported, so no test can leak processes."""
+    deadline = time.monotonic() + patience
+    while (left := _with_env(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return left
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:

@@ -137,29 +137,55 @@ def test_kill9_at_each_crash_point_lands_the_work_exactly_once(repo, point):
     assert repo.starts().count("f:1") == 1
 
 
-def test_orphaned_worker_keeps_its_task_and_a_new_run_waits_for_it(repo):
+def test_kill9_of_doit_alone_stops_its_workers_and_the_next_run_reattaches(repo):
     repo.write_plan("o", """
     ### Task a: Long
     fake: wait-for .hive/fake/go
     fake: write a.txt a
     fake: commit work a
     fake: signal done
+
+    ### Task b: Later
+    **Depends on:** a
+    fake: signal done
     """)
     run = repo.start_doit("-n", "2")
     wait_for(lambda: repo.starts() == ["o:a"], what="the agent to start")
     worker_pid = repo.state("o", "a")["pid"]
     assert worker_pid != run.pid, "under -n the task runs in a worker process"
-    os.kill(run.pid, signal.SIGKILL)   # only doit dies; its worker lives on as an orphan
+    workers = _children(run.pid)
+    assert len(workers) == 2, "one worker runs the task, the other waits for work"
+    os.kill(run.pid, signal.SIGKILL)   # only doit dies (the OOM killer's choice, say)
     run.wait(timeout=10)
+    for pid in workers:
+        wait_for(lambda: not _alive(pid), timeout=15, what=f"worker {pid} to stop with its doit")
+    assert "o:a: stopped watching — its agent keeps running in tmux session" in run.stderr()
     second = repo.start_doit("-n", "2")
-    wait_for(lambda: f"another run (pid {worker_pid}) is running it; waiting" in second.stderr(),
-             what="the second run to wait for the orphan")
-    assert second.running()
+    wait_for(lambda: "re-attaching to its running agent" in second.stderr(), what="the re-attach")
     repo.go()
     assert second.wait() == 0, second.stderr()
-    assert repo.starts() == ["o:a"]
+    assert repo.starts() == ["o:a", "o:b"]
     assert_finished_exactly_once(repo, {"o:a": "work a"})
-    wait_for(lambda: not _alive(worker_pid), timeout=30, what="the orphaned worker to exit")
+
+
+def test_a_run_waits_for_a_task_another_process_is_running(repo):
+    from hive.fsutil import HeldLock
+    from hive.paths import Paths
+    repo.write_plan("w", "### Task a: One\nfake: signal done\n")
+    claim = HeldLock(Paths(repo.root).claim_lock("w", "a"))
+    assert claim.try_acquire()
+    run = repo.start_doit()
+    wait_for(lambda: f"another run (pid {os.getpid()}) is running it; waiting" in run.stderr(),
+             what="the run to wait for the claim")
+    assert run.running() and repo.starts() == []
+    claim.release()
+    assert run.wait() == 0, run.stderr()
+    assert repo.starts() == ["w:a"]
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
 
 
 def test_two_doit_runs_at_once_never_run_a_task_twice(repo):

@@ -133,7 +133,7 @@ def test_blocked_and_too_big_outcomes_keep_their_reason(repo):
     fake: signal too-big split into parser and printer
     """)
     r = repo.doit("-c")
-    assert r.returncode == 2, "with -c the plan's group task reports UnmetDependency"
+    assert r.returncode == 1, "with -c a held task exits 1; the plan's group task must not make it 2"
     b, t = repo.state("o", "b"), repo.state("o", "t")
     assert b["state"] == "blocked" and "need the API key" in b["reason"]
     assert Path(b["worktree"]).exists(), "a blocked task keeps its worktree"

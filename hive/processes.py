@@ -1,0 +1,150 @@
+"""Processes seen through /proc: is a pid alive, who holds a file open, and which
+processes belong to one agent attempt — so stopping an agent means all of it.
+
+An agent is more than its tmux pane's process: tmux makes that process a session
+leader, the agent runs below it, and an agent that traps SIGINT outlives the
+pane's shell with ppid 1 (seen with `hive stop`). Its processes are found by the
+environment Hive gave the attempt (HIVE_ROOT, HIVE_TASK, HIVE_ATTEMPT) and by its
+session id; the session id alone is trusted only together with an environment
+match, because after a reboot that number may belong to someone else.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+POLL = 0.05
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A finished pane process can linger as a zombie until tmux reaps it (seen with
+    tmux 3.3a): it still answers kill(0), so look at its state where /proc exists."""
+    stat = _stat(pid)
+    return stat is not None and stat[0] in ("Z", "X")
+
+
+def _stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, ppid, process group, session id) of a live pid."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _pids() -> Iterator[int]:
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return
+    for name in names:
+        if name.isdigit():
+            yield int(name)
+
+
+def holders(path: Path) -> list[int]:
+    """Processes that have `path` open (git keeps its lock files open while it works)."""
+    target = str(path)
+    found = []
+    for pid in _pids():
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                    found.append(pid)
+                    break
+            except OSError:
+                continue
+    return found
+
+
+@dataclass(frozen=True)
+class AgentMark:
+    """What identifies one attempt's processes."""
+    root: str
+    task: str
+    attempt: int
+    session_id: int     # the tmux pane's pid: the session leader tmux made
+
+    def _needles(self) -> tuple[bytes, ...]:
+        return (f"HIVE_ROOT={self.root}".encode(), f"HIVE_TASK={self.task}".encode(),
+                f"HIVE_ATTEMPT={self.attempt}".encode())
+
+
+def members(mark: AgentMark) -> set[int]:
+    """Every live process of this attempt's agent."""
+    needles = mark._needles()
+    by_env, by_session = set(), set()
+    me = os.getpid()
+    for pid in _pids():
+        stat = _stat(pid)
+        if stat is None or stat[0] in ("Z", "X") or pid == me:
+            continue
+        if mark.session_id > 0 and stat[3] == mark.session_id:
+            by_session.add(pid)
+        if _has_env(pid, needles):
+            by_env.add(pid)
+    return by_env | (by_session if by_session & by_env else set())
+
+
+def _has_env(pid: int, needles: tuple[bytes, ...]) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = set(f.read().split(b"\0"))
+    except OSError:
+        return False
+    return all(n in env for n in needles)
+
+
+Stages = tuple[tuple[int, float], ...]
+# Stopping an agent against its will (hive stop, a timeout): it may save its work.
+STAGES: Stages = ((signal.SIGINT, 5.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
+# Ending an agent that finished (it signalled, or exited): what closing its terminal does first.
+FINISHED: Stages = ((signal.SIGHUP, 2.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
+
+
+def stop_in_stages(mark: AgentMark, stages: Stages, report: Callable[[str], None],
+                   quiet_first: bool = False) -> set[int]:
+    """Signal every process of the agent, stage by stage, until none is left;
+    returns what survived the last stage (nothing, unless the kernel disagrees).
+    `quiet_first`: the first stage is routine (an agent that finished), not news."""
+    for n, (sig, patience) in enumerate(stages):
+        pids = members(mark)
+        if not pids:
+            return set()
+        if n or not quiet_first:
+            report(f"sending {signal.Signals(sig).name} to {_describe(pids)}, waiting up to {patience:g}s")
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                continue
+        deadline = time.monotonic() + patience
+        while members(mark) and time.monotonic() < deadline:
+            time.sleep(POLL)
+    return members(mark)
+
+
+def _describe(pids: set[int]) -> str:
+    listed = ", ".join(str(p) for p in sorted(pids)[:8])
+    return f"its process{'es' if len(pids) > 1 else ''} (pid {listed}{', …' if len(pids) > 8 else ''})"
