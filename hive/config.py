@@ -32,6 +32,7 @@ class Config:
     task_timeout: float = 3600.0
     spawn_grace_period: float = 30.0
     stuck_threshold: float = 900.0
+    stop_patience: float = 5.0
     max_attempts: int = 2
     main_branch: str = "main"
     auto_merge: bool = True
@@ -51,6 +52,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
     "execution": {"task_timeout": ("task_timeout", "duration"),
                   "spawn_grace_period": ("spawn_grace_period", "duration"),
                   "stuck_threshold": ("stuck_threshold", "duration"),
+                  "stop_patience": ("stop_patience", "duration"),
                   "max_attempts": ("max_attempts", "posint")},
     "merge": {"main_branch": ("main_branch", "str"), "auto_merge": ("auto_merge", "bool"),
               "require_tests": ("require_tests", "bool"), "test_command": ("test_command", "str")},

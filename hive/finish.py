@@ -8,7 +8,7 @@ from hive import workspace
 from hive.attempt import retire_worktree, worktree_for_merge
 from hive.handle import TaskHandle, say
 from hive.merge import MergeRequest, Recorders, merge
-from hive.processes import FINISHED, STAGES
+from hive.processes import stages
 from hive.state import TaskState, history_entry
 from hive.stop import stop_agent
 from hive.supervise import Outcome
@@ -21,7 +21,7 @@ _FINISHED_KINDS = ("done", "blocked", "too_big", "crashed", "script_failed")
 def finish(h: TaskHandle, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
     finished = outcome.kind in _FINISHED_KINDS
     survivors = stop_agent(h.root, st, lambda line: say(f"{h.key}: {line}"),
-                           FINISHED if finished else STAGES, quiet_first=finished)
+                           stages(h.cfg.stop_patience, finished), quiet_first=finished)
     if survivors:
         say(f"{h.key}: warning: processes {sorted(survivors)} of its agent survived SIGKILL")
     if outcome.kind == "done":

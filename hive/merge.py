@@ -67,6 +67,7 @@ def _attempt(req: MergeRequest, main_ref: str, rec: Recorders) -> MergeResult | 
     wt = req.worktree
     main_sha = git.rev_parse(req.root, main_ref)
     git.checkout(wt, main_sha, detach=True)
+    crash_point("in-merge")
     res = git.merge_no_ff(wt, req.branch, req.message)
     if res.code != 0:
         conflicts = git.conflicted_files(wt)

@@ -57,18 +57,21 @@ def load_plans(plans_dir: Path, config: Config, cache_dir: Path | None = None) -
 
 @functools.lru_cache(maxsize=1)
 def _code_stamp() -> str:
+    return code_stamp(Path(__file__).parent, __version__)
+
+
+def code_stamp(package: Path, version: str) -> str:
     """Hive's version and every module of the package: an upgrade or an edit (in a
     development checkout) never reads an old cache entry. All of them, because a
     hand-kept list of "the modules that compile plans" went stale (names.py was
     missing); a module that moves or goes away is simply not part of the stamp."""
-    here = Path(__file__).parent
-    stamps = []
-    for path in sorted(here.rglob("*.py")):
+    stamps = [version]
+    for path in sorted(package.rglob("*.py")):
         try:
-            stamps.append(f"{path.relative_to(here)}:{path.stat().st_mtime_ns}")
+            stamps.append(f"{path.relative_to(package)}:{path.stat().st_mtime_ns}")
         except OSError:
             continue
-    return ";".join([__version__, *stamps])
+    return ";".join(stamps)
 
 
 def _compiled(path: Path, config: Config, cache_dir: Path | None) -> tuple[Plan, tuple[str, ...], list[str]]:

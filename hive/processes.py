@@ -117,10 +117,14 @@ def _has_env(pid: int, needles: tuple[bytes, ...]) -> bool:
 
 
 Stages = tuple[tuple[int, float], ...]
-# Stopping an agent against its will (hive stop, a timeout): it may save its work.
-STAGES: Stages = ((signal.SIGINT, 5.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
-# Ending an agent that finished (it signalled, or exited): what closing its terminal does first.
-FINISHED: Stages = ((signal.SIGHUP, 2.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
+
+
+def stages(patience: float, finished: bool = False) -> Stages:
+    """Stopping an agent against its will (hive stop, a timeout): SIGINT first, so it
+    may save its work. Ending one that finished (it signalled, or exited): SIGHUP,
+    what closing its terminal does. Then SIGTERM and SIGKILL, `patience` apart."""
+    first = (signal.SIGHUP, min(patience, 2.0)) if finished else (signal.SIGINT, patience)
+    return (first, (signal.SIGTERM, patience), (signal.SIGKILL, patience))
 
 
 def stop_in_stages(mark: AgentMark, stages: Stages, report: Callable[[str], None],

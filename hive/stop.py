@@ -10,18 +10,20 @@ from pathlib import Path
 from typing import Callable
 
 from hive import tmux
+from hive.config import load_repo_config
 from hive.errors import HiveError
 from hive.fsutil import HeldLock, atomic_write
 from hive.names import parse_key
 from hive.paths import Paths
-from hive.processes import STAGES, AgentMark, Stages, stop_in_stages
+from hive.processes import AgentMark, Stages, stages, stop_in_stages
 from hive.state import StateStore, TaskState, history_entry
 
 Report = Callable[[str], None]
 
 
-def stop(root: Path, key: str | None, report: Report, stages: Stages = STAGES) -> int:
+def stop(root: Path, key: str | None, report: Report) -> int:
     """Stop one task's agent, or every running one; returns how many were stopped."""
+    patience = load_repo_config(root).stop_patience
     paths = Paths(root)
     store = StateStore(paths)
     running = [st for st in store.read_all().values() if st.state == "in_progress"]
@@ -34,7 +36,7 @@ def stop(root: Path, key: str | None, report: Report, stages: Stages = STAGES) -
         # The stop request goes first: a run watching this agent records "stopped",
         # not a crash it would retry.
         atomic_write(paths.stop_file(st.plan, st.id, st.attempt), "stopped by hive stop\n")
-        survivors = stop_agent(root, st, lambda line, k=st.key: report(f"{k}: {line}"), stages)
+        survivors = stop_agent(root, st, lambda line, k=st.key: report(f"{k}: {line}"), stages(patience))
         if survivors:
             raise HiveError(f"{st.key}: processes {sorted(survivors)} survived SIGKILL; look at them with "
                             f"`ps -o pid,stat,args -p {','.join(map(str, sorted(survivors)))}`")
@@ -44,12 +46,11 @@ def stop(root: Path, key: str | None, report: Report, stages: Stages = STAGES) -
     return len(running)
 
 
-def stop_agent(root: Path, st: TaskState, report: Report, stages: Stages = STAGES,
-               quiet_first: bool = False) -> set[int]:
+def stop_agent(root: Path, st: TaskState, report: Report, plan: Stages, quiet_first: bool = False) -> set[int]:
     """Stop every process of the attempt's agent in stages, then close its tmux
     session; returns the pids that outlived every stage (normally none)."""
     mark = AgentMark(str(root), st.key, st.attempt, st.pane_pid)
-    survivors = stop_in_stages(mark, stages, report, quiet_first)
+    survivors = stop_in_stages(mark, plan, report, quiet_first)
     tmux.kill_session(st.session)
     return survivors
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from hive import git
 from hive.context import MARKER
+from hive.crashsafe import crash_point
 from hive.errors import CommandError, HiveError
 from hive.fsutil import atomic_write
 from hive.paths import Paths
@@ -255,6 +256,7 @@ def cleanup_done(root: Path, st: "TaskState", main_ref: str, existing: set[str] 
     a git call per branch that is already gone. Returns what was kept, and why."""
     kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if st.worktree and Path(st.worktree).exists() else []
     git.worktree_prune(root)   # else a branch whose worktree was deleted is still "checked out" there
+    crash_point("before-branch-delete")
     branches = {h.get("branch", "") for h in st.history} | {st.branch}
     if existing is not None:
         branches &= existing

@@ -121,6 +121,7 @@ context_file = "AGENTS.md"
 spawn_grace_period = "{grace}"
 task_timeout = "{timeout}"
 max_attempts = {attempts}
+stop_patience = "{stop}"
 
 [merge]
 main_branch = "main"
@@ -158,9 +159,10 @@ class Repo:
         path.write_text(text)
         return path
 
-    def configure(self, grace: str = "10s", timeout: str = "2m", attempts: int = 2, extra: str = "") -> None:
+    def configure(self, grace: str = "10s", timeout: str = "2m", attempts: int = 2, extra: str = "",
+                  stop: str = "5s") -> None:
         text = CONFIG.format(python=sys.executable, fake=FAKE_AGENT, grace=grace, timeout=timeout,
-                             attempts=attempts)
+                             attempts=attempts, stop=stop)
         (self.root / ".hive" / "config.toml").write_text(text + extra)
 
     def doit(self, *args: str, timeout: float = 180, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -21,12 +21,16 @@ context file's path as its argument. It reads the context file and follows
     fake: silent                 print nothing and wait forever
     fake: hang                   wait forever (after printing)
     fake: dump-context           copy the context file to .hive/fake/context-<task>-a<N>.md
+    fake: trap                   ignore SIGINT, SIGTERM and SIGHUP from now on (only SIGKILL stops it)
+    fake: spawn-child            start a child in its own process group that ignores them too;
+                                 its pid goes to .hive/fake/child-<task>-a<N>.pid
 
 A directive written `fake@2:` applies only to attempt 2. Every start is logged
 to $HIVE_ROOT/.hive/fake/spawns.log as "<task> <attempt> <time>".
 """
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -101,6 +105,17 @@ def main() -> int:
         elif verb in ("silent", "hang"):
             while True:
                 time.sleep(60)
+        elif verb == "trap":
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_IGN)
+            print("fake agent: ignoring SIGINT, SIGTERM and SIGHUP", flush=True)
+        elif verb == "spawn-child":
+            code = ("import signal, time\n"
+                    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP): signal.signal(s, signal.SIG_IGN)\n"
+                    "time.sleep(3600)\n")
+            child = subprocess.Popen([sys.executable, "-c", code], process_group=0)
+            safe = task.replace(":", "_")
+            (log_dir / f"child-{safe}-a{attempt}.pid").write_text(str(child.pid))
         elif verb == "dump-context":
             safe = task.replace(":", "_")
             (log_dir / f"context-{safe}-a{attempt}.md").write_text(text)

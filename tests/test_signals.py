@@ -1,0 +1,144 @@
+"""Stopping: Ctrl-C and SIGTERM to doit end it cleanly (one line per task, no
+traceback, exit 130 / 143) and leave agents for the next run; stopping an agent
+(hive stop, a timeout, the end of its session) ends every process of it."""
+from __future__ import annotations
+
+import os
+import pty
+import signal
+import subprocess
+import sys
+
+import pytest
+from conftest import _with_env, wait_for
+from test_crash import _alive, assert_finished_exactly_once
+
+THREE_WAITING = "\n".join(f"""
+### Task {t}: Task {t}
+fake: wait-for .hive/fake/go
+fake: write {t}.txt {t}
+fake: commit work {t}
+fake: signal done
+""" for t in "abc")
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("how", ["sigterm", "ctrl-c"])
+def test_sigterm_and_ctrl_c_stop_doit_with_one_line_per_task_and_no_traceback(repo, n, how):
+    repo.write_plan("s", THREE_WAITING)
+    run = repo.start_doit(*(["-n", str(n)] if n > 1 else []))
+    wait_for(lambda: len(repo.starts()) == n, what=f"{n} agents to start")
+    if how == "sigterm":
+        os.kill(run.pid, signal.SIGTERM)
+    else:
+        os.killpg(run.pid, signal.SIGINT)   # what Ctrl-C in the terminal does
+    assert run.wait(timeout=30) == (143 if how == "sigterm" else 130), run.stderr()
+    err = run.stderr()
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    lines = [ln for ln in err.splitlines() if "stopped watching" in ln]
+    assert sorted(ln.split(":")[1] + ":" + ln.split(":")[2] for ln in lines) == \
+        sorted(f" s:{k}" for k in (t.split(":")[1] for t in repo.starts())), err
+    assert all("keeps running in tmux session" in ln for ln in lines), err
+    running = [t for t in repo.status_json()["tasks"] if t["state"] == "in_progress"]
+    assert len(running) == n and all(t["agent_alive"] for t in running)
+
+
+def test_interrupted_run_resumes_without_respawning(repo):
+    repo.write_plan("s", THREE_WAITING)
+    run = repo.start_doit("-n", "3")
+    wait_for(lambda: len(repo.starts()) == 3, what="three agents to start")
+    os.kill(run.pid, signal.SIGTERM)
+    assert run.wait(timeout=30) == 143
+    repo.go()
+    r = repo.doit("-n", "3")
+    assert r.returncode == 0, r.stderr
+    assert sorted(repo.starts()) == ["s:a", "s:b", "s:c"]
+    assert_finished_exactly_once(repo, {f"s:{t}": f"work {t}" for t in "abc"})
+
+
+def test_the_progress_line_is_cleared_before_the_stop_lines(repo):
+    repo.write_plan("s", THREE_WAITING)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "doit", "-n", "2"], cwd=repo.root, stdout=subprocess.DEVNULL,
+                            stderr=slave, start_new_session=True)
+    os.close(slave)
+    out = b""
+    while b"running: s:a, s:b" not in out:
+        out += os.read(master, 4096)
+    wait_for(lambda: len(repo.starts()) == 2, what="two agents to start")
+    os.kill(proc.pid, signal.SIGTERM)
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    assert proc.wait(timeout=30) == 143
+    os.close(master)
+    text = out.decode(errors="replace")
+    before = text[:text.index("stopped watching")]
+    last_progress = before.rfind("running: s:a, s:b")
+    assert last_progress >= 0 and "\r\x1b[2K" in before[last_progress:], repr(before[-200:])
+    assert "Traceback" not in text
+
+
+def agent_processes(key: str) -> dict[int, str]:
+    return _with_env(f"HIVE_TASK={key}".encode())
+
+
+def test_hive_stop_ends_an_agent_that_traps_signals_and_its_escaped_child(repo):
+    repo.configure(stop="0.5s")
+    repo.write_plan("s", """
+    ### Task a: Stubborn
+    fake: trap
+    fake: spawn-child
+    fake: wait-for .hive/fake/never
+    """)
+    run = repo.start_doit()
+    child_pid_file = repo.root / ".hive" / "fake" / "child-s_a-a1.pid"
+    wait_for(child_pid_file.exists, what="the agent's child")
+    child = int(child_pid_file.read_text())
+    assert len(agent_processes("s:a")) >= 3   # the pane's shell, the agent, its child
+    r = repo.hive("stop", "s:a")
+    assert r.returncode == 0, r.stderr
+    for sig in ("SIGINT", "SIGTERM", "SIGKILL"):
+        assert f"sending {sig}" in r.stdout, r.stdout
+    assert "agent stopped (no process of it is left)" in r.stdout
+    assert agent_processes("s:a") == {} and not _alive(child)
+    assert run.wait(timeout=60) == 1, run.stderr()
+    assert repo.state("s", "a")["state"] == "blocked"
+
+
+def test_a_timeout_ends_every_process_of_the_agent(repo):
+    repo.configure(timeout="2s", attempts=1, stop="0.5s")
+    repo.write_plan("t", """
+    ### Task a: Never ends
+    fake: trap
+    fake: spawn-child
+    fake: wait-for .hive/fake/never
+    """)
+    r = repo.doit()
+    assert r.returncode == 1
+    st = repo.state("t", "a")
+    assert st["state"] == "failed" and st["reason"].startswith("timeout")
+    assert "sending SIGKILL" in r.stderr
+    child = int((repo.root / ".hive" / "fake" / "child-t_a-a1.pid").read_text())
+    assert agent_processes("t:a") == {} and not _alive(child)
+
+
+def test_an_agent_that_ignores_hangup_after_hive_done_is_ended_before_the_merge(repo):
+    repo.configure(stop="0.5s")
+    repo.write_plan("d", """
+    ### Task a: Lingers
+    fake: trap
+    fake: write a.txt a
+    fake: commit work a
+    fake: signal done
+    """)
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert "sending SIGTERM" in r.stderr and "sending SIGKILL" in r.stderr
+    assert agent_processes("d:a") == {}
+    assert_finished_exactly_once(repo, {"d:a": "work a"})
