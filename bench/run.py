@@ -96,7 +96,7 @@ class Sandbox:
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             out, err = p.communicate()
-            raise BenchError(f"{' '.join(argv)} timed out after {timeout}s in {cwd}\n{err[-2000:]}")
+            raise BenchError(f"{' '.join(argv)} timed out after {timeout}s in {cwd}\n{err[-2000:]}") from None
         r = subprocess.CompletedProcess(argv, p.returncode, out, err)
         if check and r.returncode != 0:
             raise BenchError(f"{' '.join(argv)} exited {r.returncode} in {cwd}\n{out[-2000:]}\n{err[-2000:]}")
@@ -183,7 +183,7 @@ def events(root: Path) -> list[dict]:
 
 
 def signal_times(root: Path) -> dict[str, float]:
-    out = {}
+    out: dict[str, float] = {}
     for f in (root / ".hive" / "signals").glob("*.json"):
         data = json.loads(f.read_text())
         out.setdefault(data["task"], data["time"])   # attempt 1 only (max_attempts = 1)
@@ -306,7 +306,8 @@ def task_plain():
             "name": f"t{{i:02d}}",
             "actions": [
                 f"git worktree add -q -b b{{i}} wt{{i}} main",
-                f"echo b{{i}} > wt{{i}}/bench-b{{i}}.txt && git -C wt{{i}} add -A && git -C wt{{i}} commit -q -m 'bench: b{{i}}'",
+                f"echo b{{i}} > wt{{i}}/bench-b{{i}}.txt && git -C wt{{i}} add -A"
+                f" && git -C wt{{i}} commit -q -m 'bench: b{{i}}'",
                 f"git merge -q --no-ff -m 'merge b{{i}}' b{{i}}",
                 f"git worktree remove wt{{i}}",
                 f"git branch -q -d b{{i}}",
@@ -371,7 +372,8 @@ def bench_parallel(sb: Sandbox, workers: int, sleep: float, overhead: float, fix
     per_task = sleep + max(overhead - fixed / SERIAL_TASKS, 0.0)
     bound_fixed = fixed + max(critical_path_tasks(tasks) * per_task, len(tasks) * per_task / workers)
     phases = per_task_phases(events(root), signal_times(root), keys)
-    concurrency = max_concurrency([(p["spawned"], p["merged"]) for p in phases.values() if "spawned" in p and "merged" in p])
+    concurrency = max_concurrency([(p["spawned"], p["merged"]) for p in phases.values()
+                                   if "spawned" in p and "merged" in p])
     return {"workers": workers, "argv": argv[2:], "makespan_s": round(wall, 4),
             "task_duration_s": round(duration, 4), "critical_path_s": round(cp, 4),
             "total_work_over_n_s": round(work / workers, 4), "bound_s": round(bound, 4),
@@ -426,7 +428,7 @@ def task_t():
 
 
 def median_of(sb: Sandbox, argv: list[str], cwd: Path) -> tuple[float, list[float], subprocess.CompletedProcess]:
-    times, last = [], None
+    times = []
     for _ in range(REPEATS):
         t, last = sb.timed(argv, cwd)
         times.append(round(t, 4))
@@ -478,7 +480,7 @@ def machine_info(sb: Sandbox) -> dict:
         except OSError as e:
             return f"unavailable: {e}"
     import doit
-    return {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    return {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "cpu_count": os.cpu_count(), "platform": platform.platform(), "machine": platform.machine(),
             "python": platform.python_version(), "python_executable": PY,
             "git": out(["git", "--version"]), "tmux": out(["tmux", "-V"]), "doit": ".".join(map(str, doit.__version__)),
@@ -533,10 +535,10 @@ def print_table(rows: list[tuple[str, str, str, str]]) -> None:
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
     line = "  ".join("-" * w for w in widths)
     print(line)
-    print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
+    print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
     print(line)
     for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
     print(line)
 
 
@@ -608,7 +610,8 @@ def main() -> int:
     hut = results.get("hive_under_test") or {}
     print(f"Hive under test: {hut.get('source')} at {str(hut.get('commit'))[:10]}"
           + (" (+ uncommitted changes)" if hut.get("working_tree_modified") else ""))
-    print(f"{m.get('cpu_count')} CPUs, Python {m.get('python')}, {m.get('git')}, {m.get('tmux')}, doit {m.get('doit')}; "
+    print(f"{m.get('cpu_count')} CPUs, Python {m.get('python')}, {m.get('git')}, {m.get('tmux')}, "
+          f"doit {m.get('doit')}; "
           f"agents sleep {sleep:g} s in the DAG; benchmark took {results['bench_wall_s']:.0f} s")
     for p in problems:
         print(f"problem: {p}")

@@ -109,6 +109,7 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
         problems.append(f"{where}.env must be a table of strings, e.g. env = {{ FOO = \"1\" }}")
     if problems:
         raise HiveError(*problems)
+    assert command is not None   # checked above
     start = base or AgentProfile(name, tuple(command))
     changes = {k: v for k, v in table.items() if k in _KEYS}
     changes["command"] = tuple(command)

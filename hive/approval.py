@@ -64,7 +64,8 @@ def approve_task(root: Path, key: str, choice: str | None = None, done: bool = F
     store = StateStore(Paths(root))
     st = store.read(plan_name, task_id)
     if st.state != "awaiting_human":
-        hint = " (it has not been reached yet: run `doit` first)" if task.is_checkpoint and st.state == "planned" else ""
+        unreached = task.is_checkpoint and st.state == "planned"
+        hint = " (it has not been reached yet: run `doit` first)" if unreached else ""
         raise HiveError(f"{key} is {st.state}, not awaiting an answer{hint}")
     if st.resume == "review":
         return _answer_review(store, st, key, reject)

@@ -168,6 +168,8 @@ def watch(h: TaskHandle, st: TaskState) -> Outcome:
 
 def pending_signal(h: TaskHandle, st: TaskState) -> Outcome:
     sig = signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt))
+    if sig is None:   # the runner decided on the signal file: it is never removed
+        raise HiveError(f"{h.key}: the signal of attempt {st.attempt} disappeared")
     say(f"{h.key}: found its `hive {sig.kind}` signal from attempt {st.attempt} (sent while no run watched)")
     return Outcome(sig.kind, sig.reason)
 

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return crashsafe.exit_code(crashsafe.stopped_by())
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 — the one error edge: user errors plainly, bugs to the log
         message = user_message(e)
         if message is None:
             where = record_bug(Path(os.environ.get("HIVE_ROOT") or ".") / ".hive" / "hive.log",
@@ -120,8 +120,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
 def cmd_attach(args: argparse.Namespace) -> int:
     from hive import tmux
     from hive.names import parse_key
-    from hive.state import StateStore
     from hive.paths import Paths
+    from hive.state import StateStore
     plan, task_id = parse_key(args.task)
     st = StateStore(Paths(_root())).read(plan, task_id)
     if st.state != "in_progress" or not tmux.has_session(st.session):

@@ -8,19 +8,19 @@ nothing, and editing a task's text re-opens only that task.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from doit.exceptions import InvalidDodoFile
 
 from hive import crashsafe, git
 from hive.config import Config, load_repo_config
 from hive.errors import HiveError
-from hive.planset import PlanSet, load_plans
+from hive.handle import Job
 from hive.paths import Paths
 from hive.plan import Plan, Task
-from hive.handle import Job
+from hive.planset import PlanSet, load_plans
 from hive.state import StateStore, TaskState, shown_state
 
 NOTHING_TASK = "_hive"
@@ -84,7 +84,7 @@ class DoneCheck:
     def __call__(self) -> bool:
         try:
             return self.view.is_done(self.key, self.text_hash)
-        except Exception:  # an exception here would abort the whole doit run (exit 3)
+        except Exception:  # noqa: BLE001 — an exception here would abort the whole doit run (exit 3)
             return False
 
     def __repr__(self) -> str:
@@ -178,8 +178,9 @@ def load_dodo(dodo_file: str) -> dict:
             print(f"hive: warning (draft plan, not loaded): {warning}", file=sys.stderr)
 
     def task_hive() -> Iterator[dict] | None:
-        if error is not None:
-            raise InvalidDodoFile("bad plan or config — nothing was started:\n" + "\n".join(error.problems))
+        if project is None:
+            problems = error.problems if error else ["unknown error"]
+            raise InvalidDodoFile("bad plan or config — nothing was started:\n" + "\n".join(problems))
         return generate_tasks(project)
 
     task_hive.__doc__ = "Hive plans"
@@ -205,7 +206,7 @@ def _unmet_dependency_is_a_failure() -> None:
             self.final_result = before
 
     handle.hive_wrapped = True  # type: ignore[attr-defined]
-    runner.Runner._handle_task_error = handle  # type: ignore[method-assign]
+    runner.Runner._handle_task_error = handle
 
 
 def _short(text: str, n: int = 60) -> str:

@@ -1,8 +1,8 @@
 """Render an agent's context file (its whole brief) from `templates/`."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 import functools
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -47,8 +47,8 @@ class ContextInput:
 
 
 @functools.lru_cache(maxsize=1)
-def environment() -> "jinja2.Environment":
-    import jinja2   # only where something is rendered: keeps `doit list` light
+def environment() -> jinja2.Environment:
+    import jinja2  # only where something is rendered: keeps `doit list` light
     loader = jinja2.FunctionLoader(lambda name: resources.files("hive.templates").joinpath(name).read_text())
     # compiled templates are cached (in the temp dir, checked against the source) so a
     # run's start-up does not compile them again

@@ -17,7 +17,8 @@ import signal
 import sys
 import time
 import types
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import ClassVar
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # A second Ctrl-C right after the first must not cut the "stopped watching" lines
@@ -33,7 +34,7 @@ class _Stop:
     pending = False                 # a stop signal arrived inside one
     first: int | None = None        # the signal that stopped this process
     first_at = 0.0
-    on_stop: list[Callable[[], None]] = []
+    on_stop: ClassVar[list[Callable[[], None]]] = []
 
 
 def install() -> None:

@@ -6,8 +6,8 @@ import fcntl
 import os
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -109,7 +109,7 @@ class HeldLock:
         self.fd = fd
         return True
 
-    def acquire(self, poll: float = 0.1, on_wait: "Callable[[int | None], None] | None" = None) -> None:
+    def acquire(self, poll: float = 0.1, on_wait: Callable[[int | None], None] | None = None) -> None:
         """Block until acquired; `on_wait(holder_pid)` is called once if we have to wait."""
         waited = False
         while not self.try_acquire():

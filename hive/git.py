@@ -80,7 +80,7 @@ def remove_stale_lock(cwd: Path | str, message: str) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _identity(root: str) -> tuple[str, ...]:
     """Fall back to a Hive identity only where the user has none configured."""
     have = git(root, "config", "user.email", check=False).stdout.strip()
@@ -290,13 +290,13 @@ def set_worktree_excludes(root: Path | str, worktree: Path, excludes_file: Path)
     _locked_retry(worktree, "config", "--worktree", "core.excludesFile", str(excludes_file))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def enable_worktree_config(root: str) -> None:
     # parallel workers may all get here at once: git's config.lock makes the losers retry
     _locked_retry(root, "config", "extensions.worktreeConfig", "true")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def global_excludes(root: Path | str) -> str:
     """The user's own global ignore file, so a per-worktree one can include it."""
     configured = git(root, "config", "--path", "core.excludesFile", check=False).stdout.strip()

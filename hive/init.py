@@ -12,7 +12,8 @@ from hive.paths import Paths
 from hive.workspace import ensure_ignored_dir
 
 DODO_MARKER = "hive.compiler import load_dodo"
-HIVE_IGNORE = "# created by Hive: runtime state stays out of git; config.toml may be committed\n*\n!.gitignore\n!config.toml\n"
+HIVE_IGNORE = ("# created by Hive: runtime state stays out of git; config.toml may be committed\n"
+               "*\n!.gitignore\n!config.toml\n")
 
 
 def init(cwd: Path) -> tuple[Path, list[str]]:

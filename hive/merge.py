@@ -7,9 +7,9 @@ or, when main is not checked out, by a compare-and-swap of the ref.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from hive import git
 from hive.crashsafe import crash_point, uninterruptible

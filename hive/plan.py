@@ -132,7 +132,8 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
     seen: dict[str, int] = {}
     for t in tasks:
         if t.id in seen:
-            problems.append(f"{path}:{t.line}: duplicate task ID {t.id!r} (first at line {seen[t.id]}); give each task its own ID")
+            problems.append(f"{path}:{t.line}: duplicate task ID {t.id!r} (first at line {seen[t.id]}); "
+                            f"give each task its own ID")
         seen.setdefault(t.id, t.line)
     context_lines = [ln for i, ln in enumerate(lines) if i >= body_start and not in_task[i]]
     title = next((c for _, lvl, c in headings if lvl == 1), name)

@@ -17,8 +17,8 @@ from hive.fsutil import atomic_write
 from hive.graph import load_plan
 from hive.paths import Paths
 from hive.proc import SCRUBBED_ENV
-from hive.signals import ensure_shim
 from hive.processes import pid_alive
+from hive.signals import ensure_shim
 
 _STATUS_APPROVED = re.compile(r"^(status\s*:\s*)approved\s*$", re.MULTILINE)
 
@@ -75,7 +75,8 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
         if running:
             return [f"the planning agent is still running (`{' '.join(tmux.attach_argv(s.session))}` to go back "
                     f"to it); when it has written {rel}, review it and `hive approve {rel}`"]
-        return [f"the planning agent ended without writing {rel}; its output: {Paths(root).planning_file(s.slug, 'log')}"]
+        log = Paths(root).planning_file(s.slug, "log")
+        return [f"the planning agent ended without writing {rel}; its output: {log}"]
     text = s.plan_file.read_bytes().decode("utf-8")
     lines = []
     if _STATUS_APPROVED.search(text):

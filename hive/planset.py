@@ -3,6 +3,7 @@ config are unchanged, so `doit list` on a big plan skips markdown parsing and
 networkx altogether (measured in bench/)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import pickle
@@ -37,7 +38,10 @@ class PlanSet:
 
 def load_plans(plans_dir: Path, config: Config, cache_dir: Path | None = None) -> PlanSet:
     """Load every plans/*.md. An invalid approved plan stops everything; a draft only warns."""
-    plans, orders, errors, warnings = [], {}, [], []
+    plans: list[Plan] = []
+    orders: dict[str, tuple[str, ...]] = {}
+    errors: list[str] = []
+    warnings: list[str] = []
     names: dict[str, Path] = {}
     for path in sorted(plans_dir.glob("*.md")) if plans_dir.is_dir() else []:
         plan, order, problems = _compiled(path, config, cache_dir)
@@ -78,15 +82,16 @@ def _compiled(path: Path, config: Config, cache_dir: Path | None) -> tuple[Plan,
     data = path.read_bytes()
     key = hashlib.sha256(b"\0".join([data, repr(config).encode(), str(path.resolve()).encode(),
                                      _code_stamp().encode()])).hexdigest()
-    cached = cache_dir / f"{path.stem}.{key[:20]}.pickle" if cache_dir else None
-    if cached and cached.exists():
-        try:
+    if cache_dir is None:
+        from hive.graph import compile_plan
+        return compile_plan(path, config)
+    cached = cache_dir / f"{path.stem}.{key[:20]}.pickle"
+    if cached.exists():
+        with contextlib.suppress(Exception):  # a stale or torn cache file is only a cache: rebuild it
             return pickle.loads(cached.read_bytes())
-        except Exception:  # a stale or torn cache file is only a cache: rebuild it
-            pass
-    from hive.graph import compile_plan   # networkx and markdown-it only on a cache miss
+    from hive.graph import compile_plan  # networkx and markdown-it only on a cache miss
     result = compile_plan(path, config)
-    if cached and not result[2]:
+    if not result[2]:
         for old in cache_dir.glob(f"{path.stem}.*.pickle"):
             old.unlink(missing_ok=True)
         atomic_write_bytes(cached, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))

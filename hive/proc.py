@@ -76,14 +76,15 @@ def _run(argv: list[str], cwd: Path | str | None, env: dict[str, str], stdin: st
     except FileNotFoundError:
         raise CommandError(argv, 127, f"{argv[0]}: command not found") from None
     try:
-        out, err = _communicate(child, stdin, timeout)
+        out, err = _communicate(argv, child, stdin, timeout)
     except BaseException:
         _kill_group(child)
         raise
     return Result(child.returncode, out, err)
 
 
-def _communicate(child: subprocess.Popen[str], stdin: str | None, timeout: float | None) -> tuple[str, str]:
+def _communicate(argv: list[str], child: subprocess.Popen[str], stdin: str | None,
+                 timeout: float | None) -> tuple[str, str]:
     deadline = None if timeout is None else time.monotonic() + timeout
     exited_at: float | None = None
     while True:
@@ -92,13 +93,13 @@ def _communicate(child: subprocess.Popen[str], stdin: str | None, timeout: float
         except subprocess.TimeoutExpired:
             now = time.monotonic()
             if deadline is not None and now > deadline:
-                raise CommandError(list(map(str, child.args)), 124, f"timed out after {timeout:g}s") from None
+                raise CommandError(argv, 124, f"timed out after {timeout:g}s") from None
             if exited_at is None and child.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at > PIPE_GRACE:
                 # It exited, but something it started still holds the pipes: end that too.
                 out, err = _kill_group(child)
-                return out, err + f"\n(hive: stopped what {child.args[0]} left running)"
+                return out, err + f"\n(hive: stopped what {argv[0]} left running)"
 
 
 def _kill_group(child: subprocess.Popen[str]) -> tuple[str, str]:

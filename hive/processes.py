@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 POLL = 0.05
 

@@ -12,8 +12,8 @@ from hive.config import Config, load_repo_config
 from hive.errors import CommandError, HiveError, user_message
 from hive.fsutil import HeldLock
 from hive.paths import Paths
-from hive.state import StateStore, TaskState
 from hive.processes import pid_alive
+from hive.state import StateStore, TaskState
 
 
 def start_run(root: Path, argv: list[str]) -> list[str]:

@@ -31,7 +31,7 @@ class HiveReporter(ConsoleReporter):
         # the line is cleared before the workers print why they stopped.
         crashsafe.add_stop_hook(self._clear)
         from hive.errors import user_message
-        from hive.reconcile import start_run   # a real run only: `doit list` never loads it
+        from hive.reconcile import start_run  # a real run only: `doit list` never loads it
         try:
             lines = start_run(self.root, sys.argv[1:])
         except Exception as e:   # each task re-checks its own state when it runs

@@ -21,8 +21,8 @@ from hive.finish import cleanup_merged, finish, record_merged
 from hive.fsutil import HeldLock, atomic_write
 from hive.handle import Job, TaskHandle, first_line, say
 from hive.paths import Paths
-from hive.report import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.processes import pid_alive
+from hive.report import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.state import INTERRUPTED, TaskState, shown_state
 from hive.supervise import Outcome
 
@@ -39,7 +39,7 @@ def run_doit_task(job: Job) -> bool | TaskFailed | TaskError:
     except KeyboardInterrupt:
         say(stopped_watching(TaskHandle(job)))
         raise
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 — the one error edge: user errors as task failures, bugs to the log
         message = user_message(e)
         if message is not None:
             return TaskFailed(f"{job.key}: {message}")

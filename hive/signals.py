@@ -35,7 +35,7 @@ class AgentIdentity:
     attempt: int
 
     @classmethod
-    def from_env(cls) -> "AgentIdentity":
+    def from_env(cls) -> AgentIdentity:
         key, attempt, root = (os.environ.get(v, "") for v in ("HIVE_TASK", "HIVE_ATTEMPT", "HIVE_ROOT"))
         if not key or not attempt.isdigit() or not root:
             raise HiveError("this command is for agents run by Hive: HIVE_TASK, HIVE_ATTEMPT and HIVE_ROOT "

@@ -65,7 +65,7 @@ class TaskState:
         return json.dumps(dataclasses.asdict(self), indent=1, sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TaskState":
+    def from_dict(cls, data: dict[str, Any]) -> TaskState:
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["files"] = tuple(values.get("files", ()))

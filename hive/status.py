@@ -8,12 +8,12 @@ from pathlib import Path
 
 from hive import discover, signals, tmux
 from hive.compiler import load_project
-from hive.handle import duration
 from hive.fsutil import HeldLock
+from hive.handle import duration
 from hive.paths import Paths
+from hive.processes import pid_alive
 from hive.signals import Signal
 from hive.state import StateStore, TaskState, shown_state
-from hive.processes import pid_alive
 from hive.supervise import log_size
 
 ORDER = ("in_progress", "awaiting_human", "blocked", "failed", "too_big", "planned", "done")

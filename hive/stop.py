@@ -6,8 +6,8 @@ shell dying proves nothing when the agent traps SIGINT and lives on with ppid 1.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hive import tmux
 from hive.config import load_repo_config
@@ -36,7 +36,7 @@ def stop(root: Path, key: str | None, report: Report) -> int:
         # The stop request goes first: a run watching this agent records "stopped",
         # not a crash it would retry.
         atomic_write(paths.stop_file(st.plan, st.id, st.attempt), "stopped by hive stop\n")
-        survivors = stop_agent(root, st, lambda line, k=st.key: report(f"{k}: {line}"), stages(patience))
+        survivors = stop_agent(root, st, _prefixed(report, st.key), stages(patience))
         if survivors:
             raise HiveError(f"{st.key}: processes {sorted(survivors)} survived SIGKILL; look at them with "
                             f"`ps -o pid,stat,args -p {','.join(map(str, sorted(survivors)))}`")
@@ -44,6 +44,10 @@ def stop(root: Path, key: str | None, report: Report) -> int:
                f"(its output stays in `hive logs {st.key}`)")
         _record_if_unwatched(paths, store, st, report)
     return len(running)
+
+
+def _prefixed(report: Report, key: str) -> Report:
+    return lambda line: report(f"{key}: {line}")
 
 
 def stop_agent(root: Path, st: TaskState, report: Report, plan: Stages, quiet_first: bool = False) -> set[int]:

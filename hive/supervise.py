@@ -6,12 +6,11 @@ something changed.
 """
 from __future__ import annotations
 
-import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from hive import signals, tmux
 from hive.agents import stall_match

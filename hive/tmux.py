@@ -102,5 +102,5 @@ def attach(name: str, replace_process: bool = False) -> int:
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
     if replace_process:
         os.execvpe("tmux", attach_argv(name), env)
-    import subprocess   # the user's terminal in the foreground: nothing to capture
+    import subprocess  # the user's terminal in the foreground: nothing to capture
     return subprocess.call(attach_argv(name), env=env)

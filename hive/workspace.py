@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from hive import git
 from hive.context import MARKER
@@ -55,7 +56,8 @@ def health(path: Path) -> str:
     if dirs is None or dirs[0].resolve() != path.resolve():
         return FOREIGN
     lock = dirs[1] / "locked"
-    if not (dirs[1] / "index").exists() or (lock.exists() and lock.read_text(errors="replace").strip() == "initializing"):
+    initializing = lock.exists() and lock.read_text(errors="replace").strip() == "initializing"
+    if initializing or not (dirs[1] / "index").exists():
         return UNFINISHED
     return OK
 
@@ -241,7 +243,7 @@ def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
     return "" if res.code == 0 else f"warning: could not delete merged branch {branch}: {res.output}"
 
 
-def unused_worktrees(root: Path, base: Path, states: "Iterable[TaskState]") -> list[Path]:
+def unused_worktrees(root: Path, base: Path, states: Iterable[TaskState]) -> list[Path]:
     """Worktrees under `base` that no unfinished task records as its own (leftovers of
     a crash, of a lost state file, or made by hand)."""
     used = {Path(st.worktree).resolve() for st in states if st.worktree and st.state != "done"}
@@ -250,7 +252,7 @@ def unused_worktrees(root: Path, base: Path, states: "Iterable[TaskState]") -> l
             if base in path.parents and path not in used]
 
 
-def cleanup_done(root: Path, st: "TaskState", main_ref: str, existing: set[str] | None = None) -> list[str]:
+def cleanup_done(root: Path, st: TaskState, main_ref: str, existing: set[str] | None = None) -> list[str]:
     """After a task is merged: its worktree and every attempt's branch go, each only
     if git shows it is contained in main. `existing` (branch names, if known) spares
     a git call per branch that is already gone. Returns what was kept, and why."""

@@ -170,7 +170,7 @@ class Repo:
         return subprocess.run([sys.executable, "-m", "doit", *args], cwd=self.root, capture_output=True,
                               text=True, timeout=timeout, env={**os.environ, **(env or {})}, start_new_session=True)
 
-    def start_doit(self, *args: str, env: dict | None = None) -> "Run":
+    def start_doit(self, *args: str, env: dict | None = None) -> Run:
         """doit in the background, in its own process group (so a test can kill -9 it and
         its workers together), its stderr in a file the test can poll."""
         self._runs = getattr(self, "_runs", 0) + 1

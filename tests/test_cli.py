@@ -189,7 +189,7 @@ def test_status_shows_a_running_agent_with_its_worker_session_and_worktree(repo)
         assert "worker w1" in text and "hive attach w:1" in text
     finally:
         (repo.root / ".hive" / "fake" / "go").write_text("")
-        out, err = run.communicate(timeout=60)
+        _, err = run.communicate(timeout=60)
     assert run.returncode == 0, err
     assert repo.status_json()["counts"]["done"] == 1
 

@@ -253,12 +253,12 @@ def test_bad_agent_profile_value_is_named(tmp_path, toml, words):
 
 
 def test_non_string_context_file_is_a_named_error_not_a_crash(tmp_path):
-    with pytest.raises(HiveError, match="agents.x.context_file"):
+    with pytest.raises(HiveError, match=r"agents\.x\.context_file"):
         config_from(tmp_path, '[agents.x]\ncommand = ["x"]\ncontext_file = 5\n')
 
 
 def test_invalid_stall_pattern_regex_is_a_named_error(tmp_path):
-    with pytest.raises(HiveError, match="agents.x.stall_patterns"):
+    with pytest.raises(HiveError, match=r"agents\.x\.stall_patterns"):
         config_from(tmp_path, '[agents.x]\ncommand = ["x"]\nstall_patterns = ["(unclosed"]\n')
 
 

@@ -157,8 +157,7 @@ def test_kill9_of_doit_alone_stops_its_workers_and_the_next_run_reattaches(repo)
     assert len(workers) == 2, "one worker runs the task, the other waits for work"
     os.kill(run.pid, signal.SIGKILL)   # only doit dies (the OOM killer's choice, say)
     run.wait(timeout=10)
-    for pid in workers:
-        wait_for(lambda: not _alive(pid), timeout=15, what=f"worker {pid} to stop with its doit")
+    wait_for(lambda: not any(_alive(pid) for pid in workers), timeout=15, what="the workers to stop with doit")
     assert "o:a: stopped watching — its agent keeps running in tmux session" in run.stderr()
     second = repo.start_doit("-n", "2")
     wait_for(lambda: "re-attaching to its running agent" in second.stderr(), what="the re-attach")

@@ -206,7 +206,8 @@ def test_a_git_failure_in_a_task_is_a_clear_task_failure_and_the_next_run_recove
     failing.mkdir()
     real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True).stdout.strip()
     (failing / "git").write_text(
-        f'#!/bin/sh\ncase " $* " in *" checkout -q --detach "*) echo "fatal: simulated disk error" >&2; exit 128;; esac\n'
+        '#!/bin/sh\ncase " $* " in\n'
+        '  *" checkout -q --detach "*) echo "fatal: simulated disk error" >&2; exit 128;;\nesac\n'
         f'exec "{real}" "$@"\n')
     (failing / "git").chmod(0o755)
     repo.write_plan("e", """

@@ -10,8 +10,8 @@ from hive.agents import AgentProfile
 from hive.config import Config
 from hive.errors import HiveError
 from hive.graph import build_graph, check_agents, load_plan, priority_order
-from hive.planset import load_plans
 from hive.plan import parse_plan
+from hive.planset import load_plans
 
 
 def write(directory, name, body, status=None):
@@ -141,7 +141,7 @@ def test_load_plan_collects_parse_graph_and_agent_problems(tmp_path):
         **Depends on:** 7
         **Agent:** robot
         """)
-    plan, graph, problems = load_plan(path, Config())
+    _, graph, problems = load_plan(path, Config())
     assert len(problems) == 3, problems
     assert located(problems, path, 2) and located(problems, path, 4) and located(problems, path, 5)
     assert set(graph.nodes) == {"1", "2"}

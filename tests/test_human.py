@@ -54,9 +54,9 @@ def test_discovered_work_can_be_discarded(repo):
 
 def _planner(repo) -> None:
     cfg = repo.root / ".hive" / "config.toml"
+    command = json.dumps([sys.executable, str(HERE / "fake_planner.py"), "{context_file}"])
     cfg.write_text(cfg.read_text().replace('default = "fake"', 'default = "fake"\nplanner = "fakeplanner"') +
-                   f'\n[agents.fakeplanner]\ncommand = {json.dumps([sys.executable, str(HERE / "fake_planner.py"), "{context_file}"])}\n'
-                   'mode = "interactive"\n')
+                   f'\n[agents.fakeplanner]\ncommand = {command}\nmode = "interactive"\n')
 
 
 def test_hive_plan_runs_the_planning_agent_and_validates_its_draft(repo):

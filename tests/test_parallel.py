@@ -86,7 +86,8 @@ def test_dependents_start_only_after_their_dependencies_are_merged(repo):
     base4 = repo.state("d", "4")["history"][0]["base"]
     for dep in ("2", "3"):
         merge = repo.state("d", dep)["merge_commit"]
-        assert subprocess.run(["git", "-C", str(repo.root), "merge-base", "--is-ancestor", merge, base4]).returncode == 0
+        ancestor = ["git", "-C", str(repo.root), "merge-base", "--is-ancestor", merge, base4]
+        assert subprocess.run(ancestor).returncode == 0
 
 
 def test_tasks_sharing_a_module_never_overlap(repo):
