@@ -112,11 +112,14 @@ def _attempt(req: MergeRequest, main_ref: str, rec: Recorders) -> MergeResult | 
     return MergeResult("refused", reason=published)
 
 
-def _unexpected_deletions(req: MergeRequest, main_sha: str, merged: str, deleted: set[str] | None = None) -> list[str]:
-    if deleted is None:
-        deleted = set(git.changed_files(req.root, main_sha, merged, "D"))
+def _unexpected_deletions(req: MergeRequest, main_sha: str, merged: str, deleted: set[str]) -> list[str]:
+    """Files the merge would delete that the task did not mean to: ones its branch
+    never deleted — and every file, if the merge would leave the project empty (a
+    branch that committed an interrupted checkout "deleted" them all)."""
     if not deleted:
         return []
+    if len(deleted) >= git.count_files(req.root, main_sha):
+        return sorted(deleted)
     fork = git.merge_base(req.root, main_sha, req.branch)
     by_task = set(git.changed_files(req.root, fork, f"refs/heads/{req.branch}", "D"))
     return sorted(deleted - by_task)

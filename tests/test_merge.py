@@ -91,9 +91,13 @@ def test_merge_that_deletes_a_file_the_task_did_not_delete_is_detected(isolated)
     bad = git(root, "commit-tree", tree, "-p", main, "-p", "task", "-m", "bad merge")
     req = MergeRequest(root=root, lock=isolated / "lock", main_branch="main", worktree=root, branch="task",
                        message="", checks=(), check_timeout=10, env={})
-    assert _unexpected_deletions(req, main, bad) == ["precious.txt"]
+    assert _unexpected_deletions(req, main, bad, deleted_by(root, main, bad)) == ["precious.txt"]
     good = git(root, "commit-tree", git(root, "rev-parse", "task^{tree}"), "-p", main, "-p", "task", "-m", "ok")
-    assert _unexpected_deletions(req, main, good) == []
+    assert _unexpected_deletions(req, main, good, deleted_by(root, main, good)) == []
+
+
+def deleted_by(root, a: str, b: str) -> set[str]:
+    return set(git(root, "diff", "--name-only", "--diff-filter=D", a, b).split())
 
 
 def test_task_that_deletes_a_file_merges_normally(repo):
@@ -170,3 +174,19 @@ def test_missing_main_branch_is_a_clear_error(repo):
     assert r.returncode == 1
     assert "'trunk' does not exist" in r.stdout + r.stderr
     assert repo.starts() == []
+
+
+def test_a_merge_that_would_empty_the_project_is_refused(repo):
+    """Even a branch that committed "every file deleted" (as an interrupted checkout
+    looks) never reaches main: the deletion guard stops it."""
+    repo.write_plan("x", """
+    ### Task 1: Empties everything
+    fake: delete README.md
+    fake: commit remove everything
+    fake: signal done
+    """)
+    r = repo.doit()
+    assert r.returncode == 1
+    st = repo.state("x", "1")
+    assert st["state"] == "blocked" and "would delete files the task did not delete: README.md" in st["reason"]
+    assert repo.file_on_main("README.md") == "# project\n"
