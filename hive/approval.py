@@ -13,7 +13,7 @@ from hive.names import parse_key
 from hive.paths import Paths
 from hive.plan import Plan, Task
 from hive.report import checkpoint_kind, how_to_answer
-from hive.state import StateStore
+from hive.state import MERGE, StateStore
 
 _STATUS_LINE = re.compile(r"^(status\s*:\s*)(\S.*?)?\s*$", re.MULTILINE)
 
@@ -125,7 +125,7 @@ def _answer_review(store: StateStore, st, key: str, reject: str | None) -> str:
         store.update(st.plan, st.id, expect=("awaiting_human",), state="planned", resume="", feedback=reject,
                      attempts=0, reason="", event=f"review rejected: {reject}")
         return f"{key}: sent back with your feedback; `doit` starts a new attempt from branch {st.branch}"
-    store.update(st.plan, st.id, expect=("awaiting_human",), state="planned", resume="merge",
+    store.update(st.plan, st.id, expect=("awaiting_human",), state="planned", resume=MERGE,
                  reason="branch approved for merging", event="review approved")
     return f"{key}: approved — the next `doit` merges branch {st.branch}"
 

@@ -13,7 +13,7 @@ from hive.errors import HiveError
 from hive.fsutil import atomic_write
 from hive.handle import TaskHandle, duration, say
 from hive.proc import SCRUBBED_ENV
-from hive.state import TaskState
+from hive.state import MERGE, MERGING, TaskState
 from hive.supervise import Outcome, Watch, clean_tail, wait
 
 
@@ -58,9 +58,10 @@ def start(h: TaskHandle, st: TaskState, worker: str) -> TaskState:
 def start_merge_only(h: TaskHandle, st: TaskState, worker: str) -> TaskState:
     """`hive retry` / `hive approve` of a merge: the work is on the branch; only merge."""
     say(f"{h.key}: merging branch {st.branch}")
-    # resume stays "merge" until it is merged: a run stopped half-way merges again next time
-    h.update(("planned", "in_progress"), state="in_progress", worker=worker, pid=os.getpid(), resume="merge",
-             reason="merging after a human's go-ahead")
+    # resume stays set until it is merged: a run stopped half-way merges again next time
+    h.update(("planned", "in_progress", "failed"), state="in_progress", worker=worker, pid=os.getpid(),
+             attempts=st.attempts + (st.state == "failed"), resume=MERGING if st.resume == MERGING else MERGE,
+             reason="merging its branch")
     worktree_for_merge(h, h.read(), worker)
     return h.read()
 

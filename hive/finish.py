@@ -9,7 +9,7 @@ from hive.attempt import retire_worktree, worktree_for_merge
 from hive.handle import TaskHandle, say
 from hive.merge import MergeRequest, Recorders, merge
 from hive.processes import stages
-from hive.state import TaskState, history_entry
+from hive.state import MERGE, MERGING, TaskState, history_entry
 from hive.stop import stop_agent
 from hive.supervise import Outcome
 
@@ -43,11 +43,18 @@ def _merge(h: TaskHandle, st: TaskState, outcome: Outcome, merge_approved: bool)
     name = h.context_name()
     wt = worktree_for_merge(h, st, st.worker or "w1")
     st = h.read()
-    workspace.restore_branch(wt, st.branch)
-    workspace.retire_context(wt, name)
-    workspace.salvage(wt, f"hive: changes {h.key} left uncommitted")
-    if workspace.undo_context_changes(wt, st.base, name):
-        workspace.salvage(wt, f"hive: keep the project's {name} unchanged")
+    if st.resume == MERGING:
+        # The agent's work is all on the branch; what is in the worktree besides it was
+        # left by an interrupted merge (a checkout of main cut short leaves HEAD on the
+        # branch but files and index of main: never commit that).
+        workspace.reset_to_branch(wt, st.branch)
+    else:
+        workspace.restore_branch(wt, st.branch)
+        workspace.retire_context(wt, name)
+        workspace.salvage(wt, f"hive: changes {h.key} left uncommitted")
+        if workspace.undo_context_changes(wt, st.base, name):
+            workspace.salvage(wt, f"hive: keep the project's {name} unchanged")
+        st = h.update(("in_progress",), resume=MERGING)
     if not h.cfg.auto_merge and not merge_approved:
         return h.end(st, "awaiting_human", f"review branch {st.branch} (worktree {h.rel(wt)}), then "
                      f"`hive approve {h.key}` to merge it", resume="review")
@@ -71,7 +78,7 @@ def _merge(h: TaskHandle, st: TaskState, outcome: Outcome, merge_approved: bool)
         return h.end(st, "failed", f"verify failed: {result.reason}", result.output_tail)
     # The agent's work is safe on its branch: `hive retry` redoes only the merge
     # (after the human resolved the conflict on the branch or cleaned the checkout).
-    return h.end(st, "blocked", result.reason, result.output_tail, files=result.files, resume="merge")
+    return h.end(st, "blocked", result.reason, result.output_tail, files=result.files, resume=MERGE)
 
 
 def record_merged(h: TaskHandle, st: TaskState, commit: str, files: tuple[str, ...], reason: str) -> TaskState:

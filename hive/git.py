@@ -206,6 +206,11 @@ def checkout(cwd: Path | str, rev: str, detach: bool = False, force: bool = Fals
     _locked_retry(cwd, "checkout", "-q", *(["--detach"] if detach else []), *(["--force"] if force else []), rev)
 
 
+def clean(cwd: Path | str) -> None:
+    """Remove untracked files that are not ignored (never ignored ones: a brief, .env)."""
+    git(cwd, "clean", "-fdq")
+
+
 def head_and_merge(cwd: Path | str) -> tuple[str, bool]:
     """The worktree's HEAD ref ("HEAD" when detached) and whether a merge is in progress."""
     out = _out(cwd, "rev-parse", "--symbolic-full-name", "HEAD", "--git-path", "MERGE_HEAD").splitlines()
@@ -265,6 +270,16 @@ def count_files(cwd: Path | str, rev: str) -> int:
 
 def tracked(cwd: Path | str, path: str) -> bool:
     return bool(git(cwd, "ls-files", "--", path, check=False).stdout.strip())
+
+
+def blob_at(cwd: Path | str, rev: str, path: str) -> str:
+    """The blob id of `path` in `rev` ("" if it has none there)."""
+    return git(cwd, "rev-parse", "--verify", "--quiet", f"{rev}:{path}", check=False).stdout.strip()
+
+
+def blob_of_file(cwd: Path | str, path: str) -> str:
+    """The blob id the file in the working tree would get if added ("" if it is not there)."""
+    return git(cwd, "hash-object", "--", path, check=False).stdout.strip()
 
 
 def show_file(root: Path | str, rev: str, path: str) -> str | None:

@@ -7,6 +7,7 @@ or, when main is not checked out, by a compare-and-swap of the ref.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,12 +135,36 @@ def _publish(req: MergeRequest, main_ref: str, old: str, new: str) -> str | None
     if git.rev_parse(holder, "HEAD") != old:
         return None
     res = git.ff_merge(holder, new)
+    if res.code != 0 and git.rev_parse(holder, "HEAD") == old and _undo_interrupted_update(holder, new, res.output):
+        res = git.ff_merge(holder, new)
     if res.code == 0:
         return ""
     if git.rev_parse(holder, "HEAD") != old:
         return None
     return (f"could not update your checkout of {req.main_branch} at {holder} without touching your "
             f"uncommitted work: {_tail(res.output, 6)} — commit or stash those files, then `hive retry`")
+
+
+# git lists the files it will not overwrite, one per line, indented with a tab
+_IN_THE_WAY = re.compile(r"would be overwritten by merge:\n((?:\t.*\n?)+)")
+
+
+def _undo_interrupted_update(checkout: Path | str, new: str, refusal: str) -> bool:
+    """A fast-forward of the user's checkout that was killed half-way leaves files of
+    the new commit written but not recorded, and git then refuses to write them again.
+    If every file git names is byte-for-byte what `new` has there, it is Hive's own
+    leftover (or the user's identical copy: the result is the same) and is put back as
+    HEAD has it; anything else is the user's work, and the merge is refused."""
+    named = [line.strip() for m in _IN_THE_WAY.finditer(refusal) for line in m.group(1).splitlines()]
+    if not named or any(not (blob := git.blob_of_file(checkout, path)) or blob != git.blob_at(checkout, new, path)
+                        for path in named):
+        return False
+    for path in named:
+        if git.blob_at(checkout, "HEAD", path):
+            git.restore_file(checkout, "HEAD", path)
+        else:
+            (Path(checkout) / path).unlink()
+    return True
 
 
 def _tail(text: str, lines: int) -> str:

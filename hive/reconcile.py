@@ -72,7 +72,7 @@ def _in_progress(paths: Paths, config: Config, st: TaskState, sessions: set[str]
     sig = signals.read(paths.signal_file(st.plan, st.id, st.attempt))
     if sig:
         return f"{st.key}: its agent signalled `{sig.kind}` while no run watched; this run takes it from there"
-    if st.merging or st.resume == "merge":
+    if st.merging or st.only_merge:
         return f"{st.key}: a run stopped while merging it; this run checks and finishes the merge"
     pane = tmux.pane(st.session) if st.session in sessions else None
     if pane is not None and not pane.dead and pid_alive(pane.pid):

@@ -25,7 +25,7 @@ def retry(root: Path, key: str, force: bool = False) -> str:
         hint = " (use --force to re-open finished work)" if st.state == "done" else ""
         raise HiveError(f"{key} is {st.state}; only {', '.join(allowed)} tasks can be retried{hint}")
     # A refused merge keeps the agent's work on its branch: only the merge is redone.
-    resume = "merge" if st.resume == "merge" and st.state == "blocked" else ""
+    resume = st.resume if st.only_merge and st.state in ("blocked", "failed") else ""
     store.update(plan, task_id, expect=(st.state,), state="planned", attempts=0, reason="",
                  resume=resume, merging="", event="retry requested")
     what = "the merge will be retried" if resume else "it will run again"

@@ -58,7 +58,7 @@ def stopped_watching(h: TaskHandle) -> str:
     sig = signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt))
     if sig:
         return f"{key}: stopped watching — its agent signalled `{sig.kind}`; the next `doit` takes it from there"
-    if st.merging or st.resume == "merge":
+    if st.merging or st.only_merge:
         return f"{key}: stopped watching while merging — the next `doit` finishes the merge"
     if st.session and pid_alive(st.pane_pid) and tmux.has_session(st.session):
         return (f"{key}: stopped watching — its agent keeps running in tmux session {st.session}; the next "
@@ -97,14 +97,14 @@ class TaskRunner:
 
     def _failed_by(self, error: HiveError | CommandError) -> TaskFailed:
         """A git/tmux failure or a bad state in the middle of an attempt: the attempt
-        ends failed with the command and its output (a merge waiting for a human
-        stays blocked), its branch kept for the next attempt."""
+        ends failed with the command and its output, its branch kept for the next
+        attempt (which only merges, if the agent had finished)."""
         h = self.h
         message = user_message(error) or str(error)
         st = h.read()
         if st.state == "in_progress":
-            blocked = st.resume == "merge"
-            h.end(st, "blocked" if blocked else "failed", f"error: {message}", resume=st.resume if blocked else "")
+            # an error while merging is retried as a merge: the agent's work is on its branch
+            h.end(st, "failed", f"error: {message}", resume=st.resume if st.only_merge else "")
         return TaskFailed(f"{h.key}: {message}")
 
     def _run_claimed(self) -> bool | TaskFailed:
@@ -173,7 +173,7 @@ class TaskRunner:
             return "hold"
         if h.task.is_checkpoint:
             return "checkpoint"
-        if st.resume == "merge":
+        if st.only_merge:
             return "merge"
         return "new"
 
@@ -194,7 +194,7 @@ class TaskRunner:
         h = self.h
         if signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt)):
             return "signalled"
-        if st.resume == "merge":
+        if st.only_merge:
             return "merge"
         pane = tmux.pane(st.session) if st.session else None
         if pane is not None and not pane.dead and pid_alive(pane.pid):

@@ -27,6 +27,10 @@ TRANSITIONS = {
     "done": {"planned", "done"},
 }
 INTERRUPTED = "interrupted"
+# What is left of a task whose agent finished (TaskState.resume):
+MERGE = "merge"        # merge its branch (a human's go-ahead: what its worktree holds is committed first)
+MERGING = "merging"    # Hive's merge step is under way: the branch holds all the work, and anything
+                       # else in the worktree was left by an interrupted merge (never committed)
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ class TaskState:
     merging: str = ""           # a merge commit being published to main (intent record)
     files: tuple[str, ...] = ()
     output_tail: str = ""
-    resume: str = ""            # "merge": the agent's work is on `branch`, only merge again
+    resume: str = ""            # MERGE, MERGING or "review" (below)
     answer: str = ""            # a human's answer to this checkpoint ("approved", "choice: B", ...)
     feedback: str = ""          # a human's --reject text, for this task's next attempt
     history: tuple[dict, ...] = field(default=())
@@ -60,6 +64,11 @@ class TaskState:
     @property
     def key(self) -> str:
         return f"{self.plan}:{self.id}"
+
+    @property
+    def only_merge(self) -> bool:
+        """The agent's work is on `branch`: what is left to do is merging it."""
+        return self.resume in (MERGE, MERGING)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=1, sort_keys=True)

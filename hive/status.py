@@ -84,7 +84,7 @@ def _unwatched(st: TaskState, alive: bool, signalled: Signal | None) -> str:
     if signalled is not None:
         return f"signalled `{signalled.kind}` while no run watched; the next `doit` takes it from there" + (
             ", merging it" if signalled.kind == "done" else "")
-    if st.merging or st.resume == "merge":
+    if st.merging or st.only_merge:
         return "a run stopped while merging it; the next `doit` finishes the merge"
     if alive:
         return "agent alive but no run is watching it: run `doit` to re-attach"

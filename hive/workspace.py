@@ -109,6 +109,17 @@ def restore_branch(worktree: Path, branch: str) -> None:
         git.checkout(worktree, branch, force=True)
 
 
+def reset_to_branch(worktree: Path, branch: str) -> None:
+    """Exactly the branch again, whatever an interrupted merge or checkout left behind:
+    a half-done merge, HEAD or index or files of main, files git wrote but never
+    recorded (untracked and not ignored). Only once the branch holds all the work."""
+    _, merging = git.head_and_merge(worktree)
+    if merging:
+        git.merge_abort(worktree)
+    git.checkout(worktree, branch, force=True)
+    git.clean(worktree)
+
+
 def set_excludes(root: Path, worktree: Path, excludes: Path, names: list[str]) -> None:
     """Keep Hive's files (the context file, copied secrets) out of the agent's commits,
     for this worktree only, while still honouring the user's global ignores."""

@@ -9,6 +9,11 @@ context file's path as its argument. It reads the context file and follows
     fake: append PATH TEXT...    append a line to a file
     fake: delete PATH            delete a file
     fake: commit MESSAGE...      git add -A && git commit
+    fake: commit-once MESSAGE... the same, exactly once per branch: nothing happens if
+                                 HEAD's history already has a commit with this message (a
+                                 re-attempt continuing the last one's commits), and the commit
+                                 is empty if Hive already committed the files (its "unfinished
+                                 work" commit of an interrupted attempt)
     fake: print TEXT...          print a line
     fake: env NAME               print NAME=<its value in the agent's environment>
     fake: sleep SECONDS          sleep
@@ -26,7 +31,12 @@ context file's path as its argument. It reads the context file and follows
                                  its pid goes to .hive/fake/child-<task>-a<N>.pid
 
 A directive written `fake@2:` applies only to attempt 2. Every start is logged
-to $HIVE_ROOT/.hive/fake/spawns.log as "<task> <attempt> <time>".
+to $HIVE_ROOT/.hive/fake/spawns.log as "<task> <attempt> <time> start".
+
+A directive that fails because the world changed under the agent (its worktree
+deleted, a git command refused) ends the agent with exit code 4 and one line
+saying why, like a real agent giving up — never a Python traceback, which would
+look like a Hive bug in Hive's own output.
 """
 import os
 import shlex
@@ -46,6 +56,14 @@ def main() -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     with open(log_dir / "spawns.log", "a") as f:
         f.write(f"{task} {attempt} {time.time():.3f} start\n")
+    try:
+        return follow(context, root, task, attempt, log_dir)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"fake agent: giving up: {e}", flush=True)
+        return 4
+
+
+def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) -> int:
     text = context.read_text()
     directives = []
     for line in text.splitlines():
@@ -71,6 +89,13 @@ def main() -> int:
         elif verb == "commit":
             subprocess.run(["git", "add", "-A"], check=True)
             subprocess.run(["git", "commit", "-q", "-m", " ".join(args) or "fake work"], check=True)
+        elif verb == "commit-once":
+            message = " ".join(args) or "fake work"
+            history = subprocess.run(["git", "log", "--format=%s", "HEAD"], capture_output=True, text=True,
+                                     check=True).stdout.splitlines()
+            if message not in history:
+                subprocess.run(["git", "add", "-A"], check=True)
+                subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], check=True)
         elif verb == "print":
             print(" ".join(args), flush=True)
         elif verb == "env":

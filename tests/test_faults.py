@@ -212,8 +212,8 @@ def test_a_git_failure_in_a_task_is_a_clear_task_failure_and_the_next_run_recove
     (failing / "git").chmod(0o755)
     repo.write_plan("e", """
     ### Task 1: Work
-    fake@1: write w.txt w
-    fake@1: commit the work
+    fake: write w.txt w
+    fake: commit the work
     fake: signal done
 
     ### Task 2: Next
@@ -231,4 +231,50 @@ def test_a_git_failure_in_a_task_is_a_clear_task_failure_and_the_next_run_recove
     assert st["state"] == "failed" and "simulated disk error" in st["reason"]
     r = repo.doit()
     assert r.returncode == 0, r.stderr
+    assert repo.starts() == ["e:1", "e:2"], "the agent had finished: only the merge was redone"
     assert_finished_exactly_once(repo, {"e:1": "the work", "e:2": "next work"})
+
+
+def test_kill9_while_the_users_checkout_is_fast_forwarded_leaves_nothing_in_the_way(repo):
+    repo.write_plan("f", ONE_THEN_TWO)
+    crash(repo, "before-publish")
+    mine = dirty_the_users_checkout(repo)
+    # what a `git merge --ff-only` killed half-way leaves: the new file written, not recorded
+    (repo.root / "w.txt").write_text("w\n")
+    lock = repo.root / ".git" / "ORIG_HEAD.lock"
+    lock.write_text("")
+    old = time.time() - 30
+    os.utime(lock, (old, old))
+    r = repo.doit()
+    log = repo.root / ".hive" / "hive.log"
+    assert r.returncode == 0, r.stderr + (log.read_text() if log.exists() else "")
+    assert_users_checkout_untouched(repo, mine)
+    assert_finished_exactly_once(repo, {"f:1": "the work", "f:2": "next work"})
+    assert repo.git("status", "--porcelain", "--", "w.txt") == ""
+
+
+def test_a_users_own_file_in_the_way_of_the_fast_forward_is_never_replaced(repo):
+    repo.write_plan("f", ONE_THEN_TWO)
+    (repo.root / "w.txt").write_text("the user's own w.txt\n")
+    r = repo.doit()
+    assert r.returncode == 1
+    st = repo.state("f", "1")
+    assert st["state"] == "blocked" and "untracked working tree files would be overwritten" in st["reason"]
+    assert (repo.root / "w.txt").read_text() == "the user's own w.txt\n"
+
+
+def test_a_checkout_cut_short_in_the_merge_step_is_never_committed(repo):
+    """`git checkout --detach main` killed after it wrote main's files and index but
+    before it moved HEAD: HEAD is still the task branch, and `git status` shows the
+    agent's files as deleted. That must not become a commit that deletes its work."""
+    repo.write_plan("f", ONE_THEN_TWO)
+    crash(repo, "in-merge")
+    st = repo.state("f", "1")
+    wt = Path(st["worktree"])
+    repo.git("-C", str(wt), "symbolic-ref", "HEAD", f"refs/heads/{st['branch']}")
+    assert "D  w.txt" in repo.git("-C", str(wt), "status", "--porcelain")
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert repo.file_on_main("w.txt") == "w\n"
+    assert repo.git("log", "main", "--diff-filter=D", "--name-only", "--format=") == ""
+    assert_finished_exactly_once(repo, {"f:1": "the work", "f:2": "next work"})
