@@ -34,6 +34,7 @@ def start(h: TaskHandle, st: TaskState, worker: str) -> TaskState:
                   log_offset=_log_start(log, h.key, attempt, worker))
     crash_point("after-claim")
     workspace.create(root, wt, st.branch, start_point)
+    crash_point("after-worktree-add")
     env = _agent_env(h, st, wt, worker)
     brief = _brief(h, st, wt)
     copied = workspace.copy_files(root, wt, h.cfg.worktree_copy)

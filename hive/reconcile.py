@@ -12,8 +12,9 @@ from hive.config import Config, load_repo_config
 from hive.errors import CommandError, HiveError, user_message
 from hive.fsutil import HeldLock
 from hive.paths import Paths
-from hive.processes import pid_alive
+from hive.processes import pid_alive, stages
 from hive.state import StateStore, TaskState
+from hive.stop import stop_agent
 
 
 def start_run(root: Path, argv: list[str]) -> list[str]:
@@ -77,8 +78,7 @@ def _in_progress(paths: Paths, config: Config, st: TaskState, sessions: set[str]
     pane = tmux.pane(st.session) if st.session in sessions else None
     if pane is not None and not pane.dead and pid_alive(pane.pid):
         return f"{st.key}: its agent is still running (tmux session {st.session}); this run re-attaches to it"
-    if st.session in sessions:
-        tmux.kill_session(st.session)
+    stop_agent(paths.root, st, lambda line: None, stages(config.stop_patience, finished=True))
     StateStore(paths).mark_interrupted(st)
     return f"{st.key}: interrupted (its agent is gone); a new attempt starts when it runs"
 

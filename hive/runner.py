@@ -21,9 +21,10 @@ from hive.finish import cleanup_merged, finish, record_merged
 from hive.fsutil import HeldLock, atomic_write
 from hive.handle import Job, TaskHandle, first_line, say
 from hive.paths import Paths
-from hive.processes import pid_alive
+from hive.processes import pid_alive, stages
 from hive.report import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.state import INTERRUPTED, TaskState, shown_state
+from hive.stop import stop_agent
 from hive.supervise import Outcome
 
 HOLD_STATES = ("blocked", "too_big", "awaiting_human")
@@ -201,6 +202,9 @@ class TaskRunner:
             if pane.pid != st.pane_pid:   # the last run died before it recorded the pane
                 h.update(("in_progress",), pane_pid=pane.pid)
             return "attach"
+        # what is left of it (a dead pane kept for its last words, children that outlived it)
+        stop_agent(h.root, st, lambda line: say(f"{h.key}: {line}"), stages(h.cfg.stop_patience, finished=True),
+                   quiet_first=True)
         h.store.mark_interrupted(st)
         return "new"
 

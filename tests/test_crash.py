@@ -111,7 +111,8 @@ def test_kill9_with_agents_dead_gives_a_new_attempt_that_continues(repo):
     assert repo.main_log().count("part one") == 1
 
 
-@pytest.mark.parametrize("point", ["after-claim", "after-spawn", "before-publish", "after-publish"])
+@pytest.mark.parametrize("point", ["after-claim", "after-worktree-add", "after-spawn", "in-merge", "before-publish",
+                                   "after-publish", "before-branch-delete"])
 def test_kill9_at_each_crash_point_lands_the_work_exactly_once(repo, point):
     repo.write_plan("f", """
     ### Task 1: Work
