@@ -254,6 +254,47 @@ def repo(isolated) -> Repo:
     return repo
 
 
+# A task and one that depends on it, each committing one file (crash and fault tests).
+ONE_THEN_TWO = """
+### Task 1: Work
+fake: write w.txt w
+fake: commit the work
+fake: signal done
+
+### Task 2: Next
+**Depends on:** 1
+fake: write n.txt n
+fake: commit next work
+fake: signal done
+"""
+
+
+def assert_finished_exactly_once(repo: Repo, tasks: dict[str, str]) -> None:
+    """Every task done, its commit on main once, no ghost runs, no leftovers."""
+    data = repo.status_json()
+    states = {t["plan"] + ":" + t["id"]: t for t in data["tasks"]}
+    for key, message in tasks.items():
+        assert states[key]["state"] == "done", states[key]
+        assert repo.main_log().count(message) == 1, repo.main_log()
+    assert data["counts"]["in_progress"] == 0
+    assert repo.worktrees() == []
+    assert not [b for b in repo.git("branch", "--format=%(refname:short)").split() if b.startswith("hive/")]
+
+
+def read_pty(master: int, until: bytes | None = None) -> bytes:
+    """What a program wrote to the terminal, up to `until` (or until it closed it)."""
+    out = b""
+    while until is None or until not in out:
+        try:
+            data = os.read(master, 4096)
+        except OSError:   # the other side closed
+            break
+        if not data:
+            break
+        out += data
+    return out
+
+
 def wait_for(predicate, timeout: float = 30, interval: float = 0.05, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -8,7 +8,7 @@ import signal
 import subprocess
 
 import pytest
-from conftest import wait_for
+from conftest import ONE_THEN_TWO, assert_finished_exactly_once, wait_for
 
 WAITING_PLAN = """
 ### Task a: First
@@ -34,18 +34,6 @@ fake: signal done
 def kill_group(run) -> None:
     os.killpg(run.pid, signal.SIGKILL)
     run.wait(timeout=10)
-
-
-def assert_finished_exactly_once(repo, tasks: dict[str, str]) -> None:
-    """Every task done, its commit on main once, no ghost runs, no leftovers."""
-    data = repo.status_json()
-    states = {t["plan"] + ":" + t["id"]: t for t in data["tasks"]}
-    for key, message in tasks.items():
-        assert states[key]["state"] == "done", states[key]
-        assert repo.main_log().count(message) == 1, repo.main_log()
-    assert data["counts"]["in_progress"] == 0
-    assert repo.worktrees() == []
-    assert not [b for b in repo.git("branch", "--format=%(refname:short)").split() if b.startswith("hive/")]
 
 
 def test_kill9_while_agents_run_then_rerun_reattaches_without_respawning(repo):
@@ -114,18 +102,7 @@ def test_kill9_with_agents_dead_gives_a_new_attempt_that_continues(repo):
 @pytest.mark.parametrize("point", ["after-claim", "after-worktree-add", "after-spawn", "in-merge", "before-publish",
                                    "after-publish", "before-branch-delete"])
 def test_kill9_at_each_crash_point_lands_the_work_exactly_once(repo, point):
-    repo.write_plan("f", """
-    ### Task 1: Work
-    fake: write w.txt w
-    fake: commit the work
-    fake: signal done
-
-    ### Task 2: Next
-    **Depends on:** 1
-    fake: write n.txt n
-    fake: commit next work
-    fake: signal done
-    """)
+    repo.write_plan("f", ONE_THEN_TWO)
     crashed = repo.doit(env={"HIVE_FAULT": point})
     assert crashed.returncode == -signal.SIGKILL
     r = repo.doit()

@@ -10,21 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Repo
-from test_crash import assert_finished_exactly_once
-
-ONE_THEN_TWO = """
-### Task 1: Work
-fake: write w.txt w
-fake: commit the work
-fake: signal done
-
-### Task 2: Next
-**Depends on:** 1
-fake: write n.txt n
-fake: commit next work
-fake: signal done
-"""
+from conftest import ONE_THEN_TWO, Repo, assert_finished_exactly_once
 
 
 def crash(repo: Repo, point: str) -> None:
@@ -210,18 +196,7 @@ def test_a_git_failure_in_a_task_is_a_clear_task_failure_and_the_next_run_recove
         '  *" checkout -q --detach "*) echo "fatal: simulated disk error" >&2; exit 128;;\nesac\n'
         f'exec "{real}" "$@"\n')
     (failing / "git").chmod(0o755)
-    repo.write_plan("e", """
-    ### Task 1: Work
-    fake: write w.txt w
-    fake: commit the work
-    fake: signal done
-
-    ### Task 2: Next
-    **Depends on:** 1
-    fake: write n.txt n
-    fake: commit next work
-    fake: signal done
-    """)
+    repo.write_plan("e", ONE_THEN_TWO)
     r = repo.doit(env={"PATH": f"{failing}:{os.environ['PATH']}"})
     assert r.returncode == 1, r.stderr
     assert "internal error" not in r.stderr and "Traceback" not in r.stderr

@@ -7,7 +7,7 @@ import pty
 import subprocess
 import sys
 
-from conftest import HERE
+from conftest import HERE, read_pty
 
 
 def test_discovered_work_waits_for_a_human_and_runs_only_once_approved(repo):
@@ -108,18 +108,9 @@ def test_progress_line_on_a_terminal_and_quiet_otherwise(repo):
     proc = subprocess.Popen([sys.executable, "-m", "doit"], cwd=repo.root, stdout=subprocess.DEVNULL, stderr=slave,
                             start_new_session=True)
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
+    out = read_pty(master).decode(errors="replace")
     proc.wait(timeout=60)
     os.close(master)
-    out = b"".join(chunks).decode(errors="replace")
     assert proc.returncode == 0
     assert "[0/2] running: p:1" in out and "[1/2] running: p:2" in out
     quiet = repo.doit("p:1")

@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import _with_env, wait_for
-from test_crash import _alive, assert_finished_exactly_once
+from conftest import _with_env, assert_finished_exactly_once, read_pty, wait_for
+from test_crash import _alive
 
 THREE_WAITING = "\n".join(f"""
 ### Task {t}: Task {t}
@@ -62,19 +62,10 @@ def test_the_progress_line_is_cleared_before_the_stop_lines(repo):
     proc = subprocess.Popen([sys.executable, "-m", "doit", "-n", "2"], cwd=repo.root, stdout=subprocess.DEVNULL,
                             stderr=slave, start_new_session=True)
     os.close(slave)
-    out = b""
-    while b"running: s:a, s:b" not in out:
-        out += os.read(master, 4096)
+    out = read_pty(master, until=b"running: s:a, s:b")
     wait_for(lambda: len(repo.starts()) == 2, what="two agents to start")
     os.kill(proc.pid, signal.SIGTERM)
-    while True:
-        try:
-            data = os.read(master, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        out += data
+    out += read_pty(master)
     assert proc.wait(timeout=30) == 143
     os.close(master)
     text = out.decode(errors="replace")
