@@ -55,8 +55,10 @@ def health(path: Path) -> str:
     dirs = git.worktree_dirs(path)
     if dirs is None or dirs[0].resolve() != path.resolve():
         return FOREIGN
-    lock = dirs[1] / "locked"
-    initializing = lock.exists() and lock.read_text(errors="replace").strip() == "initializing"
+    try:
+        initializing = (dirs[1] / "locked").read_text(errors="replace").strip() == "initializing"
+    except FileNotFoundError:
+        initializing = False
     if initializing or not (dirs[1] / "index").exists():
         return UNFINISHED
     return OK
@@ -84,17 +86,26 @@ def repair(root: Path, path: Path, state: str) -> str:
             shutil.rmtree(path, ignore_errors=True)
         note = f"removed {path}: creating it was interrupted before its checkout completed"
     elif state == FOREIGN:
-        if not any(path.iterdir()):
-            path.rmdir()
-            note = f"removed {path}: an empty directory left by an interrupted `git worktree add`"
-        else:
-            aside = Paths(root).salvage / f"{path.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-            aside.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(path), str(aside))
-            note = f"moved {path} to {aside}: git does not see a worktree there"
+        try:
+            note = _clear_foreign(root, path)
+        except FileNotFoundError:   # someone removed it meanwhile
+            note = ""
+        except OSError as e:
+            raise HiveError(f"{path}: git does not see a worktree there, and it cannot be moved aside: {e}; "
+                            f"move it away yourself") from None
     git.worktree_unlock(root, path)   # git never prunes a worktree left locked "initializing"
     git.worktree_prune(root)
     return note
+
+
+def _clear_foreign(root: Path, path: Path) -> str:
+    if not any(path.iterdir()):
+        path.rmdir()
+        return f"removed {path}: an empty directory left by an interrupted `git worktree add`"
+    aside = Paths(root).salvage / f"{path.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(path), str(aside))
+    return f"moved {path} to {aside}: git does not see a worktree there"
 
 
 def restore_branch(worktree: Path, branch: str) -> None:
