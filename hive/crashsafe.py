@@ -34,6 +34,7 @@ class _Stop:
     pending = False                 # a stop signal arrived inside one
     first: int | None = None        # the signal that stopped this process
     first_at = 0.0
+    doit_pid = 0                    # set once install_for_doit() ran in that process
     on_stop: ClassVar[list[Callable[[], None]]] = []
 
 
@@ -92,7 +93,9 @@ def install_for_doit() -> None:
     worker of a killed doit would otherwise wait for a job forever); and an interrupted
     run ends with one line per task from its workers, no traceback, and exit 130/143."""
     install()
-    doit_pid = os.getpid()
+    if _Stop.doit_pid == os.getpid():   # a second load of the dodo file in the same process
+        return
+    doit_pid = _Stop.doit_pid = os.getpid()
     os.register_at_fork(after_in_child=lambda: _stop_with_parent(doit_pid))
     previous = sys.excepthook
 
