@@ -9,6 +9,7 @@ still run the handler in the main thread in the middle of the critical section.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import multiprocessing
@@ -110,6 +111,28 @@ def install_for_doit() -> None:
         os._exit(exit_code(_Stop.first))
 
     sys.excepthook = hook
+
+
+def run_finished() -> None:
+    """doit's run is over and its database saved: a stop signal now ends the process at
+    once, exit 130/143 (there is nothing left to stop). From the interpreter's last
+    steps on it is ignored: Python resets its handlers to the default there, and a
+    Ctrl-C in that instant would kill doit by SIGINT instead (seen in the soak)."""
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _exit_now)
+    atexit.register(_ignore_stop_signals)
+
+
+def _exit_now(signum: int, frame: types.FrameType | None) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(exit_code(signum))
+
+
+def _ignore_stop_signals() -> None:
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
 
 
 def _stop_with_parent(parent: int) -> None:

@@ -43,9 +43,15 @@ def init(cwd: Path) -> tuple[Path, list[str]]:
     if not (root / "worktrees" / ".gitignore").exists():
         ensure_ignored_dir(root / "worktrees")
         done.append("created worktrees/ (git-ignored)")
-    if _exclude(root, "/.doit.db"):
+    if exclude_doit_db(root):
         done.append("git-ignored .doit.db locally (.git/info/exclude)")
     return root, done
+
+
+def exclude_doit_db(root: Path) -> bool:
+    """doit's cache, and the journal sqlite leaves beside it when doit is killed
+    mid-write (seen in the soak as a stray file in the user's `git status`)."""
+    return _exclude(root, "/.doit.db*")
 
 
 def _exclude(root: Path, pattern: str) -> bool:

@@ -11,6 +11,7 @@ from hive import git, names, signals, tmux, workspace
 from hive.config import Config, load_repo_config
 from hive.errors import CommandError, HiveError, user_message
 from hive.fsutil import HeldLock
+from hive.init import exclude_doit_db
 from hive.paths import Paths
 from hive.processes import pid_alive, stages
 from hive.state import StateStore, TaskState
@@ -26,6 +27,7 @@ def start_run(root: Path, argv: list[str]) -> list[str]:
         return [f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch "
                 f"in .hive/config.toml"]
     git.update_ref(root, "refs/hive/run-start", head)
+    exclude_doit_db(root)   # repos set up by an older `hive init` ignored only .doit.db itself
     git.enable_worktree_config(str(root))   # once, here, before parallel workers would race for .git/config
     notes = []
     wanted = requested_processes(argv)

@@ -80,6 +80,7 @@ class HiveReporter(ConsoleReporter):
             self.states = self.store.read_all()   # other runs may have finished tasks too
             self._write_report()
         super().complete_run()
+        crashsafe.run_finished()
 
     def _done(self, task) -> None:
         self._clear()

@@ -31,6 +31,7 @@ def test_init_sets_up_the_repo_without_committing_and_is_idempotent(isolated):
     (root / ".hive" / "state").mkdir()
     (root / ".hive" / "state" / "s.json").write_text("{}")
     (root / ".doit.db").write_text("")
+    (root / ".doit.db-journal").write_text("")   # what a killed doit leaves beside it
     status = git(root, "status", "--porcelain", "--untracked-files=all")
     assert "worktrees" not in status and ".hive/state" not in status and ".doit.db" not in status
     assert "dodo.py" in status and ".hive/config.toml" in status, "what the user may commit stays visible"
