@@ -143,9 +143,10 @@ def stop_in_stages(mark: AgentMark, stages: Stages, report: Callable[[str], None
                 os.kill(pid, sig)
             except (ProcessLookupError, PermissionError):
                 continue
-        deadline = time.monotonic() + patience
+        deadline, pause = time.monotonic() + patience, 0.005
         while members(mark) and time.monotonic() < deadline:
-            time.sleep(POLL)
+            time.sleep(pause)   # most agents are gone within milliseconds: look again soon, then less often
+            pause = min(pause * 2, POLL)
     return members(mark)
 
 
