@@ -69,13 +69,10 @@ def start_merge_only(h: TaskHandle, st: TaskState, worker: str) -> TaskState:
 
 def sound(h: TaskHandle, wt: Path) -> bool:
     """Is `wt` a worktree Hive may run git in? If not, it is cleared away (and said)."""
-    state = workspace.health(wt)
-    if state == workspace.OK:
-        return True
-    note = workspace.repair(h.root, wt, state)
+    note = workspace.clear_if_broken(h.root, wt)
     if note:
         say(f"{h.key}: {note}")
-    return False
+    return note is None
 
 
 def worktree_for_merge(h: TaskHandle, st: TaskState, worker: str) -> Path:

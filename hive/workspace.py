@@ -64,14 +64,11 @@ def health(path: Path) -> str:
     return OK
 
 
-def usable(root: Path, path: Path) -> bool:
-    """True if `path` is a sound worktree to work in; otherwise what is there is
-    cleared away (see `repair`) and False is returned."""
+def clear_if_broken(root: Path, path: Path) -> str | None:
+    """None if `path` is a sound worktree to work in; otherwise what is there is cleared
+    away (see `repair`) and what was done is returned ("" if nothing was there)."""
     state = health(path)
-    if state == OK:
-        return True
-    repair(root, path, state)
-    return False
+    return None if state == OK else repair(root, path, state)
 
 
 def repair(root: Path, path: Path, state: str) -> str:
@@ -216,9 +213,9 @@ def salvage(worktree: Path, message: str) -> bool:
 def remove_if_merged(root: Path, worktree: Path, main: str) -> str:
     """Remove a worktree only if its HEAD is contained in main and nothing is uncommitted.
     Returns "" on success or why it was kept."""
-    state = health(worktree)
-    if state != OK:
-        return repair(root, worktree, state)
+    note = clear_if_broken(root, worktree)
+    if note is not None:
+        return note
     if not git.is_ancestor(worktree, "HEAD", main):
         return f"kept {worktree}: its HEAD is not in {main}"
     return _remove(root, worktree)
@@ -226,9 +223,9 @@ def remove_if_merged(root: Path, worktree: Path, main: str) -> str:
 
 def remove_if_clean(root: Path, worktree: Path) -> str:
     """Remove a worktree whose work is all committed (its branch keeps the commits)."""
-    state = health(worktree)
-    if state != OK:
-        return repair(root, worktree, state)
+    note = clear_if_broken(root, worktree)
+    if note is not None:
+        return note
     dirty = git.status(worktree)
     if dirty:
         return f"kept {worktree}: {len(dirty)} uncommitted change(s)"
@@ -237,10 +234,8 @@ def remove_if_clean(root: Path, worktree: Path) -> str:
 
 def remove_any(root: Path, worktree: Path) -> str:
     """Remove a worktree whatever it holds (`hive cleanup --force` only)."""
-    state = health(worktree)
-    if state != OK:
-        return repair(root, worktree, state)
-    return _remove(root, worktree)
+    note = clear_if_broken(root, worktree)
+    return _remove(root, worktree) if note is None else note
 
 
 def _remove(root: Path, worktree: Path) -> str:
