@@ -60,8 +60,9 @@ def _pids() -> Iterator[int]:
 
 
 def holders(path: Path) -> list[int]:
-    """Processes that have `path` open (git keeps its lock files open while it works)."""
-    target = str(path)
+    """Processes that have `path` open (git keeps its lock files open while it works).
+    /proc shows the resolved path, so compare with that, not with the name as given."""
+    target = os.path.realpath(path)
     found = []
     for pid in _pids():
         try:

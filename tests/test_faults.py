@@ -253,3 +253,17 @@ def test_a_checkout_cut_short_in_the_merge_step_is_never_committed(repo):
     assert repo.file_on_main("w.txt") == "w\n"
     assert repo.git("log", "main", "--diff-filter=D", "--name-only", "--format=") == ""
     assert_finished_exactly_once(repo, {"f:1": "the work", "f:2": "next work"})
+
+
+def test_a_lock_held_open_is_seen_through_a_symlinked_path(repo, tmp_path):
+    from hive import git
+    link = tmp_path / "link-to-repo"
+    link.symlink_to(repo.root)
+    lock = repo.root / ".git" / "index.lock"
+    lock.write_text("")
+    old = time.time() - 30
+    os.utime(lock, (old, old))
+    with open(lock):
+        message = f"fatal: Unable to create '{link}/.git/index.lock': File exists."
+        assert not git.remove_stale_lock(link, message), "a held lock named through a symlink is still held"
+        assert lock.exists()
