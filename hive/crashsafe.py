@@ -105,10 +105,7 @@ def install_for_doit() -> None:
             previous(kind, exc, tb)
             return
         _wait_for_workers()
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
-        os._exit(exit_code(_Stop.first))
+        _exit(exit_code(_Stop.first))
 
     sys.excepthook = hook
 
@@ -124,10 +121,15 @@ def run_finished() -> None:
 
 
 def _exit_now(signum: int, frame: types.FrameType | None) -> None:
+    _exit(exit_code(signum))
+
+
+def _exit(code: int) -> None:
+    """Leave now, output flushed (doit's database is saved by then; nothing else must run)."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
-    os._exit(exit_code(signum))
+    os._exit(code)
 
 
 def _ignore_stop_signals() -> None:
