@@ -10,7 +10,7 @@ from hive.handle import TaskHandle, say
 from hive.merge import MergeRequest, Recorders, merge
 from hive.processes import stages
 from hive.state import MERGE, MERGING, TaskState, history_entry
-from hive.stop import stop_agent
+from hive.stop import prefixed, stop_agent
 from hive.supervise import Outcome
 
 # The agent ended by itself (or said it is finished): hang up on it. Otherwise it is
@@ -20,7 +20,7 @@ _FINISHED_KINDS = ("done", "blocked", "too_big", "crashed", "script_failed")
 
 def finish(h: TaskHandle, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
     finished = outcome.kind in _FINISHED_KINDS
-    survivors = stop_agent(h.root, st, lambda line: say(f"{h.key}: {line}"),
+    survivors = stop_agent(h.root, st, prefixed(say, h.key),
                            stages(h.cfg.stop_patience, finished), quiet_first=finished)
     if survivors:
         say(f"{h.key}: warning: processes {sorted(survivors)} of its agent survived SIGKILL")

@@ -7,15 +7,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hive import git, names, signals, tmux, workspace
+from hive import git, names, tmux, workspace
 from hive.config import Config, load_repo_config
 from hive.errors import CommandError, HiveError, user_message
 from hive.fsutil import HeldLock
 from hive.init import exclude_doit_db
 from hive.paths import Paths
-from hive.processes import pid_alive, stages
+from hive.standing import MERGING, RUNNING, interrupted, standing
 from hive.state import StateStore, TaskState
-from hive.stop import stop_agent
 
 
 def start_run(root: Path, argv: list[str]) -> list[str]:
@@ -58,7 +57,7 @@ def _reconcile_task(paths: Paths, config: Config, st: TaskState, sessions: set[s
     try:
         st = StateStore(paths).read(st.plan, st.id)   # re-read now that nobody else can change it
         if st.state == "in_progress":
-            return [_in_progress(paths, config, st, sessions)]
+            return [_in_progress(paths, config, st)]
         if st.state == "done":
             if st.session in sessions:
                 tmux.kill_session(st.session)
@@ -71,17 +70,16 @@ def _reconcile_task(paths: Paths, config: Config, st: TaskState, sessions: set[s
         claim.release()
 
 
-def _in_progress(paths: Paths, config: Config, st: TaskState, sessions: set[str]) -> str:
-    sig = signals.read(paths.signal_file(st.plan, st.id, st.attempt))
-    if sig:
-        return f"{st.key}: its agent signalled `{sig.kind}` while no run watched; this run takes it from there"
-    if st.merging or st.only_merge:
+def _in_progress(paths: Paths, config: Config, st: TaskState) -> str:
+    where = standing(paths, st)
+    if where.signal is not None:
+        return (f"{st.key}: its agent signalled `{where.signal.kind}` while no run watched; "
+                f"this run takes it from there")
+    if where.kind == MERGING:
         return f"{st.key}: a run stopped while merging it; this run checks and finishes the merge"
-    pane = tmux.pane(st.session) if st.session in sessions else None
-    if pane is not None and not pane.dead and pid_alive(pane.pid):
+    if where.kind == RUNNING:
         return f"{st.key}: its agent is still running (tmux session {st.session}); this run re-attaches to it"
-    stop_agent(paths.root, st, lambda line: None, stages(config.stop_patience, finished=True))
-    StateStore(paths).mark_interrupted(st)
+    interrupted(paths, st, config.stop_patience, lambda line: None)
     return f"{st.key}: interrupted (its agent is gone); a new attempt starts when it runs"
 
 

@@ -15,16 +15,16 @@ from pathlib import Path
 
 from doit.exceptions import TaskError, TaskFailed
 
-from hive import attempt, git, names, signals, tmux
+from hive import attempt, git, names, tmux
 from hive.errors import CommandError, HiveError, record_bug, user_message
 from hive.finish import cleanup_merged, finish, record_merged
 from hive.fsutil import HeldLock, atomic_write
 from hive.handle import Job, TaskHandle, first_line, say
 from hive.paths import Paths
-from hive.processes import pid_alive, stages
 from hive.report import checkpoint_kind, checkpoint_report, how_to_answer
+from hive.standing import GONE, MERGING, RUNNING, SIGNALLED, interrupted, standing
 from hive.state import INTERRUPTED, TaskState, shown_state
-from hive.stop import stop_agent
+from hive.stop import prefixed
 from hive.supervise import Outcome
 
 HOLD_STATES = ("blocked", "too_big", "awaiting_human")
@@ -56,12 +56,13 @@ def stopped_watching(h: TaskHandle) -> str:
     key = h.key
     if st.state != "in_progress":
         return f"{key}: stopped watching — it is {st.state}; the next `doit` goes on from there"
-    sig = signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt))
-    if sig:
-        return f"{key}: stopped watching — its agent signalled `{sig.kind}`; the next `doit` takes it from there"
-    if st.merging or st.only_merge:
+    where = standing(h.paths, st)
+    if where.signal is not None:
+        return (f"{key}: stopped watching — its agent signalled `{where.signal.kind}`; "
+                f"the next `doit` takes it from there")
+    if where.kind == MERGING:
         return f"{key}: stopped watching while merging — the next `doit` finishes the merge"
-    if st.session and pid_alive(st.pane_pid) and tmux.has_session(st.session):
+    if where.kind == RUNNING:
         return (f"{key}: stopped watching — its agent keeps running in tmux session {st.session}; the next "
                 f"`doit` re-attaches to it (`hive stop {key}` stops it)")
     return f"{key}: stopped watching — its agent is gone; the next `doit` starts a new attempt"
@@ -193,20 +194,12 @@ class TaskRunner:
     def _in_progress(self, st: TaskState) -> str:
         """Recorded as running and nobody holds its claim: the last run stopped."""
         h = self.h
-        if signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt)):
-            return "signalled"
-        if st.only_merge:
-            return "merge"
-        pane = tmux.pane(st.session) if st.session else None
-        if pane is not None and not pane.dead and pid_alive(pane.pid):
-            if pane.pid != st.pane_pid:   # the last run died before it recorded the pane
-                h.update(("in_progress",), pane_pid=pane.pid)
-            return "attach"
-        # what is left of it (a dead pane kept for its last words, children that outlived it)
-        stop_agent(h.root, st, lambda line: say(f"{h.key}: {line}"), stages(h.cfg.stop_patience, finished=True),
-                   quiet_first=True)
-        h.store.mark_interrupted(st)
-        return "new"
+        where = standing(h.paths, st)
+        if where.kind == RUNNING and where.pane_pid != st.pane_pid:   # the last run died before it recorded it
+            h.update(("in_progress",), pane_pid=where.pane_pid)
+        if where.kind == GONE:
+            interrupted(h.paths, st, h.cfg.stop_patience, prefixed(say, h.key))
+        return {SIGNALLED: "signalled", MERGING: "merge", RUNNING: "attach", GONE: "new"}[where.kind]
 
     def _checkpoint(self, st: TaskState) -> TaskState:
         """Stop here for a human: write the checkpoint report and wait in awaiting_human."""

@@ -6,14 +6,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive import discover, signals, tmux
+from hive import discover, tmux
 from hive.compiler import load_project
 from hive.fsutil import HeldLock
 from hive.handle import duration
 from hive.paths import Paths
 from hive.processes import pid_alive
-from hive.signals import Signal
-from hive.state import StateStore, TaskState, shown_state
+from hive.standing import MERGING, RUNNING, Standing, standing
+from hive.state import StateStore, shown_state
 from hive.supervise import log_size
 
 ORDER = ("in_progress", "awaiting_human", "blocked", "failed", "too_big", "planned", "done")
@@ -64,11 +64,12 @@ def collect(root: Path) -> list[TaskStatus]:
             running = st.state == "in_progress"
             holder = HeldLock(paths.claim_lock(plan.name, task.id)).holder() if running else None
             alive = running and pid_alive(st.pane_pid) and tmux.has_session(st.session)
-            signalled = signals.read(paths.signal_file(plan.name, task.id, st.attempt)) if running else None
+            where = standing(paths, st) if running else None
+            signalled = where.signal if where else None
             log = paths.log_file(plan.name, task.id)
             idle = now - log.stat().st_mtime if running and not signalled and log_size(log) > st.log_offset else None
             state = shown_state(st, task.text_hash)
-            reason = _unwatched(st, alive, signalled) if running and not holder else st.reason
+            reason = _unwatched(where) if where and not holder else st.reason
             rows.append(TaskStatus(plan.name, task.id, task.title, state, reason, st.attempt, st.worker,
                                    st.worktree if running or st.state == "blocked" else "", st.session if alive else "",
                                    st.branch, st.merge_commit, st.files, holder, alive,
@@ -78,15 +79,15 @@ def collect(root: Path) -> list[TaskStatus]:
     return rows
 
 
-def _unwatched(st: TaskState, alive: bool, signalled: Signal | None) -> str:
+def _unwatched(where: Standing) -> str:
     """Why a task recorded as running has no run watching it — in the words `doit`
-    will act on (runner._in_progress decides the same way)."""
-    if signalled is not None:
-        return f"signalled `{signalled.kind}` while no run watched; the next `doit` takes it from there" + (
-            ", merging it" if signalled.kind == "done" else "")
-    if st.merging or st.only_merge:
+    will act on (the runner decides from the same standing)."""
+    if where.signal is not None:
+        return f"signalled `{where.signal.kind}` while no run watched; the next `doit` takes it from there" + (
+            ", merging it" if where.signal.kind == "done" else "")
+    if where.kind == MERGING:
         return "a run stopped while merging it; the next `doit` finishes the merge"
-    if alive:
+    if where.kind == RUNNING:
         return "agent alive but no run is watching it: run `doit` to re-attach"
     return "interrupted: nothing runs it any more; `doit` starts a new attempt"
 

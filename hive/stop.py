@@ -36,7 +36,7 @@ def stop(root: Path, key: str | None, report: Report) -> int:
         # The stop request goes first: a run watching this agent records "stopped",
         # not a crash it would retry.
         atomic_write(paths.stop_file(st.plan, st.id, st.attempt), "stopped by hive stop\n")
-        survivors = stop_agent(root, st, _prefixed(report, st.key), stages(patience))
+        survivors = stop_agent(root, st, prefixed(report, st.key), stages(patience))
         if survivors:
             raise HiveError(f"{st.key}: processes {sorted(survivors)} survived SIGKILL; look at them with "
                             f"`ps -o pid,stat,args -p {','.join(map(str, sorted(survivors)))}`")
@@ -46,7 +46,7 @@ def stop(root: Path, key: str | None, report: Report) -> int:
     return len(running)
 
 
-def _prefixed(report: Report, key: str) -> Report:
+def prefixed(report: Report, key: str) -> Report:
     return lambda line: report(f"{key}: {line}")
 
 
