@@ -535,11 +535,14 @@ class Trial:
         return f" ({name})"
 
     def _git_retrying_lock(self, *args: str) -> subprocess.CompletedProcess:
-        """What a patient user does when git says another git process holds the lock."""
+        """What a patient user does when git says another git process holds the lock, or that
+        HEAD moved under their commit (Hive merged at that instant: git's compare-and-swap on the
+        ref refuses the commit and keeps the index, so trying again is the user's answer)."""
         deadline = time.monotonic() + LOCK_RETRY_S
         while True:
             r = self.git(*args)
-            if r.returncode == 0 or ".lock" not in r.stderr or time.monotonic() > deadline:
+            raced = ".lock" in r.stderr or "cannot lock ref" in r.stderr
+            if r.returncode == 0 or not raced or time.monotonic() > deadline:
                 return r
             time.sleep(0.1)
 
