@@ -5,9 +5,9 @@ import textwrap
 
 import pytest
 
-from hive.agents import BUILTIN_PROFILES
-from hive.config import Config, load_config, parse_duration
 from hive.errors import HiveError
+from hive.settings.agents import BUILTIN_PROFILES
+from hive.settings.config import Config, load_config, parse_duration
 
 
 def config_from(tmp_path, toml):

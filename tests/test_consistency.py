@@ -118,13 +118,13 @@ def test_a_bad_name_for_a_hive_path_is_a_user_error(repo):
     import pytest
 
     from hive.errors import HiveError
-    from hive.paths import Paths
+    from hive.store.paths import Paths
     with pytest.raises(HiveError):
         Paths(repo.root).discovered_dir("../../x")
 
 
 def test_cleanup_leaves_hive_plan_sessions_alone(repo):
-    from hive import tmux
+    from hive.adapters import tmux
     tmux.new_session("hive-plan-add-oauth", repo.root, ["sleep", "60"], repo.root.parent / "p.log",
                      repo.root.parent / "p.exit", {})
     tmux.new_session("hive-w1-x-1-abcdef-a1", repo.root, ["sleep", "60"], repo.root.parent / "t.log",
@@ -136,7 +136,7 @@ def test_cleanup_leaves_hive_plan_sessions_alone(repo):
 
 
 def test_plan_cache_stamp_covers_every_module_and_survives_a_moved_file(tmp_path):
-    from hive.planset import code_stamp
+    from hive.plan.cache import code_stamp
     here = tmp_path / "pkg"
     (here / "sub").mkdir(parents=True)
     for name in ("names.py", "plan.py", "sub/graph.py"):

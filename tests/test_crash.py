@@ -146,8 +146,8 @@ def test_kill9_of_doit_alone_stops_its_workers_and_the_next_run_reattaches(repo)
 
 
 def test_a_run_waits_for_a_task_another_process_is_running(repo):
-    from hive.fsutil import HeldLock
-    from hive.paths import Paths
+    from hive.store.files import HeldLock
+    from hive.store.paths import Paths
     repo.write_plan("w", "### Task a: One\nfake: signal done\n")
     claim = HeldLock(Paths(repo.root).claim_lock("w", "a"))
     assert claim.try_acquire()

@@ -98,7 +98,7 @@ def test_a_half_made_worktree_of_a_done_task_is_cleared_and_its_branch_deleted(r
 def test_salvage_refuses_to_commit_a_worktree_where_every_file_is_gone(repo):
     """Defence in depth: even if a broken checkout got past the health check, Hive
     never commits "every file deleted" as an agent's unfinished work."""
-    from hive import workspace
+    from hive.engine import workspace
     from hive.errors import HiveError
     wt = repo.root / "worktrees" / "w1-emptied"
     repo.git("worktree", "add", "-q", "-b", "emptied", str(wt))
@@ -109,7 +109,7 @@ def test_salvage_refuses_to_commit_a_worktree_where_every_file_is_gone(repo):
 
 
 def test_git_never_walks_up_from_a_worktree_into_the_users_checkout(repo):
-    from hive import git
+    from hive.adapters import git
     from hive.errors import CommandError
     empty = repo.root / "worktrees" / "w1-empty"
     empty.mkdir(parents=True)
@@ -134,7 +134,7 @@ def test_stale_index_lock_left_by_a_killed_merge_is_removed_and_the_merge_redone
 
 
 def test_a_lock_held_by_a_live_process_is_never_removed(repo):
-    from hive import git
+    from hive.adapters import git
     lock = repo.root / ".git" / "index.lock"
     lock.write_text("")
     old = time.time() - 30
@@ -256,7 +256,7 @@ def test_a_checkout_cut_short_in_the_merge_step_is_never_committed(repo):
 
 
 def test_a_lock_held_open_is_seen_through_a_symlinked_path(repo, tmp_path):
-    from hive import git
+    from hive.adapters import git
     link = tmp_path / "link-to-repo"
     link.symlink_to(repo.root)
     lock = repo.root / ".git" / "index.lock"

@@ -6,12 +6,12 @@ import textwrap
 import networkx as nx
 import pytest
 
-from hive.agents import AgentProfile
-from hive.config import Config
 from hive.errors import HiveError
-from hive.graph import build_graph, check_agents, load_plan, priority_order
-from hive.plan import parse_plan
-from hive.planset import load_plans
+from hive.plan.cache import load_plans
+from hive.plan.graph import build_graph, check_agents, load_plan, priority_order
+from hive.plan.parser import parse_plan
+from hive.settings.agents import AgentProfile
+from hive.settings.config import Config
 
 
 def write(directory, name, body, status=None):

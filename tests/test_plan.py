@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from hive.plan import TYPES, parse_plan
+from hive.plan.parser import TYPES, parse_plan
 
 
 def parse(tmp_path, body, name="p"):

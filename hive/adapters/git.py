@@ -1,0 +1,328 @@
+"""Every git command Hive runs, as small verb-named functions (argv lists only).
+
+Git never looks above the directory it is run in: a worktree whose `.git` file is
+missing must fail loudly, not let git walk up to the user's own checkout and run
+`checkout --force` or `commit` there (seen after a kill -9 during `worktree add`).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import time
+from pathlib import Path
+
+from hive.adapters import proc, processes
+from hive.errors import CommandError
+
+log = logging.getLogger("hive.git")
+
+# An agent can write hooks into the shared .git; Hive's own commits and merges never run them.
+_NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
+# Hive reads git's messages ("nothing to commit", lock errors), so they must be in English.
+_ENV = {"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
+
+
+def git(cwd: Path | str, *args: str, check: bool = True, discover: bool = False) -> proc.Result:
+    """Run git in `cwd`, which must be a repository's top level unless `discover`."""
+    env = {**_ENV} if discover else {**_ENV, "GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(cwd))}
+    return proc.run(["git", "-C", str(cwd), *args], check=check, env=proc.clean_env(env), atomic=True)
+
+
+def _out(cwd: Path | str, *args: str) -> str:
+    return git(cwd, *args).stdout.strip()
+
+
+# "Unable to create '…/index.lock': File exists", also for refs; config locks are named unquoted.
+_LOCKED = re.compile(r"\.lock'?: File exists|could not lock config file .*: File exists")
+_LOCK_PATH = re.compile(r"Unable to create '([^']+\.lock)'|could not lock config file (\S+): File exists")
+# A lock this old that no process holds open was left by a git that died (kill -9).
+STALE_LOCK_AGE = 1.0
+
+
+def _locked_retry(cwd: Path | str, *args: str, check: bool = True, seconds: float = 3.0) -> proc.Result:
+    """Run a command that takes one of git's lock files, retrying briefly while another
+    git holds it, and removing it if the git that made it is dead."""
+    deadline = time.monotonic() + seconds
+    while True:
+        result = git(cwd, *args, check=False)
+        if result.code == 0 or not _LOCKED.search(result.output):
+            break
+        if remove_stale_lock(cwd, result.output):
+            deadline = max(deadline, time.monotonic() + 0.5)
+        elif time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    if check and result.code != 0:
+        raise CommandError(["git", "-C", str(cwd), *args], result.code, result.output)
+    return result
+
+
+def remove_stale_lock(cwd: Path | str, message: str) -> bool:
+    """Remove the lock file git complained about if no live process holds it open
+    (git keeps its lock files open while it works) and it is not brand new."""
+    m = _LOCK_PATH.search(message)
+    if not m:
+        return False
+    lock = Path(cwd) / (m.group(1) or f"{m.group(2)}.lock")
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return True   # gone meanwhile: try again at once
+    if age < STALE_LOCK_AGE or processes.holders(lock):
+        return False
+    log.info("removing %s: left by a git that is no longer running", lock)
+    try:
+        lock.unlink()
+    except FileNotFoundError:
+        pass
+    return True
+
+
+@functools.cache
+def _identity(root: str) -> tuple[str, ...]:
+    """Fall back to a Hive identity only where the user has none configured."""
+    have = git(root, "config", "user.email", check=False).stdout.strip()
+    return () if have else ("-c", "user.name=Hive", "-c", "user.email=hive@localhost")
+
+
+def toplevel(path: Path | str) -> Path:
+    return Path(git(path, "rev-parse", "--show-toplevel", discover=True).stdout.strip())
+
+
+def is_repo(path: Path | str) -> bool:
+    return git(path, "rev-parse", "--git-dir", check=False, discover=True).code == 0
+
+
+def worktree_dirs(path: Path | str) -> tuple[Path, Path] | None:
+    """(top level, git dir) of the worktree at `path`, or None if git sees none there."""
+    res = git(path, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
+    lines = res.stdout.splitlines()
+    if res.code != 0 or len(lines) != 2:
+        return None
+    return Path(lines[0]), Path(lines[1])
+
+
+def current_branch(root: Path | str) -> str:
+    return git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
+
+
+def rev_parse(root: Path | str, rev: str) -> str:
+    return _out(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+
+
+def try_rev_parse(root: Path | str, rev: str) -> str:
+    return git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).stdout.strip()
+
+
+def is_ancestor(root: Path | str, commit: str, of: str) -> bool:
+    return git(root, "merge-base", "--is-ancestor", commit, of, check=False).code == 0
+
+
+def contained(root: Path | str, rev: str, of: str) -> bool | None:
+    """Is `rev` contained in `of`? None if `rev` does not exist (one git call)."""
+    code = git(root, "merge-base", "--is-ancestor", rev, of, check=False).code
+    return True if code == 0 else False if code == 1 else None
+
+
+def first_parent_since(root: Path | str, rev: str, since: float) -> set[str]:
+    """Commits on `rev`'s first-parent line committed after `since` (one call for many ancestor checks)."""
+    out = git(root, "rev-list", "--first-parent", f"--since={int(since)}", rev, check=False).stdout
+    return set(out.split())
+
+
+def branch_exists(root: Path | str, name: str) -> bool:
+    return bool(try_rev_parse(root, f"refs/heads/{name}"))
+
+
+def branches(root: Path | str, prefix: str) -> set[str]:
+    out = _out(root, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{prefix}")
+    return set(out.split())
+
+
+def delete_branch(root: Path | str, name: str) -> proc.Result:
+    return _locked_retry(root, "branch", "-D", name, check=False)
+
+
+def update_ref(root: Path | str, ref: str, new: str, old: str | None = None) -> bool:
+    """Move a ref, compare-and-swap against `old` when given; False if it moved meanwhile."""
+    args = ["update-ref", ref, new] + ([old] if old is not None else [])
+    return _locked_retry(root, *args, check=False).code == 0
+
+
+def worktree_add(root: Path | str, path: Path, branch: str, start: str) -> None:
+    _locked_retry(root, *_NO_HOOKS, "worktree", "add", "-b", branch, str(path), start)
+
+
+def worktree_checkout(root: Path | str, path: Path, branch: str) -> None:
+    _locked_retry(root, *_NO_HOOKS, "worktree", "add", str(path), branch)
+
+
+def worktree_remove(root: Path | str, path: Path, locked_too: bool = False) -> None:
+    """Remove a worktree and its files; `locked_too` also one git left locked
+    ("initializing") when it was killed while creating it."""
+    _locked_retry(root, "worktree", "remove", "--force", *(["--force"] if locked_too else []), str(path))
+
+
+def worktree_unlock(root: Path | str, path: Path) -> None:
+    git(root, "worktree", "unlock", str(path), check=False)
+
+
+def worktree_prune(root: Path | str) -> None:
+    git(root, "worktree", "prune", check=False)
+
+
+def worktrees(root: Path | str) -> list[dict[str, str]]:
+    """`git worktree list --porcelain` as dicts with path, head, branch."""
+    items: list[dict[str, str]] = []
+    for line in _out(root, "worktree", "list", "--porcelain").splitlines():
+        key, _, value = line.partition(" ")
+        if key == "worktree":
+            items.append({"path": value, "head": "", "branch": ""})
+        elif items and key in ("HEAD", "branch"):
+            items[-1]["head" if key == "HEAD" else "branch"] = value
+    return items
+
+
+def status(cwd: Path | str) -> list[str]:
+    """Porcelain status lines (tracked changes and untracked files, not ignored ones)."""
+    return [ln for ln in git(cwd, "status", "--porcelain", "--untracked-files=all").stdout.splitlines() if ln]
+
+
+def commit_all(cwd: Path | str, message: str) -> bool:
+    """Commit every change (respecting ignores); False if there was nothing to commit."""
+    _locked_retry(cwd, "add", "-A")
+    res = _locked_retry(cwd, *_NO_HOOKS, *_identity(str(cwd)), "commit", "-q", "--no-verify", "-m", message,
+                        check=False)
+    if res.code == 0:
+        return True
+    if "nothing to commit" in res.output or "nothing added to commit" in res.output:
+        return False
+    raise CommandError(["git", "-C", str(cwd), "commit", "-m", message], res.code, res.output)
+
+
+def checkout(cwd: Path | str, rev: str, detach: bool = False, force: bool = False) -> None:
+    _locked_retry(cwd, "checkout", "-q", *(["--detach"] if detach else []), *(["--force"] if force else []), rev)
+
+
+def clean(cwd: Path | str) -> None:
+    """Remove untracked files that are not ignored (never ignored ones: a brief, .env)."""
+    git(cwd, "clean", "-fdq")
+
+
+def head_and_merge(cwd: Path | str) -> tuple[str, bool]:
+    """The worktree's HEAD ref ("HEAD" when detached) and whether a merge is in progress."""
+    out = _out(cwd, "rev-parse", "--symbolic-full-name", "HEAD", "--git-path", "MERGE_HEAD").splitlines()
+    merge_head = Path(out[1]) if Path(out[1]).is_absolute() else Path(cwd) / out[1]
+    return out[0], merge_head.exists()
+
+
+def differs(cwd: Path | str, a: str, b: str, path: str) -> bool:
+    return git(cwd, "diff", "--quiet", a, b, "--", path, check=False).code != 0
+
+
+def merge_no_ff(cwd: Path | str, rev: str, message: str) -> proc.Result:
+    """Merge `rev` into the current HEAD with a merge commit; the result tells success or conflict."""
+    return _locked_retry(cwd, *_NO_HOOKS, *_identity(str(cwd)), "merge", "--no-ff", "--no-edit",
+                         "-m", message, rev, check=False)
+
+
+def ff_merge(cwd: Path | str, rev: str) -> proc.Result:
+    """Fast-forward the checked-out branch (index and files too); git refuses rather than
+    overwrite local changes or untracked files."""
+    return _locked_retry(cwd, *_NO_HOOKS, "merge", "--ff-only", "--no-edit", rev, check=False)
+
+
+def merge_abort(cwd: Path | str) -> None:
+    _locked_retry(cwd, "merge", "--abort", check=False)
+
+
+def conflicted_files(cwd: Path | str) -> list[str]:
+    return _out(cwd, "diff", "--name-only", "--diff-filter=U").splitlines()
+
+
+def merge_base(root: Path | str, a: str, b: str) -> str:
+    return _out(root, "merge-base", a, b)
+
+
+def changed_files(root: Path | str, a: str, b: str, diff_filter: str = "") -> list[str]:
+    args = ["diff", "--name-only", "--no-renames"] + ([f"--diff-filter={diff_filter}"] if diff_filter else [])
+    return [f for f in _out(root, *args, a, b).splitlines() if f]
+
+
+def changes(root: Path | str, a: str, b: str) -> list[tuple[str, str]]:
+    """(status letter, path) for every file changed from a to b."""
+    out = []
+    for line in _out(root, "diff", "--name-status", "--no-renames", a, b).splitlines():
+        status, _, path = line.partition("\t")
+        out.append((status[:1], path))
+    return out
+
+
+def log_oneline(root: Path | str, rev_range: str, limit: int = 30) -> list[str]:
+    return _out(root, "log", "--oneline", f"-{limit}", rev_range).splitlines()
+
+
+def count_files(cwd: Path | str, rev: str) -> int:
+    return len(git(cwd, "ls-tree", "-r", "--name-only", rev, check=False).stdout.splitlines())
+
+
+def tracked(cwd: Path | str, path: str) -> bool:
+    return bool(git(cwd, "ls-files", "--", path, check=False).stdout.strip())
+
+
+def blob_at(cwd: Path | str, rev: str, path: str) -> str:
+    """The blob id of `path` in `rev` ("" if it has none there)."""
+    return git(cwd, "rev-parse", "--verify", "--quiet", f"{rev}:{path}", check=False).stdout.strip()
+
+
+def blob_of_file(cwd: Path | str, path: str) -> str:
+    """The blob id the file in the working tree would get if added ("" if it is not there)."""
+    return git(cwd, "hash-object", "--", path, check=False).stdout.strip()
+
+
+def show_file(root: Path | str, rev: str, path: str) -> str | None:
+    result = git(root, "show", f"{rev}:{path}", check=False)
+    return result.stdout if result.code == 0 else None
+
+
+def skip_worktree(cwd: Path | str, path: str, on: bool = True) -> None:
+    _locked_retry(cwd, "update-index", "--skip-worktree" if on else "--no-skip-worktree", "--", path)
+
+
+def restore_file(cwd: Path | str, rev: str, path: str) -> None:
+    _locked_retry(cwd, "checkout", rev, "--", path)
+
+
+def remove_file(cwd: Path | str, path: str) -> None:
+    _locked_retry(cwd, "rm", "-q", "--cached", "--ignore-unmatch", "--", path)
+
+
+def set_worktree_excludes(root: Path | str, worktree: Path, excludes_file: Path) -> None:
+    """Per-worktree ignore file (needs the worktreeConfig extension, a no-op for other worktrees)."""
+    enable_worktree_config(str(root))
+    _locked_retry(worktree, "config", "--worktree", "core.excludesFile", str(excludes_file))
+
+
+@functools.cache
+def enable_worktree_config(root: str) -> None:
+    # parallel workers may all get here at once: git's config.lock makes the losers retry
+    _locked_retry(root, "config", "extensions.worktreeConfig", "true")
+
+
+@functools.cache
+def global_excludes(root: Path | str) -> str:
+    """The user's own global ignore file, so a per-worktree one can include it."""
+    configured = git(root, "config", "--path", "core.excludesFile", check=False).stdout.strip()
+    candidates = [Path(configured)] if configured else []
+    xdg = Path.home() / ".config" / "git" / "ignore"
+    candidates.append(xdg)
+    for c in candidates:
+        if c.is_file():
+            return c.read_text(errors="replace")
+    return ""
+
+
+def head(cwd: Path | str) -> str:
+    return _out(cwd, "rev-parse", "HEAD")

@@ -1,0 +1,106 @@
+"""Every tmux command Hive runs, as small verb-named functions.
+
+Hive's sessions live on their own server (`tmux -L hive`, or `$HIVE_TMUX_SOCKET`),
+so agents never mix with the user's sessions and tests can use a private socket.
+Targets use `=name` so a session name never matches another by prefix.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive.adapters import proc
+
+
+def socket() -> str:
+    return os.environ.get("HIVE_TMUX_SOCKET", "hive")
+
+
+def base_argv() -> list[str]:
+    return ["tmux", "-L", socket()]
+
+
+def _tmux(*args: str, check: bool = True) -> proc.Result:
+    return proc.run([*base_argv(), *args], check=check, atomic=True)
+
+
+@dataclass(frozen=True)
+class Pane:
+    pid: int
+    dead: bool
+    exit_status: int | None
+
+
+# A fixed wrapper (argv arrives as "$@", never inside the script text) that records
+# the exit status: tmux's own #{pane_dead_status} can stay empty until it reaps the
+# process, which tmux 3.3a was seen to delay for seconds.
+_WRAPPER = ('"$@"; code=$?; printf "%s\\n" "$code" > "$HIVE_EXIT_FILE.tmp" && '
+            'mv "$HIVE_EXIT_FILE.tmp" "$HIVE_EXIT_FILE"; exit "$code"')
+
+
+def new_session(name: str, cwd: Path, argv: list[str], log: Path, exit_file: Path,
+                env: dict[str, str], unset: tuple[str, ...] = ()) -> int:
+    """Start `argv` as the session's initial command (through `env` and a fixed
+    wrapper; no shell ever sees argv as text), and in the same tmux command queue
+    keep the pane after exit and pipe its output to `log`, so even an instantly
+    failing command leaves its last words. Returns the pane's process id."""
+    exit_file.parent.mkdir(parents=True, exist_ok=True)
+    launcher = ["env", *[a for name_ in unset for a in ("-u", name_)],
+                *[f"{k}={v}" for k, v in {**env, "HIVE_EXIT_FILE": str(exit_file)}.items()],
+                "sh", "-c", _WRAPPER, "hive-agent", *argv]
+    target = f"={name}:"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    out = _tmux("new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", name, "-c", str(cwd), "-x", "200", "-y", "50",
+                "--", *launcher,
+                ";", "set-window-option", "-t", target, "remain-on-exit", "on",
+                ";", "pipe-pane", "-t", target, "-o", f"cat >> {shlex.quote(str(log))}").stdout.split()
+    return int(out[0]) if out and out[0].isdigit() else 0
+
+
+def has_session(name: str) -> bool:
+    return _tmux("has-session", "-t", f"={name}", check=False).code == 0
+
+
+def pane(name: str) -> Pane | None:
+    result = _tmux("display-message", "-p", "-t", f"={name}:",
+                   "#{pane_pid} #{pane_dead} #{pane_dead_status}", check=False)
+    parts = result.stdout.split()
+    if result.code != 0 or len(parts) < 2:
+        return None
+    status = int(parts[2]) if len(parts) > 2 and parts[2].lstrip("-").isdigit() else None
+    return Pane(int(parts[0]), parts[1] == "1", status)
+
+
+def capture(name: str, lines: int = 60) -> str:
+    result = _tmux("capture-pane", "-p", "-J", "-t", f"={name}:", "-S", f"-{lines}", check=False)
+    return result.stdout.rstrip() if result.code == 0 else ""
+
+
+def kill_session(name: str) -> None:
+    _tmux("kill-session", "-t", f"={name}", check=False)
+
+
+def kill_server() -> None:
+    _tmux("kill-server", check=False)
+
+
+def sessions() -> list[str]:
+    result = _tmux("list-sessions", "-F", "#{session_name}", check=False)
+    return result.stdout.split() if result.code == 0 else []
+
+
+def attach_argv(name: str) -> list[str]:
+    """The command a user runs to watch an agent."""
+    return [*base_argv(), "attach-session", "-t", f"={name}"]
+
+
+def attach(name: str, replace_process: bool = False) -> int:
+    """Attach the user's terminal to a session (Hive's own server, so it also works
+    from inside the user's tmux). With `replace_process`, become tmux (`hive attach`)."""
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    if replace_process:
+        os.execvpe("tmux", attach_argv(name), env)
+    import subprocess  # the user's terminal in the foreground: nothing to capture
+    return subprocess.call(attach_argv(name), env=env)

@@ -1,0 +1,50 @@
+"""`hive cleanup`: remove what finished tasks left behind — worktrees and branches
+of done tasks (only once git shows they are in main), clean worktrees of too_big
+tasks, tmux sessions no running task uses. Unmerged work goes only with --force."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hive.adapters import git, tmux
+from hive.engine import workspace
+from hive.settings.config import load_repo_config
+from hive.store import names
+from hive.store.files import HeldLock
+from hive.store.paths import Paths
+from hive.store.state import StateStore
+
+
+def cleanup(root: Path, force: bool = False) -> list[str]:
+    config = load_repo_config(root)
+    paths = Paths(root)
+    main = f"refs/heads/{config.main_branch}"
+    done: list[str] = []
+    states = StateStore(paths).read_all()
+    running = set()
+    for st in states.values():
+        claim = HeldLock(paths.claim_lock(st.plan, st.id))
+        if not claim.try_acquire():
+            running.add(st.session)
+            continue
+        try:
+            if st.state == "in_progress":
+                running.add(st.session)
+            elif st.state == "done":
+                kept = workspace.cleanup_done(root, st, main)
+                done += [f"{st.key}: {k}" for k in kept]
+            elif st.state == "too_big" and st.worktree and Path(st.worktree).exists():
+                why = workspace.remove_if_clean(root, Path(st.worktree)) if not force else \
+                    workspace.remove_any(root, Path(st.worktree))
+                done.append(f"{st.key}: " + (why or f"removed {st.worktree} (its branch {st.branch} keeps the work)"))
+        finally:
+            claim.release()
+    for session in tmux.sessions():
+        if names.is_task_session(session) and session not in running:
+            tmux.kill_session(session)
+            done.append(f"closed tmux session {session} (no task runs in it)")
+    if force:
+        for path in workspace.unused_worktrees(root, root / config.worktree_base, states.values()):
+            workspace.remove_any(root, path)
+            done.append(f"removed leftover worktree {path} (--force)")
+    git.worktree_prune(root)
+    return done

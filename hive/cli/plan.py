@@ -1,0 +1,90 @@
+"""`hive plan "goal"`: an interactive planning agent in tmux (attached to the
+user's terminal when there is one) that writes `plans/<slug>.md` as a draft,
+which Hive then validates."""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive.adapters import tmux
+from hive.adapters.proc import SCRUBBED_ENV
+from hive.adapters.processes import pid_alive
+from hive.engine.brief import render
+from hive.plan.graph import load_plan
+from hive.settings.config import Config
+from hive.store import names
+from hive.store.agent_signals import ensure_shim
+from hive.store.files import atomic_write
+from hive.store.paths import Paths
+
+_STATUS_APPROVED = re.compile(r"^(status\s*:\s*)approved\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class PlanningSession:
+    slug: str
+    plan_file: Path
+    session: str
+    brief: Path
+
+
+def start(root: Path, goal: str, config: Config) -> PlanningSession:
+    paths = Paths(root)
+    slug = names.slug(goal, 40).lower()
+    plan_file, n = paths.plans / f"{slug}.md", 2
+    while plan_file.exists():
+        plan_file, n = paths.plans / f"{slug}-{n}.md", n + 1
+    slug = plan_file.stem
+    brief = paths.planning_file(slug, "brief")
+    existing = sorted(str(p.relative_to(root)) for p in paths.plans.glob("*.md"))
+    atomic_write(brief, render("planning.md.j2", goal=goal, root=root, slug=slug, existing=existing,
+                               plan_file=plan_file.relative_to(root)))
+    profile = config.agents[config.planner]
+    prompt = f"Read {brief} and follow it: plan \"{goal}\" with me and write {plan_file.relative_to(root)}."
+    session = f"hive-plan-{slug}"
+    tmux.new_session(session, root, profile.argv(prompt, str(brief)), paths.planning_file(slug, "log"),
+                     paths.planning_file(slug, "exit"),
+                     {"HIVE_ROOT": str(root), "PATH": f"{ensure_shim(paths)}{os.pathsep}{os.environ.get('PATH', '')}",
+                      **dict(profile.env)}, unset=SCRUBBED_ENV)
+    return PlanningSession(slug, plan_file, session, brief)
+
+
+def interact(s: PlanningSession) -> None:
+    """Attach the user's terminal to the planning agent, or wait for it to finish."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        tmux.attach(s.session)
+        return
+    while True:
+        pane = tmux.pane(s.session)
+        if pane is None or pane.dead or not pid_alive(pane.pid):
+            return
+        time.sleep(0.2)
+
+
+def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
+    """What the agent wrote, validated; returns lines for the user."""
+    rel = s.plan_file.relative_to(root)
+    pane = tmux.pane(s.session)
+    running = pane is not None and not pane.dead and pid_alive(pane.pid)
+    if not running:
+        tmux.kill_session(s.session)
+    if not s.plan_file.exists():
+        if running:
+            return [f"the planning agent is still running (`{' '.join(tmux.attach_argv(s.session))}` to go back "
+                    f"to it); when it has written {rel}, review it and `hive approve {rel}`"]
+        log = Paths(root).planning_file(s.slug, "log")
+        return [f"the planning agent ended without writing {rel}; its output: {log}"]
+    text = s.plan_file.read_bytes().decode("utf-8")
+    lines = []
+    if _STATUS_APPROVED.search(text):
+        atomic_write(s.plan_file, _STATUS_APPROVED.sub(lambda m: f"{m.group(1)}draft", text, count=1))
+        lines.append(f"{rel} said `status: approved`; set it back to draft — only you approve plans")
+    plan, _, problems = load_plan(s.plan_file, config)
+    if problems:
+        return lines + [f"{rel} has problems; fix them (or ask the agent to), then `hive approve {rel}`:",
+                        *problems]
+    return lines + [f"{rel}: a valid draft with {len(plan.tasks)} tasks. Review it, then `hive approve {rel}`."]

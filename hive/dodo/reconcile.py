@@ -1,0 +1,113 @@
+"""Start-of-run reconcile, in doit's main process before any worker forks:
+make the recorded state match reality, so nothing is shown as running that is
+not, merged work leaves no worktrees behind, and crash leftovers are resumed or
+reported with the command that cleans them."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hive.adapters import git, tmux
+from hive.cli.init import exclude_doit_db
+from hive.engine import workspace
+from hive.engine.standing import MERGING, RUNNING, interrupted, standing
+from hive.errors import CommandError, HiveError, user_message
+from hive.settings.config import Config, load_repo_config
+from hive.store import names
+from hive.store.files import HeldLock
+from hive.store.paths import Paths
+from hive.store.state import StateStore, TaskState
+
+
+def start_run(root: Path, argv: list[str]) -> list[str]:
+    """Returns lines to tell the user."""
+    config = load_repo_config(root)
+    main = f"refs/heads/{config.main_branch}"
+    head = git.try_rev_parse(root, main)
+    if not head:
+        return [f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch "
+                f"in .hive/config.toml"]
+    git.update_ref(root, "refs/hive/run-start", head)
+    exclude_doit_db(root)   # repos set up by an older `hive init` ignored only .doit.db itself
+    git.enable_worktree_config(str(root))   # once, here, before parallel workers would race for .git/config
+    notes = []
+    wanted = requested_processes(argv)
+    if wanted > config.max_workers:
+        notes.append(f"doit -n {wanted}, but [parallel] max_workers = {config.max_workers}: at most "
+                     f"{config.max_workers} agents run at once (the others wait for a free slot)")
+    paths = Paths(root)
+    sessions = set(tmux.sessions())
+    branches = git.branches(root, "hive/")
+    git.worktree_prune(root)
+    states = StateStore(paths).read_all()
+    for st in states.values():
+        try:
+            notes += _reconcile_task(paths, config, st, sessions, branches)
+        except (HiveError, CommandError) as e:   # one task's trouble must not stop the run
+            notes.append(f"{st.key}: could not check it before the run: {user_message(e)}")
+    states = StateStore(paths).read_all()
+    notes += _leftovers(root, config, states, sessions)
+    return notes
+
+
+def _reconcile_task(paths: Paths, config: Config, st: TaskState, sessions: set[str],
+                    branches: set[str]) -> list[str]:
+    claim = HeldLock(paths.claim_lock(st.plan, st.id))
+    if not claim.try_acquire():
+        return [f"{st.key}: being run by another doit (pid {claim.holder()}); this run waits for it"] \
+            if st.state == "in_progress" else []
+    try:
+        st = StateStore(paths).read(st.plan, st.id)   # re-read now that nobody else can change it
+        if st.state == "in_progress":
+            return [_in_progress(paths, config, st)]
+        if st.state == "done":
+            if st.session in sessions:
+                tmux.kill_session(st.session)
+            kept = workspace.cleanup_done(paths.root, st, f"refs/heads/{config.main_branch}", branches)
+            return [f"{st.key}: {k}" for k in kept]
+        if st.session in sessions:   # the pane of a finished attempt, kept only for its last words
+            tmux.kill_session(st.session)
+        return []
+    finally:
+        claim.release()
+
+
+def _in_progress(paths: Paths, config: Config, st: TaskState) -> str:
+    where = standing(paths, st)
+    if where.signal is not None:
+        return (f"{st.key}: its agent signalled `{where.signal.kind}` while no run watched; "
+                f"this run takes it from there")
+    if where.kind == MERGING:
+        return f"{st.key}: a run stopped while merging it; this run checks and finishes the merge"
+    if where.kind == RUNNING:
+        return f"{st.key}: its agent is still running (tmux session {st.session}); this run re-attaches to it"
+    interrupted(paths, st, config.stop_patience, lambda line: None)
+    return f"{st.key}: interrupted (its agent is gone); a new attempt starts when it runs"
+
+
+def _leftovers(root: Path, config: Config, states: dict[str, TaskState], sessions: set[str]) -> list[str]:
+    notes = []
+    for path in workspace.unused_worktrees(root, root / config.worktree_base, states.values()):
+        state = workspace.health(path)
+        if state == workspace.UNFINISHED:   # a half-made worktree holds no work
+            notes.append(workspace.repair(root, path, state))
+        else:
+            notes.append(f"leftover worktree {path} (no task uses it): inspect it, then "
+                         f"`git worktree remove {path}`")
+    known = {st.session for st in states.values()}
+    for s in sorted(sessions):
+        if names.is_task_session(s) and s not in known:
+            notes.append(f"leftover tmux session {s} (no task uses it): look with "
+                         f"`tmux -L {tmux.socket()} attach -t {s}`, end it with "
+                         f"`tmux -L {tmux.socket()} kill-session -t {s}`")
+    return notes
+
+
+def requested_processes(argv: list[str]) -> int:
+    """N of `doit -n N` / `--process=N` (doit gives reporters no access to it)."""
+    for i, arg in enumerate(argv):
+        m = re.fullmatch(r"(?:-n|--process)(?:=?(\d+))?", arg)
+        if m:
+            value = m.group(1) or (argv[i + 1] if i + 1 < len(argv) else "")
+            return int(value) if value.isdigit() else 0
+    return 0

@@ -1,0 +1,124 @@
+"""doit reporter: Hive's start-of-run reconcile (in the main process, before any
+worker forks), SIGTERM handled like Ctrl-C, a live `[done/total]` progress line
+on a terminal, and `.hive/report.md` rewritten as tasks finish (the main process
+is its single writer)."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from doit.reporter import ConsoleReporter
+
+from hive import crashsafe
+
+
+class HiveReporter(ConsoleReporter):
+    desc = "Hive: doit console output, progress line, execution report"
+
+    def __init__(self, outstream, options) -> None:
+        super().__init__(outstream, options)
+        self.root = Path.cwd()
+        self.plans: tuple = ()
+        self.states: dict = {}
+        self.total = 0
+        self.finished: set[str] = set()
+        self.running: dict[str, float] = {}
+        self.live = sys.stderr.isatty()
+
+    def initialize(self, tasks: dict, selected_tasks: list) -> None:
+        # SIGTERM and Ctrl-C are handled by hive.crashsafe (installed by the dodo loader):
+        # the line is cleared before the workers print why they stopped.
+        crashsafe.add_stop_hook(self._clear)
+        from hive.dodo.reconcile import start_run  # a real run only: `doit list` never loads it
+        from hive.errors import user_message
+        try:
+            lines = start_run(self.root, sys.argv[1:])
+        except Exception as e:   # each task re-checks its own state when it runs
+            message = user_message(e)
+            if message is None:
+                raise
+            lines = [f"warning: could not check the recorded state before the run: {message}"]
+        for line in lines:
+            print(f"hive: {line}", file=sys.stderr, flush=True)
+        from hive.dodo.loader import load_project
+        from hive.store.paths import Paths
+        from hive.store.state import StateStore
+        self.plans = load_project(self.root).plans.plans
+        self.store = StateStore(Paths(self.root))
+        self.states = self.store.read_all()   # then re-read one task at a time, as each finishes
+        self.total = len(_selected_subtasks(tasks, selected_tasks))
+        # Load the runner and its templates once here: forked workers inherit them
+        # instead of each importing them while the first agents start.
+        import hive.engine.runner  # noqa: F401
+        from hive.engine.brief import environment
+        environment().get_template("context.md.j2")
+
+    def execute_task(self, task) -> None:
+        self._clear()
+        super().execute_task(task)
+        if task.subtask_of:
+            self.running[task.name] = time.time()
+        self._progress()
+
+    def skip_uptodate(self, task) -> None:
+        super().skip_uptodate(task)
+        if task.subtask_of:
+            self.finished.add(task.name)
+
+    def add_success(self, task) -> None:
+        self._done(task)
+        super().add_success(task)
+
+    def add_failure(self, task, fail) -> None:
+        self._done(task)
+        super().add_failure(task, fail)
+
+    def complete_run(self) -> None:
+        self._clear()
+        if self.plans:
+            self.states = self.store.read_all()   # other runs may have finished tasks too
+            self._write_report()
+        super().complete_run()
+        crashsafe.run_finished()
+
+    def _done(self, task) -> None:
+        self._clear()
+        self.running.pop(task.name, None)
+        if task.subtask_of:
+            self.finished.add(task.name)
+            plan, _, task_id = task.name.partition(":")
+            self.states[task.name] = self.store.read(plan, task_id)
+            self._write_report()
+        self._progress()
+
+    def _write_report(self) -> None:
+        if self.plans:
+            from hive.reports.checkpoint import write_report
+            write_report(self.root, self.plans, self.states)
+
+    def _progress(self) -> None:
+        """One line, rewritten in place: quiet when stderr is not a terminal."""
+        if not self.live or not self.total:
+            return
+        names = ", ".join(sorted(self.running)) or "-"
+        line = f"[{len(self.finished)}/{self.total}] running: {names}"
+        sys.stderr.write("\r\x1b[2K" + line[:200])
+        sys.stderr.flush()
+
+    def _clear(self) -> None:
+        if self.live:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+
+
+def _selected_subtasks(tasks: dict, selected: list) -> set[str]:
+    """The `<plan>:<ID>` tasks a run was asked for (a plan name selects all of its tasks)."""
+    out: set[str] = set()
+    for name in selected or []:
+        task = tasks.get(name)
+        if task is not None and task.has_subtask:
+            out.update(task.task_dep)
+        elif task is not None and task.subtask_of:
+            out.add(name)
+    return out

@@ -1,0 +1,57 @@
+"""What an agent is told about work before it: its dependencies' results and,
+on a re-attempt, what the previous attempts committed, noted and printed."""
+from __future__ import annotations
+
+from hive.adapters import git
+from hive.engine.brief import Continuation, DependencyResult
+from hive.engine.supervise import clean_tail
+from hive.plan.parser import Plan, Task
+from hive.store import agent_signals
+from hive.store.paths import Paths
+from hive.store.state import StateStore, TaskState
+
+
+def dependency_results(store: StateStore, plan: Plan, task: Task) -> tuple[DependencyResult, ...]:
+    out = []
+    for dep_id in task.depends_on:
+        dep = plan.task(dep_id)
+        if dep.type == "gate":
+            continue
+        st = store.read(plan.name, dep_id)
+        out.append(DependencyResult(key=f"{plan.name}:{dep_id}", title=dep.title, state=st.state,
+                                    commit=st.merge_commit, files=st.files[:30], reason=st.reason))
+    return tuple(out)
+
+
+def continuation(paths: Paths, root, st: TaskState) -> Continuation:
+    commits = tuple(git.log_oneline(root, f"{st.base}..refs/heads/{st.branch}")) if st.base else ()
+    notes = tuple(n for n in agent_signals.notes(paths, st.plan, st.id) if n.get("attempt", 0) < st.attempt)
+    return Continuation(history=tuple(h for h in st.history if h.get("attempt", 0) < st.attempt),
+                        commits=commits, notes=notes[-10:], log_tail=_previous_output(paths, st),
+                        feedback=st.feedback)
+
+
+def decisions_so_far(store: StateStore, plan: Plan) -> tuple[str, ...]:
+    """Humans' answers to this plan's checkpoints, for every later agent."""
+    out = []
+    for t in plan.tasks:
+        if t.is_checkpoint and t.type != "gate":
+            answer = store.read(plan.name, t.id).answer
+            if answer:
+                out.append(f"{plan.name}:{t.id} ({t.title}): {answer}")
+    return tuple(out)
+
+
+def _previous_output(paths: Paths, st: TaskState) -> str:
+    previous = [h for h in st.history if h.get("attempt", 0) < st.attempt]
+    if not previous:
+        return ""
+    start = int(previous[-1].get("log_offset", 0))
+    end = st.log_offset or None
+    try:
+        with open(paths.log_file(st.plan, st.id), "rb") as f:
+            f.seek(start)
+            data = f.read((end - start) if end else -1)
+    except FileNotFoundError:
+        return ""
+    return clean_tail(data[-30000:].decode(errors="replace"), 40)

@@ -1,0 +1,171 @@
+"""Merging a finished task into main, one merge at a time across all workers.
+
+The merge commit is built in the task's worktree on top of main's current tip,
+verified there, and only then published: by a fast-forward of the user's
+checkout (git refuses rather than overwrite their uncommitted or untracked work)
+or, when main is not checked out, by a compare-and-swap of the ref.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive.adapters import git
+from hive.adapters.proc import clean_env, run
+from hive.crashsafe import crash_point, uninterruptible
+from hive.store.files import locked
+
+MAX_RACES = 5
+
+
+@dataclass(frozen=True)
+class MergeRequest:
+    root: Path
+    lock: Path
+    main_branch: str
+    worktree: Path
+    branch: str
+    message: str
+    checks: tuple[tuple[str, str], ...]   # (label, bash command) run on the merged result
+    check_timeout: float
+    env: dict
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    status: str                 # merged | conflict | refused | verify_failed
+    commit: str = ""
+    files: tuple[str, ...] = ()
+    reason: str = ""
+    output_tail: str = ""
+
+
+@dataclass(frozen=True)
+class Recorders:
+    intent: Callable[[str], object]           # just before main moves: the commit it moves to
+    merged: Callable[[MergeResult], object]   # just after
+    forget: Callable[[], object]              # main certainly did not move
+
+
+def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
+    """Merge the task branch into main. `rec.intent(commit)` is called just before
+    main moves and `rec.merged(result)` just after, with Ctrl-C held off between
+    them; a kill -9 in between leaves the intent, which the next run resolves."""
+    main_ref = f"refs/heads/{req.main_branch}"
+    with locked(req.lock):
+        for _ in range(MAX_RACES):
+            result = _attempt(req, main_ref, rec)
+            if result is not None:
+                return result
+        return MergeResult("refused", reason=f"{req.main_branch} kept moving during {MAX_RACES} merge attempts; "
+                                              f"run `hive retry` when it is quiet")
+
+
+def _attempt(req: MergeRequest, main_ref: str, rec: Recorders) -> MergeResult | None:
+    """One try; None means main moved under us and the merge must be rebuilt."""
+    wt = req.worktree
+    main_sha = git.rev_parse(req.root, main_ref)
+    git.checkout(wt, main_sha, detach=True)
+    crash_point("in-merge")
+    res = git.merge_no_ff(wt, req.branch, req.message)
+    if res.code != 0:
+        conflicts = git.conflicted_files(wt)
+        git.merge_abort(wt)
+        git.checkout(wt, req.branch)
+        if conflicts:
+            return MergeResult("conflict", files=tuple(conflicts),
+                               reason=f"merge conflict with {req.main_branch} in: {', '.join(conflicts)}")
+        return MergeResult("refused", reason=f"git refused the merge: {_tail(res.output, 5)}")
+    merged = git.head(wt)
+    changes = git.changes(req.root, main_sha, merged)
+    lost = _unexpected_deletions(req, main_sha, merged, {path for status, path in changes if status == "D"})
+    if lost:
+        git.checkout(wt, req.branch)
+        return MergeResult("refused", reason=f"the merge would delete files the task did not delete: "
+                                             f"{', '.join(lost[:10])}; merge by hand or `hive retry`")
+    for label, command in req.checks:
+        check = run(["bash", "-c", command], cwd=wt, check=False, env=clean_env(req.env),
+                    timeout=req.check_timeout)
+        if check.code != 0:
+            git.checkout(wt, req.branch)
+            return MergeResult("verify_failed", reason=f"{label} failed (exit {check.code}): {command}",
+                               output_tail=_tail(check.output, 30))
+    files = tuple(path for _, path in changes)
+    if merged == main_sha:
+        result = MergeResult("merged", commit=merged, files=(), reason="no changes to merge")
+        rec.merged(result)
+        return result
+    with uninterruptible():
+        rec.intent(merged)
+        crash_point("before-publish")
+        published = _publish(req, main_ref, main_sha, merged)
+        if published == "":
+            crash_point("after-publish")
+            result = MergeResult("merged", commit=merged, files=files)
+            rec.merged(result)
+            return result
+        rec.forget()
+    if published is None:
+        return None
+    git.checkout(wt, req.branch)
+    return MergeResult("refused", reason=published)
+
+
+def _unexpected_deletions(req: MergeRequest, main_sha: str, merged: str, deleted: set[str]) -> list[str]:
+    """Files the merge would delete that the task did not mean to: ones its branch
+    never deleted — and every file, if the merge would leave the project empty (a
+    branch that committed an interrupted checkout "deleted" them all)."""
+    if not deleted:
+        return []
+    if len(deleted) >= git.count_files(req.root, main_sha):
+        return sorted(deleted)
+    fork = git.merge_base(req.root, main_sha, req.branch)
+    by_task = set(git.changed_files(req.root, fork, f"refs/heads/{req.branch}", "D"))
+    return sorted(deleted - by_task)
+
+
+def _publish(req: MergeRequest, main_ref: str, old: str, new: str) -> str | None:
+    """Move main from `old` to `new`. "" on success, None if main moved meanwhile,
+    else why it could not be done safely."""
+    holder = next((w["path"] for w in git.worktrees(req.root) if w["branch"] == main_ref), None)
+    if holder is None:
+        return "" if git.update_ref(req.root, main_ref, new, old) else None
+    if git.rev_parse(holder, "HEAD") != old:
+        return None
+    res = git.ff_merge(holder, new)
+    if res.code != 0 and git.rev_parse(holder, "HEAD") == old and _undo_interrupted_update(holder, new, res.output):
+        res = git.ff_merge(holder, new)
+    if res.code == 0:
+        return ""
+    if git.rev_parse(holder, "HEAD") != old:
+        return None
+    return (f"could not update your checkout of {req.main_branch} at {holder} without touching your "
+            f"uncommitted work: {_tail(res.output, 6)} — commit or stash those files, then `hive retry`")
+
+
+# git lists the files it will not overwrite, one per line, indented with a tab
+_IN_THE_WAY = re.compile(r"would be overwritten by merge:\n((?:\t.*\n?)+)")
+
+
+def _undo_interrupted_update(checkout: Path | str, new: str, refusal: str) -> bool:
+    """A fast-forward of the user's checkout that was killed half-way leaves files of
+    the new commit written but not recorded, and git then refuses to write them again.
+    If every file git names is byte-for-byte what `new` has there, it is Hive's own
+    leftover (or the user's identical copy: the result is the same) and is put back as
+    HEAD has it; anything else is the user's work, and the merge is refused."""
+    named = [line.strip() for m in _IN_THE_WAY.finditer(refusal) for line in m.group(1).splitlines()]
+    if not named or any(not (blob := git.blob_of_file(checkout, path)) or blob != git.blob_at(checkout, new, path)
+                        for path in named):
+        return False
+    for path in named:
+        if git.blob_at(checkout, "HEAD", path):
+            git.restore_file(checkout, "HEAD", path)
+        else:
+            (Path(checkout) / path).unlink()
+    return True
+
+
+def _tail(text: str, lines: int) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])

@@ -1,0 +1,102 @@
+"""What every step of one task's run needs: the job, its state, and small helpers."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive.errors import HiveError
+from hive.plan.parser import Plan, Task
+from hive.settings.agents import AgentProfile
+from hive.settings.config import Config
+from hive.store import names
+from hive.store.paths import Paths
+from hive.store.state import StaleState, StateStore, TaskState, history_entry
+
+SCRIPT_BRIEF = "HIVE_TASK.md"
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything one doit task needs; built by the compiler, never re-parsed."""
+    root: Path
+    plan: Plan
+    task: Task
+    config: Config
+
+    @property
+    def key(self) -> str:
+        return names.task_key(self.plan.name, self.task.id)
+
+
+def say(message: str) -> None:
+    """Progress for the user: stderr, because doit captures actions' stdout. A closed
+    terminal must not turn into a task error."""
+    try:
+        print(f"hive: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+class TaskHandle:
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.task = job.task
+        self.cfg = job.config
+        self.root = job.root
+        self.key = job.key
+        self.paths = Paths(job.root)
+        self.store = StateStore(self.paths)
+        self.plan_name = job.plan.name
+        self.main_ref = f"refs/heads/{self.cfg.main_branch}"
+
+    def read(self) -> TaskState:
+        return self.store.read(self.plan_name, self.task.id)
+
+    def update(self, expect: tuple[str, ...] | None, event: str = "", **changes: object) -> TaskState:
+        """Change this task's state, compare-and-swap against `expect`."""
+        try:
+            return self.store.update(self.plan_name, self.task.id, expect=expect, event=event, **changes)
+        except StaleState as e:
+            raise HiveError(f"{self.key} changed to {e.current.state} under us (is another run or a "
+                            f"`hive` command changing it?)") from None
+
+    def end(self, st: TaskState, state: str, reason: str, output_tail: str = "", note: str = "",
+            files: tuple[str, ...] = (), resume: str = "") -> TaskState:
+        """Close the current attempt in `state`, keeping its story in the history."""
+        # `merging` stays: only the merge step knows whether main moved (the next run checks it)
+        st = self.update(None, state=state, reason=reason, output_tail=output_tail, files=files, resume=resume,
+                         history=st.history + (history_entry(st, state, reason),))
+        say(f"{self.key}: {state} — {first_line(reason)}" + (f" ({note})" if note else ""))
+        return st
+
+    def profile(self) -> AgentProfile:
+        name = self.task.agent or self.job.plan.agent or self.cfg.default_agent
+        return self.cfg.agents[name]
+
+    @property
+    def is_script(self) -> bool:
+        return self.task.type == "script"
+
+    def context_name(self) -> str:
+        return SCRIPT_BRIEF if self.is_script else self.profile().context_file
+
+    def rel(self, path: Path | str) -> str:
+        try:
+            return str(Path(path).relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def duration(seconds: float) -> str:
+    """12s, 3m05s, 2h10m."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

@@ -1,0 +1,283 @@
+"""A task attempt's worktree: create it, brief the agent in it, remove it only
+when git proves its work is safe."""
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hive.adapters import git
+from hive.adapters.proc import Result, clean_env, run
+from hive.crashsafe import crash_point
+from hive.engine.brief import MARKER
+from hive.errors import CommandError, HiveError
+from hive.store.files import atomic_write
+from hive.store.paths import Paths
+
+if TYPE_CHECKING:
+    from hive.store.state import TaskState
+
+
+def ensure_ignored_dir(base: Path) -> None:
+    """`worktrees/` ignores itself, so nothing of Hive's shows in the user's `git status`."""
+    base.mkdir(parents=True, exist_ok=True)
+    marker = base / ".gitignore"
+    if not marker.exists():
+        atomic_write(marker, "# created by Hive: agent worktrees live here\n*\n")
+
+
+def create(root: Path, path: Path, branch: str, start: str) -> None:
+    ensure_ignored_dir(path.parent)
+    git.worktree_add(root, path, branch, start)
+
+
+def checkout_existing(root: Path, path: Path, branch: str) -> None:
+    """A worktree for an existing branch (to merge work whose worktree was removed)."""
+    ensure_ignored_dir(path.parent)
+    git.worktree_prune(root)   # a deleted worktree still "has the branch checked out" until pruned
+    git.worktree_checkout(root, path, branch)
+
+
+# What a worktree directory turns out to be.
+OK, MISSING, UNFINISHED, FOREIGN = "ok", "missing", "unfinished", "foreign"
+
+
+def health(path: Path) -> str:
+    """Prove that `path` is a finished worktree of its own before any git command runs
+    in it. UNFINISHED: `git worktree add` was killed before its checkout completed (it
+    is still locked "initializing", or has no index): it looks like "every file
+    deleted" and holds no work. FOREIGN: git does not see a worktree top level there
+    (a directory left without its `.git` file)."""
+    if not path.exists():
+        return MISSING
+    dirs = git.worktree_dirs(path)
+    if dirs is None or dirs[0].resolve() != path.resolve():
+        return FOREIGN
+    try:
+        initializing = (dirs[1] / "locked").read_text(errors="replace").strip() == "initializing"
+    except FileNotFoundError:
+        initializing = False
+    if initializing or not (dirs[1] / "index").exists():
+        return UNFINISHED
+    return OK
+
+
+def clear_if_broken(root: Path, path: Path) -> str | None:
+    """None if `path` is a sound worktree to work in; otherwise what is there is cleared
+    away (see `repair`) and what was done is returned ("" if nothing was there)."""
+    state = health(path)
+    return None if state == OK else repair(root, path, state)
+
+
+def repair(root: Path, path: Path, state: str) -> str:
+    """Clear away a worktree that cannot be worked in; returns what was done. A half-made
+    one holds no work and is removed; a directory git does not know is removed if empty,
+    else moved aside to .hive/salvage/ (never deleted: it may hold someone's files)."""
+    note = ""
+    if state == UNFINISHED:
+        try:
+            git.worktree_remove(root, path, locked_too=True)
+        except CommandError:
+            shutil.rmtree(path, ignore_errors=True)
+        note = f"removed {path}: creating it was interrupted before its checkout completed"
+    elif state == FOREIGN:
+        try:
+            note = _clear_foreign(root, path)
+        except FileNotFoundError:   # someone removed it meanwhile
+            note = ""
+        except OSError as e:
+            raise HiveError(f"{path}: git does not see a worktree there, and it cannot be moved aside: {e}; "
+                            f"move it away yourself") from None
+    git.worktree_unlock(root, path)   # git never prunes a worktree left locked "initializing"
+    git.worktree_prune(root)
+    return note
+
+
+def _clear_foreign(root: Path, path: Path) -> str:
+    if not any(path.iterdir()):
+        path.rmdir()
+        return f"removed {path}: an empty directory left by an interrupted `git worktree add`"
+    aside = Paths(root).salvage / f"{path.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(path), str(aside))
+    return f"moved {path} to {aside}: git does not see a worktree there"
+
+
+def restore_branch(worktree: Path, branch: str) -> None:
+    """Undo what an interrupted merge left: a half-done merge, or a detached HEAD at
+    a merge commit that never reached main (it is rebuilt from the branch)."""
+    if not branch:
+        return
+    head, merging = git.head_and_merge(worktree)
+    if merging:
+        git.merge_abort(worktree)
+    if head != f"refs/heads/{branch}":
+        git.checkout(worktree, branch, force=True)
+
+
+def reset_to_branch(worktree: Path, branch: str) -> None:
+    """Exactly the branch again, whatever an interrupted merge or checkout left behind:
+    a half-done merge, HEAD or index or files of main, files git wrote but never
+    recorded (untracked and not ignored). Only once the branch holds all the work."""
+    _, merging = git.head_and_merge(worktree)
+    if merging:
+        git.merge_abort(worktree)
+    git.checkout(worktree, branch, force=True)
+    git.clean(worktree)
+
+
+def set_excludes(root: Path, worktree: Path, excludes: Path, names: list[str]) -> None:
+    """Keep Hive's files (the context file, copied secrets) out of the agent's commits,
+    for this worktree only, while still honouring the user's global ignores."""
+    lines = [git.global_excludes(root).rstrip(), "# Hive: never commit these", *[f"/{n}" for n in names]]
+    atomic_write(excludes, "\n".join(line for line in lines if line) + "\n")
+    git.set_worktree_excludes(root, worktree, excludes)
+
+
+def copy_files(root: Path, worktree: Path, files: tuple[str, ...]) -> list[str]:
+    copied = []
+    for name in files:
+        src = (root / name)
+        if not src.exists():
+            raise HiveError(f".hive/config.toml: worktrees.copy: {name!r} does not exist in {root}")
+        dest = worktree / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest)
+        copied.append(name)
+    return copied
+
+
+def run_setup(worktree: Path, command: str, env: dict[str, str], timeout: float) -> Result:
+    """The user's own setup command (e.g. `npm ci`) — theirs to run, so through bash -c."""
+    return run(["bash", "-c", command], cwd=worktree, check=False, env=clean_env(env), timeout=timeout)
+
+
+def untracked(worktree: Path) -> list[str]:
+    return [line[3:] for line in git.status(worktree) if line.startswith("?? ")]
+
+
+def tracked_text(worktree: Path, name: str) -> str | None:
+    """The project's own version of the context file, or None if it tracks none."""
+    return git.show_file(worktree, "HEAD", name)
+
+
+def place_context(worktree: Path, name: str, text: str, tracked: bool) -> None:
+    """Write the brief as `name`. If the project tracks a file of that name, hide our
+    version from git (skip-worktree), so the project's own CLAUDE.md/AGENTS.md is
+    never committed over (its text is inside the brief)."""
+    if tracked:
+        git.skip_worktree(worktree, name)
+    atomic_write(worktree / name, text)
+
+
+def retire_context(worktree: Path, name: str) -> None:
+    """The agent has finished: put the project's version back (or remove ours)."""
+    if git.tracked(worktree, name):
+        git.skip_worktree(worktree, name, on=False)
+        git.restore_file(worktree, "HEAD", name)
+    elif (worktree / name).exists():
+        (worktree / name).unlink()
+
+
+def undo_context_changes(worktree: Path, base: str, name: str) -> bool:
+    """If the branch's version of the context file is Hive's brief (an agent committed
+    it despite the rules), put back the project's version. True if a fix was needed."""
+    if not git.differs(worktree, base, "HEAD", name):
+        return False
+    branch_text = git.show_file(worktree, "HEAD", name)
+    if branch_text is None or MARKER not in branch_text:
+        return False
+    if git.tracked(worktree, name):
+        git.skip_worktree(worktree, name, on=False)
+    if git.show_file(worktree, base, name) is None:
+        git.remove_file(worktree, name)
+    else:
+        git.restore_file(worktree, base, name)
+    return True
+
+
+def salvage(worktree: Path, message: str) -> bool:
+    """Commit what an agent left uncommitted (False if nothing). Refuses a worktree in
+    which every file of HEAD is gone: that is a checkout that never happened, and
+    committing it would delete the whole project on merge."""
+    changes = git.status(worktree)
+    deleted = sum(1 for line in changes if "D" in line[:2])
+    if deleted and deleted >= git.count_files(worktree, "HEAD"):
+        raise HiveError(f"{worktree}: every file of its branch is missing; not committing that "
+                        f"(an interrupted checkout, or someone emptied it) — look at it, then `hive retry`")
+    return bool(changes) and git.commit_all(worktree, message)
+
+
+def remove_if_merged(root: Path, worktree: Path, main: str) -> str:
+    """Remove a worktree only if its HEAD is contained in main and nothing is uncommitted.
+    Returns "" on success or why it was kept."""
+    note = clear_if_broken(root, worktree)
+    if note is not None:
+        return note
+    if not git.is_ancestor(worktree, "HEAD", main):
+        return f"kept {worktree}: its HEAD is not in {main}"
+    return _remove(root, worktree)
+
+
+def remove_if_clean(root: Path, worktree: Path) -> str:
+    """Remove a worktree whose work is all committed (its branch keeps the commits)."""
+    note = clear_if_broken(root, worktree)
+    if note is not None:
+        return note
+    dirty = git.status(worktree)
+    if dirty:
+        return f"kept {worktree}: {len(dirty)} uncommitted change(s)"
+    return _remove(root, worktree)
+
+
+def remove_any(root: Path, worktree: Path) -> str:
+    """Remove a worktree whatever it holds (`hive cleanup --force` only)."""
+    note = clear_if_broken(root, worktree)
+    return _remove(root, worktree) if note is None else note
+
+
+def _remove(root: Path, worktree: Path) -> str:
+    try:
+        git.worktree_remove(root, worktree)
+    except CommandError as e:  # a locked or busy worktree is reported, never fatal
+        return f"kept {worktree}: {e}"
+    return ""
+
+
+def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
+    """Delete a branch whose commits are all in main. Failing to is a warning (a
+    leftover branch costs nothing), never a task error."""
+    if not branch:
+        return ""
+    contained = git.contained(root, f"refs/heads/{branch}", main)
+    if contained is None:
+        return ""   # already gone
+    if not contained:
+        return f"kept branch {branch}: it has commits that are not in {main}"
+    res = git.delete_branch(root, branch)
+    return "" if res.code == 0 else f"warning: could not delete merged branch {branch}: {res.output}"
+
+
+def unused_worktrees(root: Path, base: Path, states: Iterable[TaskState]) -> list[Path]:
+    """Worktrees under `base` that no unfinished task records as its own (leftovers of
+    a crash, of a lost state file, or made by hand)."""
+    used = {Path(st.worktree).resolve() for st in states if st.worktree and st.state != "done"}
+    base = base.resolve()
+    return [path for path in (Path(wt["path"]).resolve() for wt in git.worktrees(root))
+            if base in path.parents and path not in used]
+
+
+def cleanup_done(root: Path, st: TaskState, main_ref: str, existing: set[str] | None = None) -> list[str]:
+    """After a task is merged: its worktree and every attempt's branch go, each only
+    if git shows it is contained in main. `existing` (branch names, if known) spares
+    a git call per branch that is already gone. Returns what was kept, and why."""
+    kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if st.worktree and Path(st.worktree).exists() else []
+    git.worktree_prune(root)   # else a branch whose worktree was deleted is still "checked out" there
+    crash_point("before-branch-delete")
+    branches = {h.get("branch", "") for h in st.history} | {st.branch}
+    if existing is not None:
+        branches &= existing
+    kept += [delete_branch_if_merged(root, b, main_ref) for b in sorted(branches)]
+    return [k for k in kept if k]

@@ -1,0 +1,103 @@
+"""Work an agent discovers on the way: `hive discover` files it under
+`.hive/discovered/`; only a human's `hive approve` adds it to the plan (humans own
+plans/), so it never runs unapproved."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive.errors import HiveError
+from hive.plan.graph import load_plan
+from hive.plan.parser import Plan
+from hive.settings.config import Config
+from hive.store.agent_signals import AgentIdentity
+from hive.store.files import atomic_write, create_exclusive
+from hive.store.paths import Paths
+
+PREFIX = "D"
+
+
+@dataclass(frozen=True)
+class Discovered:
+    plan: str
+    id: str
+    title: str
+    details: str
+    discovered_from: str
+    path: Path
+
+    @property
+    def key(self) -> str:
+        return f"{self.plan}:{self.id}"
+
+
+def _dir(paths: Paths, plan: str) -> Path:
+    return paths.discovered_dir(plan)
+
+
+def file_item(who: AgentIdentity, title: str, details: str) -> str:
+    """Record a discovered task (agents only signal: this is not the plan)."""
+    title = " ".join(title.split())
+    if not title:
+        raise HiveError("hive discover needs a title, e.g. hive discover \"Add rate limiting\" --details \"...\"")
+    folder = _dir(Paths(who.root), who.plan)
+    payload = json.dumps({"title": title[:150], "details": details, "discovered_from": f"{who.plan}:{who.task_id}",
+                          "attempt": who.attempt, "time": time.time()})
+    n = 1
+    while (folder / "settled" / f"{PREFIX}{n}.json").exists() or \
+            not create_exclusive(folder / f"{PREFIX}{n}.json", payload):
+        n += 1
+    return f"{who.plan}:{PREFIX}{n}"
+
+
+def pending(paths: Paths) -> list[Discovered]:
+    out = []
+    root = paths.discovered
+    for f in sorted(root.glob("*/*.json")) if root.is_dir() else []:
+        try:
+            data = json.loads(f.read_text())
+        except ValueError:
+            continue
+        out.append(Discovered(f.parent.name, f.stem, data.get("title", ""), data.get("details", ""),
+                              data.get("discovered_from", ""), f))
+    return out
+
+
+def find(paths: Paths, plan: str, item: str) -> Discovered | None:
+    return next((d for d in pending(paths) if d.plan == plan and d.id == item), None)
+
+
+def approve(paths: Paths, config: Config, plan: Plan, item: Discovered) -> str:
+    """Append the item to its plan as a new task, keeping every other byte of the file."""
+    ids = {t.id for t in plan.tasks}
+    task_id, n = item.id, 2
+    while task_id in ids:
+        task_id, n = f"{item.id}-{n}", n + 1
+    original = plan.path.read_bytes()
+    text = original.decode("utf-8")
+    details = "\n".join(f"> {line}" if line.strip() else ">" for line in item.details.splitlines())
+    section = (f"\n### Task {task_id}: {item.title}\n**Depends on:** none\n"
+               f"**Discovered from:** {item.discovered_from}\n\n{details}\n")
+    atomic_write(plan.path, text + ("" if text.endswith("\n") else "\n") + section)
+    _, _, problems = load_plan(plan.path, config)
+    if problems:
+        atomic_write(plan.path, text)   # never leave the human's plan broken
+        raise HiveError(*problems, f"{item.key} was not added: the plan would not be valid")
+    _settle(item, "approved")
+    return f"{item.key} added to {plan.path.name} as task {plan.name}:{task_id}" + (
+        " — it runs on the next `doit`" if plan.approved else " (the plan is a draft)")
+
+
+def reject(item: Discovered, why: str) -> str:
+    _settle(item, f"rejected: {why}")
+    return f"{item.key} discarded"
+
+
+def _settle(item: Discovered, outcome: str) -> None:
+    done = item.path.parent / "settled"
+    done.mkdir(exist_ok=True)
+    data = json.loads(item.path.read_text())
+    atomic_write(done / item.path.name, json.dumps({**data, "outcome": outcome}))
+    item.path.unlink()

@@ -1,0 +1,304 @@
+"""Plan parser: markdown text → frozen `Plan`/`Task` records.
+
+markdown-it finds the structure (headings, fences, HTML comments) so a
+`### Task` line inside a code block or a comment is never a task; the raw lines
+give the field values and descriptions exactly as written.
+"""
+from __future__ import annotations
+
+import bisect
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hive.errors import HiveError
+from hive.settings.config import parse_duration
+from hive.store.names import ID_RE, PLAN_RE
+
+TYPES = ("auto", "script", "checkpoint:human-verify", "checkpoint:decision", "checkpoint:human-action")
+# A plan named like a doit command would break every doit invocation.
+DOIT_COMMANDS = frozenset({"list", "run", "info", "forget", "clean", "ignore", "dumpdb", "reset-dep",
+                           "strace", "help", "tabcompletion", "auto"})
+FIELDS = {"depends on": "depends_on", "blocked by": "depends_on", "type": "type", "acceptance": "acceptance",
+          "verify": "verify", "files": "files", "module": "module", "parallel-safe": "parallel_safe",
+          "priority": "priority", "agent": "agent", "timeout": "timeout", "options": "options",
+          "discovered from": "discovered_from"}
+FRONT_MATTER_KEYS = ("plan", "status", "agent")
+CHECKPOINT_MARKER = "<!-- checkpoint -->"
+
+_HEADING = re.compile(r"^Task\s+([^\s:]+)\s*:\s*(.*?)\s*$")
+_LOOKS_LIKE_TASK = re.compile(r"^Task\s+\d")
+_FIELD = re.compile(r"^\s*[-*]?\s*\*\*([^*:]+?)\s*:\s*\*\*\s*(.*?)\s*$|^\s*[-*]?\s*\*\*([^*:]+?)\*\*\s*:\s*(.*?)\s*$")
+
+
+@functools.lru_cache(maxsize=1)
+def _markdown():
+    """The tokenizer, loaded on first parse (a cached plan needs no parsing)."""
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark")
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    title: str
+    line: int
+    type: str = "auto"
+    depends_on: tuple[str, ...] = ()
+    acceptance: str = ""
+    verify: str = ""
+    files: tuple[str, ...] = ()
+    module: str = ""
+    parallel_safe: bool = True
+    priority: int = 0
+    agent: str = ""
+    timeout: float | None = None
+    options: tuple[str, ...] = ()
+    discovered_from: str = ""
+    description: str = ""
+    script: str = ""
+    hard_stop: bool = False
+    field_lines: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def text_hash(self) -> str:
+        """What makes a changed task pending again: its own words, not its wiring."""
+        material = [self.title, self.type, self.description, self.acceptance, self.verify]
+        return hashlib.sha256(json.dumps(material).encode()).hexdigest()[:16]
+
+    @property
+    def is_checkpoint(self) -> bool:
+        """Waits for a human: a checkpoint task, or a synthetic gate (hive.gates)."""
+        return self.type.startswith("checkpoint:") or self.type == "gate"
+
+    def line_of(self, field_name: str) -> int:
+        return dict(self.field_lines).get(field_name, self.line)
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    path: Path
+    status: str
+    agent: str
+    title: str
+    context: str
+    tasks: tuple[Task, ...] = field(default=())
+
+    @property
+    def approved(self) -> bool:
+        return self.status == "approved"
+
+    def task(self, task_id: str) -> Task:
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        raise KeyError(task_id)
+
+
+def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
+    """Parse one plan file; returns the plan and every problem found (file:line: ...)."""
+    text = path.read_text(encoding="utf-8") if text is None else text
+    real, path = path, display_path(path)
+    lines = text.splitlines()
+    problems: list[str] = []
+    meta, body_start = _front_matter(path, lines, problems)
+    name = str(meta.get("plan") or path.stem)
+    _check_plan_name(path, name, problems)
+    status = str(meta.get("status", "draft")).strip().lower()
+    if status not in ("draft", "approved"):
+        problems.append(f"{path}:1: front matter status: {status!r} must be draft or approved")
+    all_tokens = _markdown().parse("\n".join(lines[body_start:]))
+    for t in all_tokens:
+        if t.map:
+            t.map = [t.map[0] + body_start, t.map[1] + body_start]
+    headings = _headings(all_tokens)
+    tokens = [t for t in all_tokens if t.level == 0 and t.map]
+    starts = [t.map[0] for t in tokens]
+    tasks: list[Task] = []
+    in_task = [False] * len(lines)
+    for i, (line0, level, content) in enumerate(headings):
+        if level != 3:
+            continue
+        end = next((h[0] for h in headings[i + 1:] if h[1] <= 3), len(lines))
+        section = tokens[bisect.bisect_right(starts, line0):bisect.bisect_left(starts, end)]
+        task = _parse_task(path, lines, section, line0, end, content, problems)
+        if task is not None:
+            tasks.append(task)
+            in_task[line0:end] = [True] * (end - line0)
+    seen: dict[str, int] = {}
+    for t in tasks:
+        if t.id in seen:
+            problems.append(f"{path}:{t.line}: duplicate task ID {t.id!r} (first at line {seen[t.id]}); "
+                            f"give each task its own ID")
+        seen.setdefault(t.id, t.line)
+    context_lines = [ln for i, ln in enumerate(lines) if i >= body_start and not in_task[i]]
+    title = next((c for _, lvl, c in headings if lvl == 1), name)
+    plan = Plan(name=name, path=real, status=status, agent=str(meta.get("agent") or ""),
+                title=title, context="\n".join(context_lines).strip(), tasks=tuple(tasks))
+    return plan, problems
+
+
+def display_path(path: Path) -> Path:
+    """How a plan file is named in messages: relative to the current directory when inside it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except (ValueError, OSError):
+        return path
+
+
+def _front_matter(path: Path, lines: list[str], problems: list[str]) -> tuple[dict, int]:
+    if not lines or lines[0].strip() != "---":
+        return {}, 0
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if end is None:
+        problems.append(f"{path}:1: front matter starts with '---' but has no closing '---' line")
+        return {}, 0
+    import yaml
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = mark.line + 2 if mark else 1
+        problems.append(f"{path}:{line}: malformed front matter: {getattr(e, 'problem', None) or e}")
+        return {}, end + 1
+    if not isinstance(meta, dict):
+        problems.append(f"{path}:2: front matter must be 'key: value' lines (plan, status, agent)")
+        return {}, end + 1
+    for key in meta:
+        if key not in FRONT_MATTER_KEYS:
+            line = next((i + 1 for i in range(1, end) if lines[i].lstrip().startswith(f"{key}:")), 2)
+            problems.append(f"{path}:{line}: unknown front matter key {key!r}; known: {', '.join(FRONT_MATTER_KEYS)}")
+    return meta, end + 1
+
+
+def _check_plan_name(path: Path, name: str, problems: list[str]) -> None:
+    if not PLAN_RE.match(name):
+        problems.append(f"{path}:1: plan name {name!r} must be letters, digits, '_' or '-' "
+                        f"(set `plan:` in the front matter or rename the file)")
+    elif name in DOIT_COMMANDS:
+        problems.append(f"{path}:1: plan name {name!r} is a doit command and would break `doit`; "
+                        f"set another `plan:` name in the front matter")
+
+
+def _headings(tokens: list) -> list[tuple[int, int, str]]:
+    out = []
+    for i, t in enumerate(tokens):
+        if t.type == "heading_open" and t.level == 0:
+            out.append((t.map[0], int(t.tag[1]), tokens[i + 1].content.strip()))
+    return out
+
+
+def _parse_task(path: Path, lines: list[str], section: list, line0: int, end: int, heading: str,
+                problems: list[str]) -> Task | None:
+    """One task from its section (`section`: the top-level tokens inside it)."""
+    where = f"{path}:{line0 + 1}"
+    m = _HEADING.match(heading)
+    if not m:
+        if _LOOKS_LIKE_TASK.match(heading):
+            problems.append(f"{where}: task heading {heading!r} needs a colon: '### Task <ID>: <title>'")
+        return None
+    task_id, title = m.group(1), m.group(2)
+    if not ID_RE.match(task_id):
+        problems.append(f"{where}: invalid task ID {task_id!r}: use letters, digits, '.', '_', '-', "
+                        f"starting with a letter or digit (e.g. 3, 2-tests, api)")
+        return None
+    if not title:
+        problems.append(f"{where}: task {task_id} has no title; write '### Task {task_id}: <what it does>'")
+    skip = {i for t in section if t.type in ("fence", "code_block", "html_block") for i in range(*t.map)}
+    markers = {t.map[0] for t in section if t.type == "html_block" and t.content.strip() == CHECKPOINT_MARKER}
+    values, field_lines, body_from = _fields(path, lines, line0 + 1, end, skip - markers, problems)
+    fence = next((t for t in section if t.type == "fence"), None)
+    description = _without_markers(lines[body_from:end], {i - body_from for i in markers})
+    task = Task(id=task_id, title=title, line=line0 + 1, description=description,
+                script=fence.content if fence else "", hard_stop=bool(markers),
+                field_lines=tuple(field_lines.items()), **_convert_fields(path, task_id, values, field_lines, problems))
+    if task.type == "script" and not fence:
+        problems.append(f"{where}: script task {task_id} has no fenced code block to run; add one (```sh ... ```)")
+    if task.type == "checkpoint:decision" and not task.options:
+        problems.append(f"{where}: decision checkpoint {task_id} needs an '**Options:** A, B' line listing the choices")
+    return task
+
+
+def _without_markers(lines: list[str], markers: set[int]) -> str:
+    """The description without `<!-- checkpoint -->` lines, so adding or removing a
+    marker (and the blank line that sets it apart) never changes the task's hash."""
+    kept: list[str] = []
+    for i, line in enumerate(lines):
+        if i in markers or (not line.strip() and kept and not kept[-1].strip()):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def _fields(path: Path, lines: list[str], start: int, end: int, skip: set[int],
+            problems: list[str]) -> tuple[dict[str, str], dict[str, int], int]:
+    """Read `**Name:** value` lines directly under the heading; returns where the description starts."""
+    values: dict[str, str] = {}
+    where: dict[str, int] = {}
+    i = start
+    while i < end and i not in skip:
+        if not lines[i].strip() or lines[i].strip() == CHECKPOINT_MARKER:
+            i += 1
+            continue
+        m = _FIELD.match(lines[i])
+        if not m:
+            break
+        raw_name = (m.group(1) or m.group(3)).strip()
+        value = (m.group(2) if m.group(1) else m.group(4)) or ""
+        key = FIELDS.get(raw_name.lower())
+        if key is None:
+            problems.append(f"{path}:{i + 1}: unknown field '**{raw_name}:**'; known fields: "
+                            f"{', '.join(n.capitalize() for n in FIELDS)}")
+        else:
+            values[key] = value.strip()
+            where[key] = i + 1
+        i += 1
+    return values, where, i
+
+
+def _convert_fields(path: Path, task_id: str, v: dict[str, str], where: dict[str, int],
+                    problems: list[str]) -> dict:
+    out: dict = {}
+
+    def bad(key: str, msg: str) -> None:
+        problems.append(f"{path}:{where[key]}: task {task_id}: {msg}")
+
+    if "depends_on" in v:
+        out["depends_on"] = _id_list(v["depends_on"])
+    if "type" in v:
+        out["type"] = v["type"].strip("` ").lower()
+        if out["type"] not in TYPES:
+            bad("type", f"unknown Type {v['type']!r}; use one of: {', '.join(TYPES)}")
+    for key in ("acceptance", "verify", "module", "agent", "discovered_from"):
+        if key in v:
+            out[key] = v[key].strip("` ") if key == "verify" else v[key]
+    for key in ("files", "options"):
+        if key in v:
+            out[key] = tuple(s.strip(" `") for s in v[key].split(",") if s.strip(" `"))
+    if "parallel_safe" in v:
+        flag = v["parallel_safe"].lower()
+        if flag not in ("yes", "no", "true", "false"):
+            bad("parallel_safe", f"Parallel-safe: {v['parallel_safe']!r} must be yes or no")
+        out["parallel_safe"] = flag in ("yes", "true")
+    if "priority" in v:
+        try:
+            out["priority"] = int(v["priority"])
+        except ValueError:
+            bad("priority", f"Priority: {v['priority']!r} must be a whole number")
+    if "timeout" in v:
+        try:
+            out["timeout"] = parse_duration(v["timeout"], "Timeout")
+        except HiveError:
+            bad("timeout", f"Timeout: {v['timeout']!r} is not a duration; write e.g. 45m, 90s or 2h")
+    return out
+
+
+def _id_list(value: str) -> tuple[str, ...]:
+    if value.strip().lower() in ("", "none", "-", "n/a", "nothing"):
+        return ()
+    items = (re.sub(r"^(task\s+)", "", s.strip(), flags=re.IGNORECASE).strip("` ") for s in value.split(","))
+    return tuple(s for s in items if s)

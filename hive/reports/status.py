@@ -1,0 +1,145 @@
+"""`hive status`: every task's state and why, as records (rendered by the CLI)."""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive.adapters import tmux
+from hive.adapters.processes import pid_alive
+from hive.dodo.loader import load_project
+from hive.engine.standing import MERGING, RUNNING, Standing, standing
+from hive.engine.supervise import log_size
+from hive.engine.task import duration
+from hive.plan import discovered
+from hive.store.files import HeldLock
+from hive.store.paths import Paths
+from hive.store.state import StateStore, shown_state
+
+ORDER = ("in_progress", "awaiting_human", "blocked", "failed", "too_big", "planned", "done")
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    plan: str
+    id: str
+    title: str
+    state: str
+    reason: str = ""
+    attempt: int = 0
+    worker: str = ""
+    worktree: str = ""
+    session: str = ""
+    branch: str = ""
+    commit: str = ""
+    files: tuple[str, ...] = ()
+    runner_pid: int | None = None
+    agent_alive: bool = False
+    elapsed: float | None = None
+    idle: float | None = None
+    stuck: bool = False
+    draft: bool = False
+    output_tail: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.plan}:{self.id}"
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def collect(root: Path) -> list[TaskStatus]:
+    project = load_project(root)
+    paths = Paths(root)
+    states = StateStore(paths).read_all()
+    rows = []
+    now = time.time()
+    for plan in project.plans.plans:
+        for task in plan.tasks:
+            st = states.get(f"{plan.name}:{task.id}")
+            if st is None:
+                rows.append(TaskStatus(plan.name, task.id, task.title, "planned", draft=not plan.approved))
+                continue
+            running = st.state == "in_progress"
+            holder = HeldLock(paths.claim_lock(plan.name, task.id)).holder() if running else None
+            alive = running and pid_alive(st.pane_pid) and tmux.has_session(st.session)
+            where = standing(paths, st) if running else None
+            signalled = where.signal if where else None
+            log = paths.log_file(plan.name, task.id)
+            idle = now - log.stat().st_mtime if running and not signalled and log_size(log) > st.log_offset else None
+            state = shown_state(st, task.text_hash)
+            reason = _unwatched(where) if where and not holder else st.reason
+            rows.append(TaskStatus(plan.name, task.id, task.title, state, reason, st.attempt, st.worker,
+                                   st.worktree if running or st.state == "blocked" else "", st.session if alive else "",
+                                   st.branch, st.merge_commit, st.files, holder, alive,
+                                   now - st.started_at if running and st.started_at else None, idle,
+                                   idle is not None and idle > project.config.stuck_threshold, not plan.approved,
+                                   st.output_tail if st.state in ("failed", "blocked") else ""))
+    return rows
+
+
+def _unwatched(where: Standing) -> str:
+    """Why a task recorded as running has no run watching it — in the words `doit`
+    will act on (the runner decides from the same standing)."""
+    if where.signal is not None:
+        return f"signalled `{where.signal.kind}` while no run watched; the next `doit` takes it from there" + (
+            ", merging it" if where.signal.kind == "done" else "")
+    if where.kind == MERGING:
+        return "a run stopped while merging it; the next `doit` finishes the merge"
+    if where.kind == RUNNING:
+        return "agent alive but no run is watching it: run `doit` to re-attach"
+    return "interrupted: nothing runs it any more; `doit` starts a new attempt"
+
+
+def counts(rows: list[TaskStatus]) -> dict[str, int]:
+    out = {s: 0 for s in ORDER}
+    for r in rows:
+        out[r.state] = out.get(r.state, 0) + 1
+    return out
+
+
+def discovered_items(root: Path) -> list[dict]:
+    return [{"key": d.key, "title": d.title, "details": d.details, "discovered_from": d.discovered_from}
+            for d in discovered.pending(Paths(root))]
+
+
+def render_discovered(items: list[dict]) -> str:
+    if not items:
+        return ""
+    lines = ["", "Discovered work waiting for your review (it never runs unapproved):"]
+    for d in items:
+        lines.append(f"  {d['key']}  {d['title']}  (from {d['discovered_from']}) — `hive approve {d['key']}` adds it "
+                     f"to the plan; `hive approve {d['key']} --reject \"why\"` discards it")
+    return "\n".join(lines)
+
+
+def render(rows: list[TaskStatus], width: int = 30) -> str:
+    c = counts(rows)
+    total = len(rows) or 1
+    done = c["done"]
+    bar = "#" * round(width * done / total) + "-" * (width - round(width * done / total))
+    lines = [f"[{bar}] {done}/{len(rows)} done  " +
+             "  ".join(f"{n} {s}" for s, n in c.items() if n and s != "done")]
+    key_w = max([len(r.key) for r in rows] + [4])
+    for r in sorted(rows, key=lambda r: (ORDER.index(r.state) if r.state in ORDER else 9, r.plan)):
+        state = r.state + (" (draft)" if r.draft else "")
+        detail = r.reason.strip().splitlines()[0] if r.reason.strip() else ""
+        if r.state == "in_progress":
+            extra = [f"worker {r.worker}", f"attempt {r.attempt}"]
+            if r.elapsed is not None:
+                extra.append(f"running {duration(r.elapsed)}")
+            if r.idle is not None:
+                extra.append(f"last output {duration(r.idle)} ago" + (" — STUCK?" if r.stuck else ""))
+            if r.session:
+                extra.append(f"`hive attach {r.key}`")
+            detail = ", ".join(extra) + (f" — {detail}" if detail else "")
+        elif r.state == "done" and r.commit:
+            detail = f"merged {r.commit[:10]}, {len(r.files)} file(s)"
+        elif r.state == "blocked" and r.worktree:
+            detail += f" (work kept in {r.worktree})"
+        lines.append(f"  {r.key:<{key_w}}  {state:<15} {r.title[:50]:<50}  {detail}".rstrip())
+        if r.output_tail:
+            lines += [f"  {'':<{key_w}}    | {line}" for line in r.output_tail.splitlines()[-3:]]
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""`.hive/config.toml`: defaults, validation (unknown keys and bad values name the key)."""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hive.errors import HiveError
+from hive.settings.agents import BUILTIN_PROFILES, AgentProfile, profile_from_table
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
+
+
+def parse_duration(value: Any, where: str) -> float:
+    """'45m', '30s', '1.5h', '250ms' or a number of seconds → seconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    m = _DURATION.match(str(value)) if isinstance(value, str) else None
+    if not m:
+        raise HiveError(f"{where}: {value!r} is not a duration; write e.g. \"30s\", \"45m\" or \"1h\"")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+@dataclass(frozen=True)
+class Config:
+    default_agent: str = "claude"
+    planner: str = "claude-interactive"
+    agents: dict[str, AgentProfile] = field(default_factory=lambda: dict(BUILTIN_PROFILES))
+    task_timeout: float = 3600.0
+    spawn_grace_period: float = 30.0
+    stuck_threshold: float = 900.0
+    stop_patience: float = 5.0
+    max_attempts: int = 2
+    main_branch: str = "main"
+    auto_merge: bool = True
+    require_tests: bool = False
+    test_command: str = "make test"
+    worktree_base: str = "worktrees"
+    worktree_setup: str = ""
+    worktree_copy: tuple[str, ...] = ()
+    max_workers: int = 4
+    gate_first_batch: bool = False
+    hub_threshold: int = 0
+
+
+# section -> key -> (Config field, kind)
+_SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
+    "agent": {"default": ("default_agent", "str"), "planner": ("planner", "str")},
+    "execution": {"task_timeout": ("task_timeout", "duration"),
+                  "spawn_grace_period": ("spawn_grace_period", "duration"),
+                  "stuck_threshold": ("stuck_threshold", "duration"),
+                  "stop_patience": ("stop_patience", "duration"),
+                  "max_attempts": ("max_attempts", "posint")},
+    "merge": {"main_branch": ("main_branch", "str"), "auto_merge": ("auto_merge", "bool"),
+              "require_tests": ("require_tests", "bool"), "test_command": ("test_command", "str")},
+    "worktrees": {"base_path": ("worktree_base", "str"), "setup": ("worktree_setup", "str"),
+                  "copy": ("worktree_copy", "strlist")},
+    "parallel": {"max_workers": ("max_workers", "posint")},
+    "gates": {"first_batch": ("gate_first_batch", "bool"), "hub_threshold": ("hub_threshold", "nonnegint")},
+}
+
+
+def load_repo_config(root: Path) -> Config:
+    """The repo's config; without a config file, main is the branch checked out now."""
+    from hive.adapters import git
+    from hive.store.paths import Paths
+    path = Paths(root).config
+    fallback = git.current_branch(root) if not path.exists() else None
+    return load_config(path, main_branch_fallback=fallback or None)
+
+
+def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
+    """Read config.toml (every key optional); a missing file means all defaults."""
+    data: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as e:
+            raise HiveError(f"{path}: {e}; fix the TOML syntax") from None
+    values: dict[str, Any] = {}
+    if main_branch_fallback and "main_branch" not in data.get("merge", {}):
+        values["main_branch"] = main_branch_fallback
+    problems: list[str] = []
+    agents = dict(BUILTIN_PROFILES)
+    for section, table in data.items():
+        if section == "agents":
+            problems += _load_agents(path, table, agents)
+            continue
+        if section not in _SCHEMA:
+            problems.append(f"{path}: unknown section [{section}]; known: {', '.join(sorted([*_SCHEMA, 'agents']))}")
+            continue
+        if not isinstance(table, dict):
+            problems.append(f"{path}: {section} must be a table [{section}]")
+            continue
+        for key, value in table.items():
+            spec = _SCHEMA[section].get(key)
+            if spec is None:
+                problems.append(f"{path}: unknown key {section}.{key}; known: {', '.join(_SCHEMA[section])}")
+                continue
+            try:
+                values[spec[0]] = _convert(value, spec[1], f"{path}: {section}.{key}")
+            except HiveError as e:
+                problems += e.problems
+    config = Config(agents=agents, **values)
+    if config.default_agent not in agents and config.default_agent != "script":
+        problems.append(f"{path}: agent.default = {config.default_agent!r} is not a known agent profile; "
+                        f"known: {', '.join(sorted(agents))}")
+    if config.planner not in agents:
+        problems.append(f"{path}: agent.planner = {config.planner!r} is not a known agent profile; "
+                        f"known: {', '.join(sorted(agents))}")
+    if problems:
+        raise HiveError(*problems)
+    return config
+
+
+def _load_agents(path: Path, table: Any, agents: dict[str, AgentProfile]) -> list[str]:
+    if not isinstance(table, dict):
+        return [f"{path}: agents must be tables like [agents.NAME]"]
+    problems = []
+    for name, body in table.items():
+        try:
+            agents[name] = profile_from_table(name, body, agents.get(name), f"{path}: agents.{name}")
+        except HiveError as e:
+            problems += e.problems
+    return problems
+
+
+def _convert(value: Any, kind: str, where: str) -> Any:
+    if kind == "duration":
+        return parse_duration(value, where)
+    ok = {"str": isinstance(value, str),
+          "bool": isinstance(value, bool),
+          "posint": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+          "nonnegint": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+          "strlist": isinstance(value, list) and all(isinstance(v, str) for v in value)}[kind]
+    if not ok:
+        wanted = {"str": "a string", "bool": "true or false", "posint": "a whole number >= 1",
+                  "nonnegint": "a whole number >= 0", "strlist": "a list of strings"}[kind]
+        raise HiveError(f"{where} = {value!r} must be {wanted}")
+    return tuple(value) if kind == "strlist" else value

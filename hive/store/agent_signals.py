@@ -1,0 +1,98 @@
+"""Agent → orchestrator signals: one small file per task *attempt*, so a leftover
+agent of an old attempt can never finish a newer one. Agents only ever write
+these (and notes); the orchestrator alone writes task state."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive.errors import HiveError
+from hive.store.files import append_line, atomic_write, create_exclusive
+from hive.store.names import PLAN_RE, SAFE_RE, split_key
+from hive.store.paths import Paths
+
+KINDS = ("done", "blocked", "too_big")
+
+
+@dataclass(frozen=True)
+class Signal:
+    kind: str
+    reason: str
+    time: float
+
+
+@dataclass(frozen=True)
+class AgentIdentity:
+    """Who is signalling, from the environment Hive gave the agent."""
+    root: Path
+    plan: str
+    task_id: str
+    attempt: int
+
+    @classmethod
+    def from_env(cls) -> AgentIdentity:
+        key, attempt, root = (os.environ.get(v, "") for v in ("HIVE_TASK", "HIVE_ATTEMPT", "HIVE_ROOT"))
+        if not key or not attempt.isdigit() or not root:
+            raise HiveError("this command is for agents run by Hive: HIVE_TASK, HIVE_ATTEMPT and HIVE_ROOT "
+                            "are not set (run it inside the task's tmux session)")
+        try:
+            plan, task_id = split_key(key)
+        except ValueError:
+            raise HiveError(f"HIVE_TASK={key!r} is not <plan>:<ID>") from None
+        if not PLAN_RE.match(plan) or not SAFE_RE.match(task_id):
+            raise HiveError(f"HIVE_TASK={key!r} is not a Hive task name (letters, digits, '.', '_', '-')")
+        return cls(Path(root), plan, task_id, int(attempt))
+
+
+def send(who: AgentIdentity, kind: str, reason: str) -> bool:
+    """Record a signal; False if this attempt already signalled (the first one counts)."""
+    if kind not in KINDS:
+        raise ValueError(kind)
+    path = Paths(who.root).signal_file(who.plan, who.task_id, who.attempt)
+    payload = json.dumps({"signal": kind, "reason": reason, "time": time.time(),
+                          "task": f"{who.plan}:{who.task_id}", "attempt": who.attempt})
+    return create_exclusive(path, payload)
+
+
+def read(path: Path) -> Signal | None:
+    try:
+        data = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    if data.get("signal") not in KINDS:
+        return None
+    return Signal(data["signal"], str(data.get("reason", "")), float(data.get("time", 0)))
+
+
+def add_note(who: AgentIdentity, text: str) -> None:
+    path = Paths(who.root).notes_file(who.plan, who.task_id)
+    append_line(path, json.dumps({"attempt": who.attempt, "time": time.time(), "text": text}))
+
+
+def notes(paths: Paths, plan: str, task_id: str) -> list[dict]:
+    try:
+        lines = paths.notes_file(plan, task_id).read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
+def ensure_shim(paths: Paths) -> Path:
+    """`.hive/bin/hive` runs this very Hive, so agents find `hive` even when it lives in a venv."""
+    shim = paths.bin / "hive"
+    text = f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m hive \"$@\"\n"
+    if not shim.exists() or shim.read_text() != text:
+        atomic_write(shim, text)
+        shim.chmod(0o755)
+    return paths.bin

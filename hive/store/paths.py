@@ -1,0 +1,124 @@
+"""Where everything lives in a Hive repo. Plan and task names reach the
+filesystem only through `names`, so `../x` can never escape `.hive/`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive.errors import HiveError
+from hive.store import names
+
+
+@dataclass(frozen=True)
+class Paths:
+    root: Path
+
+    @property
+    def hive(self) -> Path:
+        return self.root / ".hive"
+
+    @property
+    def config(self) -> Path:
+        return self.hive / "config.toml"
+
+    @property
+    def plans(self) -> Path:
+        return self.root / "plans"
+
+    @property
+    def state(self) -> Path:
+        return self.hive / "state"
+
+    @property
+    def locks(self) -> Path:
+        return self.hive / "locks"
+
+    @property
+    def events(self) -> Path:
+        return self.hive / "events.jsonl"
+
+    @property
+    def bin(self) -> Path:
+        return self.hive / "bin"
+
+    @property
+    def salvage(self) -> Path:
+        return self.hive / "salvage"
+
+    @property
+    def debug_log(self) -> Path:
+        return self.hive / "hive.log"
+
+    def state_file(self, plan: str, task_id: str) -> Path:
+        return self.state / _safe(plan) / f"{_safe(task_id)}.json"
+
+    def claim_lock(self, plan: str, task_id: str) -> Path:
+        return self.locks / "claims" / f"{names.stem(plan, task_id)}.lock"
+
+    def signal_file(self, plan: str, task_id: str, attempt: int) -> Path:
+        return self.hive / "signals" / f"{names.attempt_name(plan, task_id, attempt)}.json"
+
+    def notes_file(self, plan: str, task_id: str) -> Path:
+        return self.hive / "notes" / f"{names.stem(plan, task_id)}.jsonl"
+
+    def log_file(self, plan: str, task_id: str) -> Path:
+        return self.hive / "logs" / _safe(plan) / f"{_safe(task_id)}.log"
+
+    def context_copy(self, plan: str, task_id: str, attempt: int) -> Path:
+        return self.hive / "contexts" / f"{names.attempt_name(plan, task_id, attempt)}.md"
+
+    def stop_file(self, plan: str, task_id: str, attempt: int) -> Path:
+        return self.hive / "signals" / f"{names.attempt_name(plan, task_id, attempt)}.stop"
+
+    def exit_file(self, plan: str, task_id: str, attempt: int) -> Path:
+        return self.hive / "run" / f"{names.attempt_name(plan, task_id, attempt)}.exit"
+
+    def excludes_file(self, plan: str, task_id: str, attempt: int) -> Path:
+        return self.hive / "excludes" / f"{names.attempt_name(plan, task_id, attempt)}"
+
+    def script_file(self, plan: str, task_id: str, attempt: int) -> Path:
+        return self.hive / "scripts" / f"{names.attempt_name(plan, task_id, attempt)}.sh"
+
+    def checkpoint_file(self, plan: str, task_id: str) -> Path:
+        return self.hive / "checkpoints" / _safe(plan) / f"{_safe(task_id)}.md"
+
+    @property
+    def discovered(self) -> Path:
+        return self.hive / "discovered"
+
+    def discovered_dir(self, plan: str) -> Path:
+        return self.discovered / _safe(plan)
+
+    def planning_file(self, slug: str, kind: str) -> Path:
+        """A `hive plan` session's files: its brief, its log, its exit status."""
+        where = {"brief": ("planning", ".md"), "log": ("logs/planning", ".log"), "exit": ("run", ".plan-exit")}
+        folder, suffix = where[kind]
+        return self.hive / folder / f"{_safe(slug)}{suffix}"
+
+    @property
+    def plan_cache(self) -> Path:
+        return self.hive / "cache" / "plans"
+
+    @property
+    def report(self) -> Path:
+        return self.hive / "report.md"
+
+    @property
+    def ignore_file(self) -> Path:
+        return self.hive / ".gitignore"
+
+
+def _safe(name: str) -> str:
+    """Plan names and IDs are validated by the parser; this guards the CLI's inputs too."""
+    if not names.SAFE_RE.match(name):
+        raise HiveError(f"{name!r} is not a valid plan or task ID (letters, digits, '.', '_', '-')")
+    return name
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The repo root: the nearest directory with `.hive/` or `dodo.py` and `plans/`."""
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / ".hive").is_dir() or ((d / "dodo.py").is_file() and (d / "plans").is_dir()):
+            return d
+    raise HiveError(f"{here}: not inside a Hive repository (no .hive/ found); run `hive init` in your git repo first")

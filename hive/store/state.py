@@ -1,0 +1,165 @@
+"""Hive's on-disk task state: `.hive/state/<plan>/<ID>.json`, one file per task,
+written whole and atomically under a lock, every change appended to
+`.hive/events.jsonl`. This — not doit's database — is what says a task is done."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from hive.crashsafe import uninterruptible
+from hive.errors import HiveError
+from hive.store.files import append_line, atomic_write, locked
+from hive.store.paths import Paths
+
+STATES = ("planned", "in_progress", "done", "failed", "blocked", "too_big", "awaiting_human")
+# Which state may follow which (a re-opened task goes back to planned).
+TRANSITIONS = {
+    "planned": {"in_progress", "awaiting_human", "planned"},
+    "in_progress": {"done", "failed", "blocked", "too_big", "awaiting_human", "in_progress"},
+    "failed": {"planned", "in_progress", "failed"},
+    "blocked": {"planned", "blocked"},
+    "too_big": {"planned", "too_big"},
+    "awaiting_human": {"planned", "done", "awaiting_human"},
+    "done": {"planned", "done"},
+}
+INTERRUPTED = "interrupted"
+# What is left of a task whose agent finished (TaskState.resume):
+MERGE = "merge"        # merge its branch (a human's go-ahead: what its worktree holds is committed first)
+MERGING = "merging"    # Hive's merge step is under way: the branch holds all the work, and anything
+                       # else in the worktree was left by an interrupted merge (never committed)
+
+
+@dataclass(frozen=True)
+class TaskState:
+    plan: str
+    id: str
+    state: str = "planned"
+    attempt: int = 0            # number of the latest attempt (names, signals, logs)
+    attempts: int = 0           # attempts that count against max_attempts
+    reason: str = ""
+    task_hash: str = ""
+    worker: str = ""
+    pid: int = 0
+    session: str = ""
+    worktree: str = ""
+    branch: str = ""
+    base: str = ""              # main's commit the attempt started from
+    pane_pid: int = 0
+    log_offset: int = 0
+    started_at: float = 0.0
+    updated_at: float = 0.0
+    merge_commit: str = ""
+    merging: str = ""           # a merge commit being published to main (intent record)
+    files: tuple[str, ...] = ()
+    output_tail: str = ""
+    resume: str = ""            # MERGE, MERGING or "review" (below)
+    answer: str = ""            # a human's answer to this checkpoint ("approved", "choice: B", ...)
+    feedback: str = ""          # a human's --reject text, for this task's next attempt
+    history: tuple[dict, ...] = field(default=())
+
+    @property
+    def key(self) -> str:
+        return f"{self.plan}:{self.id}"
+
+    @property
+    def only_merge(self) -> bool:
+        """The agent's work is on `branch`: what is left to do is merging it."""
+        return self.resume in (MERGE, MERGING)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=1, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TaskState:
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["files"] = tuple(values.get("files", ()))
+        values["history"] = tuple(values.get("history", ()))
+        return cls(**values)
+
+
+class StateStore:
+    """Read and change task states. Every change is a read-modify-write under one
+    lock, so a claim is a compare-and-swap even across processes."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        self._lock = paths.locks / "state.lock"
+
+    def read(self, plan: str, task_id: str) -> TaskState:
+        path = self.paths.state_file(plan, task_id)
+        try:
+            return TaskState.from_dict(json.loads(path.read_text()))
+        except FileNotFoundError:
+            return TaskState(plan, task_id)
+        except (json.JSONDecodeError, TypeError) as e:
+            raise HiveError(f"{path}: unreadable state ({e}); move the file away to reset this task") from None
+
+    def read_all(self) -> dict[str, TaskState]:
+        """Every recorded task state, keyed `plan:ID` (one directory walk)."""
+        out = {}
+        if self.paths.state.is_dir():
+            for plan_dir in self.paths.state.iterdir():
+                for f in plan_dir.glob("*.json"):
+                    try:
+                        st = TaskState.from_dict(json.loads(f.read_text()))
+                    except (OSError, ValueError, TypeError):
+                        continue
+                    out[st.key] = st
+        return out
+
+    def update(self, plan: str, task_id: str, *, expect: tuple[str, ...] | None = None,
+               event: str = "", **changes: Any) -> TaskState:
+        """Apply `changes`; if `expect` is given the current state must be one of
+        them, else `StaleState` is raised and nothing is written."""
+        with uninterruptible(), locked(self._lock):   # the state file and its event line go together
+            old = self.read(plan, task_id)
+            if expect is not None and old.state not in expect:
+                raise StaleState(old)
+            new = dataclasses.replace(old, updated_at=time.time(), **changes)
+            if new.state not in STATES:
+                raise ValueError(new.state)
+            if new.state not in TRANSITIONS[old.state]:
+                raise ValueError(f"{old.key}: {old.state} → {new.state} is not a valid transition")
+            atomic_write(self.paths.state_file(plan, task_id), new.to_json())
+            if event or new.state != old.state:
+                self._event(old, new, event)
+            return new
+
+    def mark_interrupted(self, st: TaskState) -> TaskState:
+        """Its agent is gone and no run holds it: the attempt was interrupted (an
+        orchestrator crash), which does not count against max_attempts."""
+        return self.update(st.plan, st.id, expect=("in_progress",), state="failed", reason=INTERRUPTED,
+                           attempts=max(st.attempts - 1, 0),
+                           history=st.history + (history_entry(st, "interrupted", INTERRUPTED),),
+                           event="interrupted: its agent is gone and no run held it")
+
+    def _event(self, old: TaskState, new: TaskState, event: str) -> None:
+        record = {"time": round(time.time(), 3), "task": new.key, "from": old.state, "to": new.state,
+                  "attempt": new.attempt, "event": event or new.state, "reason": new.reason,
+                  "pid": os.getpid()}
+        append_line(self.paths.events, json.dumps(record))
+
+
+def shown_state(st: TaskState, text_hash: str) -> str:
+    """The state to show for a task whose plan text now hashes to `text_hash`: a
+    finished task whose text changed is pending again (a running one stays running)."""
+    return st.state if st.task_hash in ("", text_hash) or st.state == "in_progress" else "planned"
+
+
+def history_entry(st: TaskState, outcome: str, reason: str) -> dict:
+    """How one attempt ended, kept for continuation context and the report."""
+    return {"attempt": st.attempt, "outcome": outcome, "reason": reason, "branch": st.branch, "base": st.base,
+            "worker": st.worker, "log_offset": st.log_offset, "finished_at": round(time.time(), 3)}
+
+
+class StaleState(Exception):
+    """A compare-and-swap found the task in another state than expected."""
+
+    def __init__(self, current: TaskState) -> None:
+        self.current = current
+        super().__init__(f"{current.key} is {current.state}")
