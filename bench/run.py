@@ -398,7 +398,8 @@ COMPILE_PROBE = """\
 import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from hive.dodo.loader import load_project, generate_tasks
+from hive.dodo.loader import generate_tasks
+from hive.project import load_project
 t1 = time.perf_counter()
 project = load_project(Path(sys.argv[1]))
 t2 = time.perf_counter()

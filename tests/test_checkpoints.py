@@ -237,14 +237,14 @@ def test_execution_report_counts_match_the_run(repo):
 
     ### Task 2: Breaks
     fake: print something went wrong
-    fake: sleep 11
+    fake: sleep 3
     fake: crash 2
 
     ### Task 3: Check
     **Type:** checkpoint:human-verify
     **Depends on:** 1
     """)
-    repo.configure(grace="10s", attempts=1)
+    repo.configure(grace="2s", attempts=1)
     r = repo.doit("-c")
     assert r.returncode != 0
     report = (repo.root / ".hive" / "report.md").read_text()

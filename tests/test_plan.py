@@ -5,7 +5,8 @@ import textwrap
 
 import pytest
 
-from hive.plan.parser import TYPES, parse_plan
+from hive.plan.model import TYPES
+from hive.plan.parser import parse_plan
 
 
 def parse(tmp_path, body, name="p"):

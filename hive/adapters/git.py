@@ -15,6 +15,7 @@ from pathlib import Path
 
 from hive.adapters import proc, processes
 from hive.errors import CommandError
+from hive.store.files import atomic_write
 
 log = logging.getLogger("hive.git")
 
@@ -326,3 +327,15 @@ def global_excludes(root: Path | str) -> str:
 
 def head(cwd: Path | str) -> str:
     return _out(cwd, "rev-parse", "HEAD")
+
+
+def exclude_locally(root: Path, pattern: str) -> bool:
+    """Add a pattern to the repo's local, never-committed exclude file; False if it was there."""
+    exclude = Path(git(root, "rev-parse", "--git-path", "info/exclude").stdout.strip())
+    if not exclude.is_absolute():
+        exclude = root / exclude
+    text = exclude.read_text() if exclude.exists() else ""
+    if pattern in text.splitlines():
+        return False
+    atomic_write(exclude, text + ("" if text.endswith("\n") or not text else "\n") + pattern + "\n")
+    return True

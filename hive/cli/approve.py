@@ -7,7 +7,7 @@ from pathlib import Path
 from hive.errors import HiveError
 from hive.plan import discovered
 from hive.plan.graph import load_plan
-from hive.plan.parser import Plan, Task
+from hive.plan.model import Plan, Task
 from hive.reports.checkpoint import checkpoint_kind, how_to_answer
 from hive.settings.config import Config
 from hive.store.files import atomic_write
@@ -47,7 +47,7 @@ def approve_task(root: Path, key: str, choice: str | None = None, done: bool = F
                  reject: str | None = None, reject_task: str | None = None) -> str:
     """Answer a checkpoint or gate (or approve a reviewed branch when auto_merge is off)."""
     plan_name, task_id = parse_key(key)
-    from hive.dodo.loader import load_project
+    from hive.project import load_project
     project = load_project(root)
     plan = project.plans.plan(plan_name)
     item = discovered.find(Paths(root), plan_name, task_id)
@@ -55,7 +55,7 @@ def approve_task(root: Path, key: str, choice: str | None = None, done: bool = F
         if choice or done or reject_task:
             raise HiveError(f"{key} is discovered work: approve it with `hive approve {key}` or discard it with "
                             f"`hive approve {key} --reject \"why\"`")
-        return discovered.reject(item, reject) if reject is not None else \
+        return discovered.reject(Paths(root), item, reject) if reject is not None else \
             discovered.approve(Paths(root), project.config, plan, item)
     try:
         task = plan.task(task_id)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hive.adapters import git, tmux
+from hive.adapters import git
 from hive.engine import workspace
+from hive.executors import executor
+from hive.lifecycle import State
 from hive.settings.config import load_repo_config
 from hive.store import names
 from hive.store.files import HeldLock
@@ -16,6 +18,7 @@ from hive.store.state import StateStore
 
 def cleanup(root: Path, force: bool = False) -> list[str]:
     config = load_repo_config(root)
+    agents = executor(config.executor)
     paths = Paths(root)
     main = f"refs/heads/{config.main_branch}"
     done: list[str] = []
@@ -27,23 +30,24 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
             running.add(st.session)
             continue
         try:
-            if st.state == "in_progress":
+            if st.state == State.IN_PROGRESS:
                 running.add(st.session)
-            elif st.state == "done":
-                kept = workspace.cleanup_done(root, st, main)
+            elif st.state == State.DONE:
+                kept = workspace.remove_merged_leftovers(root, st, main)
                 done += [f"{st.key}: {k}" for k in kept]
-            elif st.state == "too_big" and st.worktree and Path(st.worktree).exists():
+            elif st.state == State.TOO_BIG and st.worktree and Path(st.worktree).exists():
                 why = workspace.remove_if_clean(root, Path(st.worktree)) if not force else \
                     workspace.remove_any(root, Path(st.worktree))
                 done.append(f"{st.key}: " + (why or f"removed {st.worktree} (its branch {st.branch} keeps the work)"))
         finally:
             claim.release()
-    for session in tmux.sessions():
+    for session in agents.names():
         if names.is_task_session(session) and session not in running:
-            tmux.kill_session(session)
-            done.append(f"closed tmux session {session} (no task runs in it)")
+            agents.close(session)
+            done.append(f"closed {agents.kind} session {session} (no task runs in it)")
     if force:
-        for path in workspace.unused_worktrees(root, root / config.worktree_base, states.values()):
+        for path in workspace.unused_worktrees(root, agents.worktree_base(root, config.worktree_base),
+                                               states.values()):
             workspace.remove_any(root, path)
             done.append(f"removed leftover worktree {path} (--force)")
     git.worktree_prune(root)

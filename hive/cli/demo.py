@@ -10,10 +10,11 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from hive.adapters import git, tmux
+from hive.adapters import git
 from hive.cli.approve import approve_plan
 from hive.cli.init import init
 from hive.errors import HiveError
+from hive.executors import executor
 from hive.settings.config import load_repo_config
 
 
@@ -45,7 +46,8 @@ def run_demo(target: Path | None, workers: int) -> int:
     root, _ = init(repo)
     plan = root / "plans" / "example.md"
     plan.write_text(resources.files("hive.templates").joinpath("example.md").read_text())
-    print(f"hive demo: {approve_plan(plan, load_repo_config(root))}", flush=True)
+    config = load_repo_config(root)
+    print(f"hive demo: {approve_plan(plan, config)}", flush=True)
     # The demo's agents get their own tmux server, removed afterwards (also on SIGTERM).
     os.environ["HIVE_TMUX_SOCKET"] = f"hive-demo-{os.getpid()}"
     signal.signal(signal.SIGTERM, _interrupt)
@@ -54,7 +56,7 @@ def run_demo(target: Path | None, workers: int) -> int:
     try:
         code = subprocess.call(cmd, cwd=root)
     finally:
-        tmux.kill_server()
+        executor(config.executor).shutdown()
     print("\nhive demo: history of main:", flush=True)
     print(git.git(root, "log", "--graph", "--oneline", "--decorate=no", "main").stdout, flush=True)
     print("hive demo: $ hive status", flush=True)

@@ -5,6 +5,7 @@ from importlib import resources
 from pathlib import Path
 
 from hive.adapters import git
+from hive.dodo.loader import DOIT_DB_EXCLUDE
 from hive.engine.brief import render
 from hive.engine.workspace import ensure_ignored_dir
 from hive.errors import HiveError
@@ -44,24 +45,6 @@ def init(cwd: Path) -> tuple[Path, list[str]]:
     if not (root / "worktrees" / ".gitignore").exists():
         ensure_ignored_dir(root / "worktrees")
         done.append("created worktrees/ (git-ignored)")
-    if exclude_doit_db(root):
+    if git.exclude_locally(root, DOIT_DB_EXCLUDE):
         done.append("git-ignored .doit.db locally (.git/info/exclude)")
     return root, done
-
-
-def exclude_doit_db(root: Path) -> bool:
-    """doit's cache, and the journal sqlite leaves beside it when doit is killed
-    mid-write (seen in the soak as a stray file in the user's `git status`)."""
-    return _exclude(root, "/.doit.db*")
-
-
-def _exclude(root: Path, pattern: str) -> bool:
-    """Add a pattern to the repo's local, never-committed exclude file."""
-    exclude = Path(git.git(root, "rev-parse", "--git-path", "info/exclude").stdout.strip())
-    if not exclude.is_absolute():
-        exclude = root / exclude
-    text = exclude.read_text() if exclude.exists() else ""
-    if pattern in text.splitlines():
-        return False
-    atomic_write(exclude, text + ("" if text.endswith("\n") or not text else "\n") + pattern + "\n")
-    return True

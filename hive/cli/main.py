@@ -35,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 — the one error edge: user errors plainly, bugs to the log
         message = user_message(e)
         if message is None:
-            where = record_bug(Path(os.environ.get("HIVE_ROOT") or ".") / ".hive" / "hive.log",
-                               f"hive {' '.join(sys.argv[1:])}")
+            where = record_bug(_debug_log(), f"hive {' '.join(sys.argv[1:])}")
             print(f"hive: internal error: {e!r} ({where})", file=sys.stderr)
             return EXIT_INTERNAL
         for line in message.splitlines():
@@ -47,6 +46,17 @@ def main(argv: list[str] | None = None) -> int:
 def _root() -> Path:
     from hive.store.paths import find_root
     return find_root()
+
+
+def _debug_log() -> Path:
+    """Where a bug's traceback goes: the repo's `.hive/hive.log` (an agent's command
+    names its repo in HIVE_ROOT), else the current directory's."""
+    from hive.store.paths import Paths, find_root
+    try:
+        root = Path(os.environ["HIVE_ROOT"]) if os.environ.get("HIVE_ROOT") else find_root()
+    except HiveError:
+        root = Path.cwd()
+    return Paths(root).debug_log
 
 
 # -- commands --------------------------------------------------------------
@@ -65,10 +75,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_signal(args: argparse.Namespace) -> int:
+    from hive.lifecycle import SIGNALS
     from hive.store import agent_signals
     who = agent_signals.AgentIdentity.from_env()
-    kind = {"done": "done", "blocked": "blocked", "too-big": "too_big"}[args.command]
-    if agent_signals.send(who, kind, args.reason or ""):
+    if agent_signals.send(who, SIGNALS[args.command], args.reason or ""):
         print(f"hive: {who.plan}:{who.task_id} signalled {args.command}; Hive takes it from here — stop now.")
     else:
         print(f"hive: {who.plan}:{who.task_id} attempt {who.attempt} had already signalled; this one is ignored.")
@@ -119,15 +129,18 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 
 def cmd_attach(args: argparse.Namespace) -> int:
-    from hive.adapters import tmux
+    from hive.executors import executor
+    from hive.settings.config import load_repo_config
     from hive.store.names import parse_key
     from hive.store.paths import Paths
     from hive.store.state import StateStore
     plan, task_id = parse_key(args.task)
-    st = StateStore(Paths(_root())).read(plan, task_id)
-    if st.state != "in_progress" or not tmux.has_session(st.session):
+    root = _root()
+    st = StateStore(Paths(root)).read(plan, task_id)
+    agents = executor(load_repo_config(root).executor)
+    if st.state != "in_progress" or st.session not in agents.names():
         raise HiveError(f"{args.task} has no running agent (it is {st.state}); see `hive logs {args.task}`")
-    return tmux.attach(st.session, replace_process=True)
+    return agents.attach(st.session, replace_process=True)
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
@@ -192,11 +205,11 @@ def _parser() -> argparse.ArgumentParser:
     d = add("demo", cmd_demo, "run the example plan end to end in a scratch git repo (no LLM needed)")
     d.add_argument("--dir", help="directory for the scratch repo (default: a new temp dir)")
     d.add_argument("-n", "--workers", type=int, default=1, help="run with doit -n N")
-    for name, what in (("done", "the task is complete and committed"),
-                       ("blocked", "the agent cannot go on without a human"),
-                       ("too-big", "the task must be split")):
-        s = add(name, cmd_signal, f"(agents) signal that {what}")
-        s.add_argument("--reason", "-r", required=name != "done", help="one line for the human")
+    from hive.lifecycle import OUTCOMES, SIGNALS
+    for verb, kind in SIGNALS.items():
+        rule = OUTCOMES[kind]
+        s = add(verb, cmd_signal, f"(agents) signal that {rule.help}")
+        s.add_argument("--reason", "-r", required=rule.reason_required, help="one line for the human")
     n = add("note", cmd_note, "(agents) record progress for the next attempt and the report")
     n.add_argument("text", nargs="+")
     dv = add("discover", cmd_discover, "(agents) file work found on the way, for a human to approve into the plan")

@@ -10,10 +10,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive.adapters import tmux
 from hive.adapters.proc import SCRUBBED_ENV
-from hive.adapters.processes import pid_alive
 from hive.engine.brief import render
+from hive.executors import Launch, executor
 from hive.plan.graph import load_plan
 from hive.settings.config import Config
 from hive.store import names
@@ -30,6 +29,10 @@ class PlanningSession:
     plan_file: Path
     session: str
     brief: Path
+    executor: str
+
+    def running(self) -> bool:
+        return executor(self.executor).locate(self.session) is not None
 
 
 def start(root: Path, goal: str, config: Config) -> PlanningSession:
@@ -46,35 +49,33 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
     profile = config.agents[config.planner]
     prompt = f"Read {brief} and follow it: plan \"{goal}\" with me and write {plan_file.relative_to(root)}."
     session = f"hive-plan-{slug}"
-    tmux.new_session(session, root, profile.argv(prompt, str(brief)), paths.planning_file(slug, "log"),
-                     paths.planning_file(slug, "exit"),
-                     {"HIVE_ROOT": str(root), "PATH": f"{ensure_shim(paths)}{os.pathsep}{os.environ.get('PATH', '')}",
-                      **dict(profile.env)}, unset=SCRUBBED_ENV)
-    return PlanningSession(slug, plan_file, session, brief)
+    env = {"HIVE_ROOT": str(root), "PATH": f"{ensure_shim(paths)}{os.pathsep}{os.environ.get('PATH', '')}",
+           **dict(profile.env)}
+    executor(config.executor).start(Launch(session, profile.argv(prompt, str(brief)), env, root,
+                                           paths.planning_file(slug, "log"), paths.planning_file(slug, "exit"),
+                                           brief, unset=SCRUBBED_ENV))
+    return PlanningSession(slug, plan_file, session, brief, config.executor)
 
 
 def interact(s: PlanningSession) -> None:
     """Attach the user's terminal to the planning agent, or wait for it to finish."""
     if sys.stdin.isatty() and sys.stdout.isatty():
-        tmux.attach(s.session)
+        executor(s.executor).attach(s.session)
         return
-    while True:
-        pane = tmux.pane(s.session)
-        if pane is None or pane.dead or not pid_alive(pane.pid):
-            return
+    while s.running():
         time.sleep(0.2)
 
 
 def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
     """What the agent wrote, validated; returns lines for the user."""
     rel = s.plan_file.relative_to(root)
-    pane = tmux.pane(s.session)
-    running = pane is not None and not pane.dead and pid_alive(pane.pid)
+    running = s.running()
     if not running:
-        tmux.kill_session(s.session)
+        executor(s.executor).close(s.session)
     if not s.plan_file.exists():
         if running:
-            return [f"the planning agent is still running (`{' '.join(tmux.attach_argv(s.session))}` to go back "
+            return [f"the planning agent is still running (`{' '.join(executor(s.executor).attach_argv(s.session))}` "
+                    f"to go back "
                     f"to it); when it has written {rel}, review it and `hive approve {rel}`"]
         log = Paths(root).planning_file(s.slug, "log")
         return [f"the planning agent ended without writing {rel}; its output: {log}"]

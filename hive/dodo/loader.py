@@ -9,128 +9,27 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from doit.exceptions import InvalidDodoFile
 
 from hive import crashsafe
-from hive.adapters import git
+from hive.dodo.uptodate import AllDone, DoneCheck, StateView, describe
 from hive.engine.task import Job
 from hive.errors import HiveError
-from hive.plan.cache import PlanSet, load_plans
-from hive.plan.parser import Plan, Task
-from hive.settings.config import Config, load_repo_config
-from hive.store.paths import Paths
-from hive.store.state import StateStore, TaskState, shown_state
+from hive.project import Project, load_project
 
 NOTHING_TASK = "_hive"
-
-
-@dataclass(frozen=True)
-class Project:
-    root: Path
-    config: Config
-    plans: PlanSet
-
-
-def load_project(root: Path) -> Project:
-    config = load_repo_config(root)
-    paths = Paths(root)
-    return Project(root, config, load_plans(paths.plans, config, paths.plan_cache))
-
-
-class StateView:
-    """Read-only view of every task's state, read once per process: `doit list
-    --status` on 1,000 tasks costs one directory walk and one `git rev-list`."""
-
-    def __init__(self, root: Path, main_branch: str) -> None:
-        self.root = root
-        self.main_ref = f"refs/heads/{main_branch}"
-        self._states: dict[str, TaskState] | None = None
-        self._on_main: set[str] | None = None
-
-    def states(self) -> dict[str, TaskState]:
-        if self._states is None:
-            self._states = StateStore(Paths(self.root)).read_all()
-        return self._states
-
-    def get(self, key: str) -> TaskState | None:
-        return self.states().get(key)
-
-    def merged(self, commit: str) -> bool:
-        if self._on_main is None:
-            done = [s for s in self.states().values() if s.state == "done" and s.merge_commit]
-            since = min((s.updated_at for s in done), default=0) - 86400
-            self._on_main = git.first_parent_since(self.root, self.main_ref, since) if done else set()
-        return commit in self._on_main or git.is_ancestor(self.root, commit, self.main_ref)
-
-    def is_done(self, key: str, text_hash: str) -> bool:
-        st = self.get(key)
-        return bool(st and st.state == "done" and st.task_hash == text_hash and st.merge_commit
-                    and self.merged(st.merge_commit))
-
-
-class DoneCheck:
-    """doit `uptodate` callable; its repr is what `doit info` shows for a pending task."""
-
-    def __init__(self, view: StateView, key: str, text_hash: str) -> None:
-        self.view, self.key, self.text_hash = view, key, text_hash
-
-    def recorded_done(self) -> bool:
-        """Done as far as the state files say (no git call): for summaries."""
-        st = self.view.get(self.key)
-        return bool(st and st.state == "done" and st.task_hash == self.text_hash)
-
-    def __call__(self) -> bool:
-        try:
-            return self.view.is_done(self.key, self.text_hash)
-        except Exception:  # noqa: BLE001 — an exception here would abort the whole doit run (exit 3)
-            return False
-
-    def __repr__(self) -> str:
-        st = self.view.get(self.key)
-        if st is None:
-            return f"hive: {self.key} has not run yet"
-        if st.state == "done" and st.task_hash != self.text_hash:
-            return f"hive: {self.key} was done, but its text in the plan changed"
-        if st.state == "done":
-            return f"hive: {self.key} was done, but its merge commit is not on main"
-        return f"hive: {self.key} is {st.state}" + (f": {st.reason}" if st.reason else "")
-
-
-class AllDone:
-    """A plan's group task is up to date when every one of its tasks is."""
-
-    def __init__(self, checks: tuple[DoneCheck, ...]) -> None:
-        self.checks = checks
-
-    def __call__(self) -> bool:
-        return all(c() for c in self.checks)
-
-    def __repr__(self) -> str:
-        pending = [c.key for c in self.checks if not c()]
-        return f"hive: not done yet: {', '.join(pending[:10])}" + (" …" if len(pending) > 10 else "")
-
-
-def describe(plan: Plan, task: Task, view: StateView) -> str:
-    """The doc line `doit list` shows: title and current state."""
-    if not plan.approved:
-        return f"{task.title}  [draft plan: hive approve {plan.path.parent.name}/{plan.path.name}]"
-    st = view.get(f"{plan.name}:{task.id}")
-    if st is None or st.state == "planned":
-        state = "pending"
-    elif shown_state(st, task.text_hash) == "planned":
-        state = f"pending (changed since {st.state})"
-    else:
-        state = st.state + (f": {_short(st.reason)}" if st.reason and st.state != "done" else "")
-    return f"{task.title}  [{state}]"
+DOIT_DB = ".doit.db"
+# doit's cache, and the journal sqlite leaves beside it when doit is killed mid-write
+# (seen in the soak as a stray file in the user's `git status`): ignored locally
+DOIT_DB_EXCLUDE = f"/{DOIT_DB}*"
 
 
 def generate_tasks(project: Project) -> Iterator[dict]:
     view = StateView(project.root, project.config.main_branch)
     for plan in project.plans.plans:
-        checks = {t.id: DoneCheck(view, f"{plan.name}:{t.id}", t.text_hash) for t in plan.tasks}
+        checks = {t.id: DoneCheck(view, plan.key(t.id), t.text_hash) for t in plan.tasks}
         done = sum(c.recorded_done() for c in checks.values())
         summary = f"{done}/{len(checks)} done" if plan.approved else "draft"
         yield {"basename": plan.name, "name": None, "doc": f"plan: {plan.title}  [{summary}]",
@@ -138,7 +37,7 @@ def generate_tasks(project: Project) -> Iterator[dict]:
         for task in project.plans.ordered(plan):
             yield {"basename": plan.name, "name": task.id,
                    "actions": [(run_task, [Job(project.root, plan, task, project.config)])],
-                   "task_dep": [f"{plan.name}:{dep}" for dep in task.depends_on],
+                   "task_dep": [plan.key(dep) for dep in task.depends_on],
                    "uptodate": [checks[task.id]],
                    "doc": describe(plan, task, view)}
     yield {"basename": NOTHING_TASK, "actions": [_nothing_to_do], "doc": "no approved plan to run",
@@ -157,9 +56,9 @@ def _nothing_to_do() -> None:
 
 
 def doit_config(project: Project | None) -> dict:
-    from hive.dodo.reporter import HiveReporter
+    from hive.dodo.reporter import reporter_for
     approved = [p.name for p in project.plans.plans if p.approved] if project else []
-    return {"backend": "sqlite3", "dep_file": ".doit.db", "reporter": HiveReporter,
+    return {"backend": "sqlite3", "dep_file": DOIT_DB, "reporter": reporter_for(project),
             "default_tasks": approved or [NOTHING_TASK], "subtasks": True}
 
 
@@ -208,8 +107,3 @@ def _unmet_dependency_is_a_failure() -> None:
 
     handle.hive_wrapped = True  # type: ignore[attr-defined]
     runner.Runner._handle_task_error = handle
-
-
-def _short(text: str, n: int = 60) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= n else line[: n - 1] + "…"

@@ -6,19 +6,25 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 from doit.reporter import ConsoleReporter
 
 from hive import crashsafe
+from hive.project import Project
+
+
+def reporter_for(project: Project | None) -> type[ConsoleReporter]:
+    """doit makes the reporter from a class: this one carries the project the loader
+    already loaded, so a run reads config and plans once."""
+    return type("HiveReporter", (HiveReporter,), {"project": project})
 
 
 class HiveReporter(ConsoleReporter):
     desc = "Hive: doit console output, progress line, execution report"
+    project: Project | None = None
 
     def __init__(self, outstream, options) -> None:
         super().__init__(outstream, options)
-        self.root = Path.cwd()
         self.plans: tuple = ()
         self.states: dict = {}
         self.total = 0
@@ -32,8 +38,10 @@ class HiveReporter(ConsoleReporter):
         crashsafe.add_stop_hook(self._clear)
         from hive.dodo.reconcile import start_run  # a real run only: `doit list` never loads it
         from hive.errors import user_message
+        if self.project is None:   # a bad plan or config: doit reports it and runs nothing
+            return
         try:
-            lines = start_run(self.root, sys.argv[1:])
+            lines = start_run(self.project, sys.argv[1:])
         except Exception as e:   # each task re-checks its own state when it runs
             message = user_message(e)
             if message is None:
@@ -41,11 +49,9 @@ class HiveReporter(ConsoleReporter):
             lines = [f"warning: could not check the recorded state before the run: {message}"]
         for line in lines:
             print(f"hive: {line}", file=sys.stderr, flush=True)
-        from hive.dodo.loader import load_project
-        from hive.store.paths import Paths
         from hive.store.state import StateStore
-        self.plans = load_project(self.root).plans.plans
-        self.store = StateStore(Paths(self.root))
+        self.plans = self.project.plans.plans
+        self.store = StateStore(self.project.paths)
         self.states = self.store.read_all()   # then re-read one task at a time, as each finishes
         self.total = len(_selected_subtasks(tasks, selected_tasks))
         # Load the runner and its templates once here: forked workers inherit them
@@ -93,9 +99,9 @@ class HiveReporter(ConsoleReporter):
         self._progress()
 
     def _write_report(self) -> None:
-        if self.plans:
-            from hive.reports.checkpoint import write_report
-            write_report(self.root, self.plans, self.states)
+        if self.plans and self.project is not None:
+            from hive.reports.execution import write_report
+            write_report(self.project.paths, self.plans, self.states)
 
     def _progress(self) -> None:
         """One line, rewritten in place: quiet when stderr is not a terminal."""

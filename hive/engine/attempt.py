@@ -1,39 +1,41 @@
-"""Starting one attempt of a task (worktree, brief, agent in tmux) and watching it."""
+"""Starting one attempt of a task (worktree, brief, agent through the executor) and watching it."""
 from __future__ import annotations
 
 import os
 import time
 from pathlib import Path
 
-from hive.adapters import git, tmux
+from hive.adapters import git
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.crashsafe import crash_point
 from hive.engine import workspace
 from hive.engine.brief import ContextInput, prompt, render_context
 from hive.engine.continuation import continuation, decisions_so_far, dependency_results
-from hive.engine.supervise import Outcome, Watch, clean_tail, wait
-from hive.engine.task import TaskHandle, duration, say
+from hive.engine.supervise import Watch, clean_tail, wait
+from hive.engine.task import TaskRun, Worker, duration, say
 from hive.errors import HiveError
+from hive.executors import Launch
+from hive.lifecycle import Outcome, State
 from hive.store import agent_signals, names
 from hive.store.files import atomic_write
 from hive.store.state import MERGE, MERGING, TaskState
 
 
-def start(h: TaskHandle, st: TaskState, worker: str) -> TaskState:
+def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     root, attempt = h.root, st.attempt + 1
     base = git.rev_parse(root, h.main_ref)
     retire_worktree(h, st)
     start_point = _continue_from(h, st, base)
     plan, tid = h.plan_name, h.task.id
-    wt = root / h.cfg.worktree_base / names.worktree_dir(worker, plan, tid, attempt)
+    wt = h.executor.worktree_base(root, h.cfg.worktree_base) / names.worktree_dir(worker.id, plan, tid, attempt)
     log = h.paths.log_file(plan, tid)
     # Recorded before anything is created, so a crash at any later line leaves a
     # record that names what to resume or clean up.
-    st = h.update(("planned", "failed"), state="in_progress", attempt=attempt, attempts=st.attempts + 1,
-                  worker=worker, pid=os.getpid(), session=names.session(worker, plan, tid, attempt),
+    st = h.update((State.PLANNED, State.FAILED), state=State.IN_PROGRESS, attempt=attempt, attempts=st.attempts + 1,
+                  worker=worker.id, pid=os.getpid(), session=names.session(worker.id, plan, tid, attempt),
                   worktree=str(wt), branch=names.branch(plan, tid, attempt), base=base, started_at=time.time(),
-                  reason="", task_hash=h.task.text_hash, pane_pid=0, merging="", output_tail="", resume="",
-                  log_offset=_log_start(log, h.key, attempt, worker))
+                  reason="", task_hash=h.task.text_hash, agent_token=0, merging="", output_tail="", resume="",
+                  log_offset=_log_start(log, h.key, attempt, worker.id))
     crash_point("after-claim")
     workspace.create(root, wt, st.branch, start_point)
     crash_point("after-worktree-add")
@@ -48,28 +50,29 @@ def start(h: TaskHandle, st: TaskState, worker: str) -> TaskState:
             raise HiveError(f"worktree setup command failed (exit {setup.code}): {h.cfg.worktree_setup}\n"
                             f"{clean_tail(setup.output, 15)}")
         workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *workspace.untracked(wt)])
-    pane_pid = tmux.new_session(st.session, wt, _command(h, st, brief), log, h.paths.exit_file(plan, tid, attempt),
-                                env, unset=SCRUBBED_ENV)
-    st = h.update(("in_progress",), pane_pid=pane_pid, event="spawned")
+    token = h.executor.start(Launch(st.session, _command(h, st, brief), env, wt, log,
+                                    h.paths.exit_file(plan, tid, attempt), brief, unset=SCRUBBED_ENV))
+    st = h.update((State.IN_PROGRESS,), agent_token=token, event="spawned")
     crash_point("after-spawn")
     what = "script" if h.is_script else f"agent {h.profile().name}"
-    say(f"{h.key}: attempt {attempt} started — {what} in tmux session {st.session} "
+    say(f"{h.key}: attempt {attempt} started — {what} in {h.executor.kind} session {st.session} "
         f"(`hive attach {h.key}`), worktree {h.rel(wt)}")
     return st
 
 
-def start_merge_only(h: TaskHandle, st: TaskState, worker: str) -> TaskState:
+def start_merge_only(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     """`hive retry` / `hive approve` of a merge: the work is on the branch; only merge."""
     say(f"{h.key}: merging branch {st.branch}")
     # resume stays set until it is merged: a run stopped half-way merges again next time
-    h.update(("planned", "in_progress", "failed"), state="in_progress", worker=worker, pid=os.getpid(),
+    h.update((State.PLANNED, State.IN_PROGRESS, State.FAILED), state=State.IN_PROGRESS, worker=worker.id,
+             pid=os.getpid(),
              attempts=st.attempts + (st.state == "failed"), resume=MERGING if st.resume == MERGING else MERGE,
              reason="merging its branch")
-    worktree_for_merge(h, h.read(), worker)
+    worktree_for_merge(h, h.read(), worker.id)
     return h.read()
 
 
-def sound(h: TaskHandle, wt: Path) -> bool:
+def sound(h: TaskRun, wt: Path) -> bool:
     """Is `wt` a worktree Hive may run git in? If not, it is cleared away (and said)."""
     note = workspace.clear_if_broken(h.root, wt)
     if note:
@@ -77,21 +80,22 @@ def sound(h: TaskHandle, wt: Path) -> bool:
     return note is None
 
 
-def worktree_for_merge(h: TaskHandle, st: TaskState, worker: str) -> Path:
+def worktree_for_merge(h: TaskRun, st: TaskState, worker: str) -> Path:
     """The attempt's worktree if it is sound; else (deleted, or half-made) a fresh
     checkout of its branch, which holds every commit the agent made."""
     wt = Path(st.worktree) if st.worktree else None
     if wt is not None and sound(h, wt):
         return wt
-    wt = h.root / h.cfg.worktree_base / names.worktree_dir(worker, h.plan_name, h.task.id, st.attempt)
+    wt = h.executor.worktree_base(h.root, h.cfg.worktree_base) / names.worktree_dir(worker, h.plan_name, h.task.id,
+                                                                                   st.attempt)
     if not (wt.exists() and sound(h, wt)):   # sound() clears a half-made one away
         say(f"{h.key}: no usable worktree; merging from a fresh checkout of branch {st.branch}")
-        h.update(("in_progress",), worktree=str(wt))
+        h.update((State.IN_PROGRESS,), worktree=str(wt))
         workspace.checkout_existing(h.root, wt, st.branch)
     return wt
 
 
-def retire_worktree(h: TaskHandle, st: TaskState) -> None:
+def retire_worktree(h: TaskRun, st: TaskState) -> None:
     """A previous attempt's worktree: its leftovers are committed to its branch (the
     next attempt starts from there), then it is removed. One that is not sound (a
     checkout that never completed) holds no work and is only cleared away."""
@@ -106,7 +110,7 @@ def retire_worktree(h: TaskHandle, st: TaskState) -> None:
         say(f"{h.key}: {note}")
 
 
-def _continue_from(h: TaskHandle, st: TaskState, base: str) -> str:
+def _continue_from(h: TaskRun, st: TaskState, base: str) -> str:
     """A new attempt builds on the last attempt's commits, if it made any (a script
     is deterministic and starts afresh)."""
     if not h.is_script and st.branch and git.branch_exists(h.root, st.branch) and \
@@ -115,7 +119,7 @@ def _continue_from(h: TaskHandle, st: TaskState, base: str) -> str:
     return base
 
 
-def _brief(h: TaskHandle, st: TaskState, wt: Path) -> Path:
+def _brief(h: TaskRun, st: TaskState, wt: Path) -> Path:
     name = h.context_name()
     original = workspace.tracked_text(wt, name)
     text = render_context(ContextInput(
@@ -128,7 +132,7 @@ def _brief(h: TaskHandle, st: TaskState, wt: Path) -> Path:
     return wt / name
 
 
-def _command(h: TaskHandle, st: TaskState, brief: Path) -> list[str]:
+def _command(h: TaskRun, st: TaskState, brief: Path) -> list[str]:
     if h.is_script:
         script = h.paths.script_file(h.plan_name, h.task.id, st.attempt)
         atomic_write(script, h.task.script)
@@ -136,10 +140,9 @@ def _command(h: TaskHandle, st: TaskState, brief: Path) -> list[str]:
     return h.profile().argv(prompt(h.key, h.task.title, str(brief)), str(brief))
 
 
-def _agent_env(h: TaskHandle, st: TaskState, wt: Path, worker: str) -> dict[str, str]:
-    slot = int(worker.lstrip("w") or 1)
+def _agent_env(h: TaskRun, st: TaskState, wt: Path, worker: Worker) -> dict[str, str]:
     env = {"HIVE_TASK": h.key, "HIVE_ATTEMPT": str(st.attempt), "HIVE_ROOT": str(h.root),
-           "HIVE_WORKTREE": str(wt), "HIVE_PORT": str(41000 + 10 * slot), "HIVE_TMUX_SOCKET": tmux.socket(),
+           "HIVE_WORKTREE": str(wt), "HIVE_PORT": str(41000 + 10 * worker.number),
            "PATH": f"{agent_signals.ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}"}
     if not h.is_script:
         env.update(dict(h.profile().env))
@@ -154,10 +157,10 @@ def _log_start(log: Path, key: str, attempt: int, worker: str) -> int:
         return f.tell()
 
 
-def watch(h: TaskHandle, st: TaskState) -> Outcome:
+def watch(h: TaskRun, st: TaskState) -> Outcome:
     profile = None if h.is_script else h.profile()
     plan, tid = h.plan_name, h.task.id
-    w = Watch(session=st.session, pane_pid=st.pane_pid, signal_path=h.paths.signal_file(plan, tid, st.attempt),
+    w = Watch(agent=h.agent(st), executor=h.executor, signal_path=h.paths.signal_file(plan, tid, st.attempt),
               exit_file=h.paths.exit_file(plan, tid, st.attempt), stop_file=h.paths.stop_file(plan, tid, st.attempt),
               log_path=h.paths.log_file(plan, tid), log_offset=st.log_offset, started_at=st.started_at,
               timeout=h.task.timeout or h.cfg.task_timeout, stuck_threshold=h.cfg.stuck_threshold,
@@ -167,14 +170,8 @@ def watch(h: TaskHandle, st: TaskState) -> Outcome:
     return wait(w, on_stuck=lambda idle: _stuck(h, idle))
 
 
-def pending_signal(h: TaskHandle, st: TaskState) -> Outcome:
-    sig = agent_signals.read(h.paths.signal_file(h.plan_name, h.task.id, st.attempt))
-    if sig is None:   # the runner decided on the signal file: it is never removed
-        raise HiveError(f"{h.key}: the signal of attempt {st.attempt} disappeared")
-    say(f"{h.key}: found its `hive {sig.kind}` signal from attempt {st.attempt} (sent while no run watched)")
-    return Outcome(sig.kind, sig.reason)
 
 
-def _stuck(h: TaskHandle, idle: float) -> None:
+def _stuck(h: TaskRun, idle: float) -> None:
     h.update(None, event=f"stuck: no output for {duration(idle)}")
     say(f"{h.key}: no output for {duration(idle)} (stuck_threshold) — check it with `hive attach {h.key}`")

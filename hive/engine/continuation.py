@@ -5,7 +5,7 @@ from __future__ import annotations
 from hive.adapters import git
 from hive.engine.brief import Continuation, DependencyResult
 from hive.engine.supervise import clean_tail
-from hive.plan.parser import Plan, Task
+from hive.plan.model import Plan, Task
 from hive.store import agent_signals
 from hive.store.paths import Paths
 from hive.store.state import StateStore, TaskState

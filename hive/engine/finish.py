@@ -4,42 +4,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hive.adapters.processes import stages
-from hive.cli.stop import prefixed, stop_agent
 from hive.engine import workspace
 from hive.engine.attempt import retire_worktree, worktree_for_merge
 from hive.engine.merge import MergeRequest, Recorders, merge
-from hive.engine.supervise import Outcome
-from hive.engine.task import TaskHandle, say
-from hive.store.state import MERGE, MERGING, TaskState, history_entry
-
-# The agent ended by itself (or said it is finished): hang up on it. Otherwise it is
-# being stopped against its will and gets the chance to save its work first.
-_FINISHED_KINDS = ("done", "blocked", "too_big", "crashed", "script_failed")
+from hive.engine.task import TaskRun, prefixed, say
+from hive.lifecycle import Outcome, State, Worktree
+from hive.store.state import MERGE, MERGING, TaskState
 
 
-def finish(h: TaskHandle, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
-    finished = outcome.kind in _FINISHED_KINDS
-    survivors = stop_agent(h.root, st, prefixed(say, h.key),
-                           stages(h.cfg.stop_patience, finished), quiet_first=finished)
-    if survivors:
-        say(f"{h.key}: warning: processes {sorted(survivors)} of its agent survived SIGKILL")
-    if outcome.kind == "done":
+def finish(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
+    """Act on the outcome as lifecycle.OUTCOMES says."""
+    rule = outcome.rule
+    left = h.executor.stop(h.agent(st), h.cfg.stop_patience, rule.ended_by_itself, prefixed(say, h.key))
+    if left:
+        say(f"{h.key}: warning: {left}")
+    if rule.worktree == Worktree.MERGE:
         return _merge(h, st, outcome, merge_approved)
-    if outcome.kind == "blocked":
-        return h.end(st, "blocked", f"blocked: {outcome.reason or 'no reason given'}", outcome.output_tail)
-    if outcome.kind == "stopped":
-        return h.end(st, "blocked", f"stopped by `hive stop`; `hive retry {h.key}` to run it again",
-                     outcome.output_tail)
-    if outcome.kind == "too_big":
-        wt = Path(st.worktree)
-        kept = workspace.remove_if_clean(h.root, wt) if st.worktree and wt.exists() else ""
-        return h.end(st, "too_big", f"too big: {outcome.reason or 'no reason given'}", outcome.output_tail, kept)
-    retire_worktree(h, st)
-    return h.end(st, "failed", outcome.reason, outcome.output_tail)
+    note = ""
+    if rule.worktree == Worktree.REMOVE_IF_CLEAN and st.worktree and Path(st.worktree).exists():
+        note = workspace.remove_if_clean(h.root, Path(st.worktree))
+    elif rule.worktree == Worktree.RETIRE:
+        retire_worktree(h, st)
+    return h.end(st, rule.state, outcome.recorded_reason(h.key), outcome.output_tail, note)
 
 
-def _merge(h: TaskHandle, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
+def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
     name = h.context_name()
     wt = worktree_for_merge(h, st, st.worker or "w1")
     st = h.read()
@@ -54,40 +43,39 @@ def _merge(h: TaskHandle, st: TaskState, outcome: Outcome, merge_approved: bool)
         workspace.salvage(wt, f"hive: changes {h.key} left uncommitted")
         if workspace.undo_context_changes(wt, st.base, name):
             workspace.salvage(wt, f"hive: keep the project's {name} unchanged")
-        st = h.update(("in_progress",), resume=MERGING)
+        st = h.update((State.IN_PROGRESS,), resume=MERGING)
     if not h.cfg.auto_merge and not merge_approved:
-        return h.end(st, "awaiting_human", f"review branch {st.branch} (worktree {h.rel(wt)}), then "
+        return h.end(st, State.AWAITING_HUMAN, f"review branch {st.branch} (worktree {h.rel(wt)}), then "
                      f"`hive approve {h.key}` to merge it", resume="review")
     checks = ((("Verify", h.task.verify),) if h.task.verify else ()) + \
              ((("test_command", h.cfg.test_command),) if h.cfg.require_tests else ())
-    req = MergeRequest(root=h.root, lock=h.paths.locks / "merge.lock", main_branch=h.cfg.main_branch,
+    req = MergeRequest(root=h.root, lock=h.paths.merge_lock, main_branch=h.cfg.main_branch,
                        worktree=wt, branch=st.branch,
                        message=f"hive: merge {h.key} — {h.task.title}\n\nbranch {st.branch}",
                        checks=checks, check_timeout=h.task.timeout or h.cfg.task_timeout,
                        env={"HIVE_TASK": h.key, "HIVE_ROOT": str(h.root)})
     reason = outcome.reason
-    result = merge(req, Recorders(intent=lambda commit: h.update(("in_progress",), merging=commit, event="merging"),
+    result = merge(req, Recorders(intent=lambda commit: h.update((State.IN_PROGRESS,), merging=commit, event="merging"),
                                   merged=lambda r: record_merged(h, h.read(), r.commit, r.files, reason or r.reason),
-                                  forget=lambda: h.update(("in_progress",), merging="")))
+                                  forget=lambda: h.update((State.IN_PROGRESS,), merging="")))
     if result.status == "merged":
         done = h.read()
-        cleanup_merged(h, done)
+        remove_merged_leftovers(h, done)
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
         return done
     if result.status == "verify_failed":
-        return h.end(st, "failed", f"verify failed: {result.reason}", result.output_tail)
+        return h.end(st, State.FAILED, f"verify failed: {result.reason}", result.output_tail)
     # The agent's work is safe on its branch: `hive retry` redoes only the merge
     # (after the human resolved the conflict on the branch or cleaned the checkout).
-    return h.end(st, "blocked", result.reason, result.output_tail, files=result.files, resume=MERGE)
+    return h.end(st, State.BLOCKED, result.reason, result.output_tail, files=result.files, resume=MERGE)
 
 
-def record_merged(h: TaskHandle, st: TaskState, commit: str, files: tuple[str, ...], reason: str) -> TaskState:
-    return h.update(None, state="done", merge_commit=commit, files=tuple(files), reason=reason, merging="",
-                    task_hash=h.task.text_hash, resume="", feedback="", event="merged",
-                    history=st.history + (history_entry(st, "done", reason),))
+def record_merged(h: TaskRun, st: TaskState, commit: str, files: tuple[str, ...], reason: str) -> TaskState:
+    return h.store.close_attempt(st, State.DONE, reason, merge_commit=commit, files=tuple(files), merging="",
+                                 task_hash=h.task.text_hash, resume="", feedback="", event="merged")
 
 
-def cleanup_merged(h: TaskHandle, st: TaskState) -> None:
+def remove_merged_leftovers(h: TaskRun, st: TaskState) -> None:
     """Remove the worktree and every attempt's branch, each only once git shows it is in main."""
-    for note in workspace.cleanup_done(h.root, st, h.main_ref):
+    for note in workspace.remove_merged_leftovers(h.root, st, h.main_ref):
         say(f"{h.key}: {note}")

@@ -9,27 +9,25 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-import time
 from contextlib import ExitStack
 from pathlib import Path
 
 from doit.exceptions import TaskError, TaskFailed
 
-from hive.adapters import git, tmux
-from hive.cli.stop import prefixed
+from hive.adapters import git
 from hive.engine import attempt
-from hive.engine.finish import cleanup_merged, finish, record_merged
-from hive.engine.standing import GONE, MERGING, RUNNING, SIGNALLED, interrupted, standing
-from hive.engine.supervise import Outcome
-from hive.engine.task import Job, TaskHandle, first_line, say
+from hive.engine.decide import Decision, Facts, Step, decide
+from hive.engine.finish import finish, record_merged, remove_merged_leftovers
+from hive.engine.slots import Slot
+from hive.engine.standing import MERGING, RUNNING, interrupted, standing
+from hive.engine.supervise import signalled
+from hive.engine.task import Job, TaskRun, Worker, first_line, prefixed, say
 from hive.errors import CommandError, HiveError, record_bug, user_message
+from hive.lifecycle import STATES, Kind, Outcome, State, why_outdated
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
-from hive.store import names
 from hive.store.files import HeldLock, atomic_write
 from hive.store.paths import Paths
-from hive.store.state import INTERRUPTED, TaskState, shown_state
-
-HOLD_STATES = ("blocked", "too_big", "awaiting_human")
+from hive.store.state import TaskState
 
 __all__ = ["Job", "run_doit_task"]
 
@@ -40,7 +38,7 @@ def run_doit_task(job: Job) -> bool | TaskFailed | TaskError:
     try:
         return TaskRunner(job).run()
     except KeyboardInterrupt:
-        say(stopped_watching(TaskHandle(job)))
+        say(stopped_watching(TaskRun(job)))
         raise
     except Exception as e:  # noqa: BLE001 — the one error edge: user errors as task failures, bugs to the log
         message = user_message(e)
@@ -52,21 +50,21 @@ def run_doit_task(job: Job) -> bool | TaskFailed | TaskError:
         _exit_if_orphaned(parent)
 
 
-def stopped_watching(h: TaskHandle) -> str:
+def stopped_watching(h: TaskRun) -> str:
     """The one line a run that is stopped (Ctrl-C, SIGTERM) says about a task it ran."""
     st = h.read()
     key = h.key
-    if st.state != "in_progress":
+    if st.state != State.IN_PROGRESS:
         return f"{key}: stopped watching — it is {st.state}; the next `doit` goes on from there"
-    where = standing(h.paths, st)
+    where = standing(h.paths, h.executor, st)
     if where.signal is not None:
         return (f"{key}: stopped watching — its agent signalled `{where.signal.kind}`; "
                 f"the next `doit` takes it from there")
     if where.kind == MERGING:
         return f"{key}: stopped watching while merging — the next `doit` finishes the merge"
     if where.kind == RUNNING:
-        return (f"{key}: stopped watching — its agent keeps running in tmux session {st.session}; the next "
-                f"`doit` re-attaches to it (`hive stop {key}` stops it)")
+        return (f"{key}: stopped watching — its agent keeps running in {h.executor.kind} session {st.session}; "
+                f"the next `doit` re-attaches to it (`hive stop {key}` stops it)")
     return f"{key}: stopped watching — its agent is gone; the next `doit` starts a new attempt"
 
 
@@ -80,7 +78,7 @@ def _exit_if_orphaned(parent: int) -> None:
 
 class TaskRunner:
     def __init__(self, job: Job) -> None:
-        self.h = TaskHandle(job)
+        self.h = TaskRun(job)
         self.merge_approved = False   # a human asked for this merge (hive retry / approve)
 
     def run(self) -> bool | TaskFailed:
@@ -106,102 +104,84 @@ class TaskRunner:
         h = self.h
         message = user_message(error) or str(error)
         st = h.read()
-        if st.state == "in_progress":
+        if st.state == State.IN_PROGRESS:
             # an error while merging is retried as a merge: the agent's work is on its branch
-            h.end(st, "failed", f"error: {message}", resume=st.resume if st.only_merge else "")
+            h.end(st, State.FAILED, f"error: {message}", resume=st.resume if st.only_merge else "")
         return TaskFailed(f"{h.key}: {message}")
 
     def _run_claimed(self) -> bool | TaskFailed:
         h = self.h
         while True:
             st = h.read()
-            step = self._decide(st)
-            if step == "done":
+            d = decide(st, self._facts(st), h.task.is_checkpoint, h.cfg.max_attempts)
+            st = self._apply(d, st)
+            if d.step in (Step.DONE, Step.MERGED_ALREADY):
                 return True
-            if step == "hold":
+            if d.step == Step.HOLD:
                 return self._held(st)
-            if step == "checkpoint":
+            if d.step == Step.CHECKPOINT:
                 return self._held(self._checkpoint(st))
             with ExitStack() as held:
                 self._exclusion(held)
-                worker = held.enter_context(_Slot(h.paths, h.cfg.max_workers, h.key))
-                outcome = self._step(step, h.read(), worker)
+                worker = held.enter_context(Slot(h.paths, h.cfg.max_workers, h.key))
+                outcome = self._step(d, h.read(), worker)
                 st = finish(h, h.read(), outcome, self.merge_approved)
-            if st.state == "done":
+            if st.state == State.DONE:
                 return True
-            if st.state == "failed" and st.attempts < h.cfg.max_attempts:
+            if STATES[State(st.state)].retried and st.attempts < h.cfg.max_attempts:
                 say(f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
                     f"({st.attempts} of {h.cfg.max_attempts} attempts used)")
                 continue
             return self._held(st)
 
-    def _step(self, step: str, st: TaskState, worker: str) -> Outcome:
+    def _facts(self, st: TaskState) -> Facts:
+        """What git, the executor and the signal files say about the recorded state."""
         h = self.h
-        if step == "attach":
-            say(f"{h.key}: re-attaching to its running agent (tmux session {st.session})")
+        on_main = lambda commit: git.is_ancestor(h.root, commit, h.main_ref)  # noqa: E731
+        return Facts(merged_already=bool(st.merging) and st.state != State.DONE and on_main(st.merging),
+                     outdated="" if st.state == State.IN_PROGRESS else why_outdated(st, h.task.text_hash, on_main,
+                                                                                   h.cfg.main_branch),
+                     standing=standing(h.paths, h.executor, st) if st.state == State.IN_PROGRESS else None)
+
+    def _apply(self, d: Decision, st: TaskState) -> TaskState:
+        """Record what the decision found before acting on it."""
+        h = self.h
+        if d.step == Step.MERGED_ALREADY:
+            files = tuple(git.changed_files(h.root, f"{st.merging}^1", st.merging))
+            st = record_merged(h, st, st.merging, files, "merged before the last run stopped")
+            h.executor.close(st.session)
+            remove_merged_leftovers(h, st)
+            say(f"{h.key}: done — its merge {st.merge_commit[:10]} landed before the last run stopped")
+        if d.token is not None:   # the last run died before it recorded it
+            st = h.update((State.IN_PROGRESS,), agent_token=d.token)
+        if d.interrupted:
+            st = interrupted(h.paths, h.executor, st, h.cfg.stop_patience, prefixed(say, h.key))
+        if d.reopen:
+            st = h.update((st.state,), state=State.PLANNED, attempts=0, reason="", merge_commit="", resume="",
+                          event=f"reopened: {d.reopen}")
+            say(f"{h.key}: re-opened because {d.reopen}")
+        return st
+
+    def _step(self, d: Decision, st: TaskState, worker: Worker) -> Outcome:
+        h = self.h
+        if d.step == Step.ATTACH:
+            say(f"{h.key}: re-attaching to its running agent ({h.executor.kind} session {st.session})")
             return attempt.watch(h, st)
-        if step == "signalled":
-            return attempt.pending_signal(h, st)
-        if step == "merge":
+        if d.step == Step.SIGNALLED:
+            where = standing(h.paths, h.executor, st)
+            if where.signal is None:   # the runner decided on the signal file: it is never removed
+                raise HiveError(f"{h.key}: the signal of attempt {st.attempt} disappeared")
+            say(f"{h.key}: found its `hive {where.signal.kind}` signal from attempt {st.attempt} "
+                f"(sent while no run watched)")
+            return signalled(where.signal)
+        if d.step == Step.MERGE:
             self.merge_approved = True
             st = attempt.start_merge_only(h, st, worker)
-            return Outcome("done", st.reason)
+            return Outcome(Kind.DONE, st.reason)
         try:
             return attempt.watch(h, attempt.start(h, st, worker))
         except (HiveError, CommandError) as e:
-            return Outcome("spawn_failed", f"agent_spawn_failed: could not start: {e}")
-
-    def _decide(self, st: TaskState) -> str:
-        """What to do with the task as recorded (SPEC "Task states" re-run table)."""
-        h = self.h
-        if st.merging and st.state != "done" and git.is_ancestor(h.root, st.merging, h.main_ref):
-            files = tuple(git.changed_files(h.root, f"{st.merging}^1", st.merging))
-            st = record_merged(h, st, st.merging, files, "merged before the last run stopped")
-            tmux.kill_session(st.session)
-            cleanup_merged(h, st)
-            say(f"{h.key}: done — its merge {st.merge_commit[:10]} landed before the last run stopped")
-            return "done"
-        if st.state == "in_progress":
-            return self._in_progress(st)
-        why = self._outdated(st)
-        if why:
-            h.update((st.state,), state="planned", attempts=0, reason="", merge_commit="", resume="",
-                     event=f"reopened: {why}")
-            say(f"{h.key}: re-opened because {why}")
-            st = h.read()
-        if st.state == "done":
-            return "done"
-        if st.state in HOLD_STATES:
-            return "hold"
-        if st.state == "failed" and st.reason != INTERRUPTED and st.attempts >= h.cfg.max_attempts:
-            return "hold"
-        if h.task.is_checkpoint:
-            return "checkpoint"
-        if st.only_merge:
-            return "merge"
-        return "new"
-
-    def _outdated(self, st: TaskState) -> str:
-        """Why a finished or held task must run again, if it must: its text in the plan
-        changed (for every state, as `hive status` shows it), or its merge left main."""
-        h = self.h
-        if st.state == "planned":
-            return ""
-        if shown_state(st, h.task.text_hash) == "planned":
-            return "its text in the plan changed"
-        if st.state == "done" and not (st.merge_commit and git.is_ancestor(h.root, st.merge_commit, h.main_ref)):
-            return f"its merge commit is no longer on {h.cfg.main_branch}"
-        return ""
-
-    def _in_progress(self, st: TaskState) -> str:
-        """Recorded as running and nobody holds its claim: the last run stopped."""
-        h = self.h
-        where = standing(h.paths, st)
-        if where.kind == RUNNING and where.pane_pid != st.pane_pid:   # the last run died before it recorded it
-            h.update(("in_progress",), pane_pid=where.pane_pid)
-        if where.kind == GONE:
-            interrupted(h.paths, st, h.cfg.stop_patience, prefixed(say, h.key))
-        return {SIGNALLED: "signalled", MERGING: "merge", RUNNING: "attach", GONE: "new"}[where.kind]
+            return Outcome(Kind.SPAWN_FAILED, f"agent_spawn_failed: could not start: {e}")
 
     def _checkpoint(self, st: TaskState) -> TaskState:
         """Stop here for a human: write the checkpoint report and wait in awaiting_human."""
@@ -209,7 +189,7 @@ class TaskRunner:
         report = checkpoint_report(h.store, h.job.plan, h.task, h.cfg.main_branch)
         atomic_write(h.paths.checkpoint_file(h.plan_name, h.task.id), report)
         kind = checkpoint_kind(h.task)
-        return h.update(("planned",), state="awaiting_human", task_hash=h.task.text_hash, answer="",
+        return h.update((State.PLANNED,), state=State.AWAITING_HUMAN, task_hash=h.task.text_hash, answer="",
                         reason=f"{kind}: answer with `{how_to_answer(h.key, h.task)}`",
                         event=f"checkpoint reached ({kind})")
 
@@ -217,57 +197,26 @@ class TaskRunner:
         """Tasks sharing a Module never overlap, and a `Parallel-safe: no` task runs
         alone: locks, so the rule holds across workers and across doit processes."""
         h = self.h
-        locks = h.paths.locks
-        alone = HeldLock(locks / "parallel.lock", shared=h.task.parallel_safe)
+        alone = HeldLock(h.paths.parallel_lock, shared=h.task.parallel_safe)
         alone.acquire(on_wait=lambda _: say(f"{h.key}: waiting — " + (
             "a task marked Parallel-safe: no is running" if h.task.parallel_safe
             else "it is marked Parallel-safe: no and runs alone")))
         held.callback(alone.release)
         if h.task.module:
-            module = HeldLock(locks / "modules" / f"{names.module_lock(h.task.module)}.lock")
+            module = HeldLock(h.paths.module_lock(h.task.module))
             module.acquire(on_wait=lambda pid: say(f"{h.key}: waiting for another task in module "
                                                    f"{h.task.module!r} (pid {pid}) to finish"))
             held.callback(module.release)
 
     def _held(self, st: TaskState) -> TaskFailed:
         key = self.h.key
-        how = {"blocked": f"resolve it, then `hive retry {key}`",
-               "too_big": f"split it in the plan, or `hive retry {key}`",
-               "awaiting_human": "",
-               "failed": f"`hive retry {key}` after fixing the cause (logs: `hive logs {key}`)"}
         report = self.h.paths.checkpoint_file(self.h.plan_name, self.h.task.id)
         if st.state == "awaiting_human" and self.h.task.is_checkpoint and report.exists():
             # the checkpoint report goes to stderr: doit captures a task's stdout
             print("\n" + report.read_text(), file=sys.stderr, flush=True)
-        lines = [f"{key} is {st.state}: {st.reason}", how.get(st.state, "")]
+        lines = [f"{key} is {st.state}: {st.reason}", STATES[State(st.state)].hint.format(key=key)]
         if st.state == "blocked" and st.worktree and Path(st.worktree).exists():
             lines.append(f"its work is kept in {st.worktree} (branch {st.branch})")
         if st.output_tail:
             lines.append("last output:\n" + st.output_tail)
         return TaskFailed("\n".join(x for x in lines if x))
-
-
-class _Slot:
-    """A worker slot: one of `max_workers` lock files, held while an agent runs, so
-    the cap holds across every doit process on the repo. Its number is the worker id."""
-
-    def __init__(self, paths: Paths, size: int, key: str) -> None:
-        self.locks = [HeldLock(paths.locks / "slots" / f"w{i}.lock") for i in range(1, size + 1)]
-        self.key = key
-        self.held: HeldLock | None = None
-
-    def __enter__(self) -> str:
-        said = False
-        while True:
-            for i, lock in enumerate(self.locks, 1):
-                if lock.try_acquire():
-                    self.held = lock
-                    return f"w{i}"
-            if not said:
-                say(f"{self.key}: waiting for a free worker slot (max_workers={len(self.locks)})")
-                said = True
-            time.sleep(0.1)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.held:
-            self.held.release()

@@ -1,8 +1,9 @@
 """Watching one running agent until it signals, dies, stalls or times out.
 
-The loop costs a few syscalls every 50 ms (signal file, pane pid, log size), so
-a signal is seen well under a second after it is sent; tmux is asked only when
-something changed.
+The loop costs a few syscalls every 25 ms (signal file, agent alive, log size), so
+a signal is seen well under a second after it is sent; the executor's service
+(tmux) is asked once a second. Time comes from a `Clock`, so the rules (spawn
+grace, stall, timeout) are unit-tested without waiting for them.
 """
 from __future__ import annotations
 
@@ -11,20 +12,38 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from hive.adapters import tmux
-from hive.adapters.processes import pid_alive
+from hive.executors import AgentRef, Executor
+from hive.lifecycle import Kind, Outcome
 from hive.settings.agents import stall_match
 from hive.store import agent_signals
+from hive.store.agent_signals import Signal
 
 POLL = 0.025
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]|\r")
 
 
+class Clock(Protocol):
+    def time(self) -> float: ...
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    def time(self) -> float:
+        return time.time()   # wall clock: a re-attached run keeps the original deadlines
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+SYSTEM_CLOCK = SystemClock()
+
+
 @dataclass(frozen=True)
 class Watch:
-    session: str
-    pane_pid: int
+    agent: AgentRef
+    executor: Executor
     signal_path: Path
     exit_file: Path
     stop_file: Path
@@ -38,13 +57,6 @@ class Watch:
     stall_patterns: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Outcome:
-    kind: str   # done | blocked | too_big | stopped | crashed | spawn_failed | timeout | script_failed
-    reason: str = ""
-    output_tail: str = ""
-
-
 def log_size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -54,7 +66,7 @@ def log_size(path: Path) -> int:
 
 def output_tail(watch: Watch, lines: int = 20) -> str:
     """The agent's last words: the pane if tmux still has it, else the log."""
-    screen = tmux.capture(watch.session, 200)
+    screen = watch.executor.screen(watch.agent.name, 200)
     if not screen.strip():
         try:
             with open(watch.log_path, "rb") as f:
@@ -73,81 +85,85 @@ def clean_tail(text: str, lines: int) -> str:
     return "\n".join(kept[-lines:])
 
 
-def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None) -> Outcome:
+def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None,
+         clock: Clock = SYSTEM_CLOCK) -> Outcome:
     size = log_size(watch.log_path)
     alive_seen = size > watch.log_offset
-    last_change = time.time()
+    last_change = clock.time()
     next_screen_check = 0.0
-    next_pane_check = time.time() + 1.0
+    next_thorough_check = clock.time() + 1.0
     warned = False
     while True:
         sig = agent_signals.read(watch.signal_path)
         if sig:
-            return Outcome(sig.kind, sig.reason)
+            return signalled(sig)
         if watch.stop_file.exists():
-            return Outcome("stopped", "stopped by `hive stop`", output_tail(watch))
-        now = time.time()
-        if watch.exit_file.exists() or not pid_alive(watch.pane_pid):
-            return _exited(watch, alive_seen)
-        if now >= next_pane_check:  # backstop where /proc cannot tell a zombie
-            next_pane_check = now + 1.0
-            pane = tmux.pane(watch.session)
-            if pane is None or pane.dead:
-                return _exited(watch, alive_seen)
+            return Outcome(Kind.STOPPED, "stopped by `hive stop`", output_tail(watch))
+        now = clock.time()
+        if watch.exit_file.exists() or not watch.executor.alive(watch.agent):
+            return _exited(watch, alive_seen, clock)
+        if now >= next_thorough_check:
+            next_thorough_check = now + 1.0
+            if not watch.executor.alive(watch.agent, thorough=True):
+                return _exited(watch, alive_seen, clock)
         new_size = log_size(watch.log_path)
         if new_size != size:
             size, last_change, alive_seen = new_size, now, alive_seen or new_size > watch.log_offset
             warned = False
         in_grace = watch.grace is not None and now < watch.started_at + watch.grace
         if watch.grace is not None and not alive_seen and not in_grace:
-            return Outcome("spawn_failed", f"agent_spawn_failed: no output and no signal within "
+            return Outcome(Kind.SPAWN_FAILED, f"agent_spawn_failed: no output and no signal within "
                                            f"{watch.grace:g}s", output_tail(watch))
         if in_grace and watch.stall_patterns and now >= next_screen_check:
             next_screen_check = now + 0.5
             stall = _stalled(watch)
             if stall:
-                return Outcome("spawn_failed", f"agent_spawn_failed: the agent is waiting at a prompt "
+                return Outcome(Kind.SPAWN_FAILED, f"agent_spawn_failed: the agent is waiting at a prompt "
                                                f"({stall!r}) instead of working", output_tail(watch))
         if now > watch.started_at + watch.timeout:
-            return Outcome("timeout", f"timeout: no signal after {watch.timeout / 60:g} min", output_tail(watch))
+            return Outcome(Kind.TIMEOUT, f"timeout: no signal after {watch.timeout / 60:g} min", output_tail(watch))
         if not warned and now - last_change > watch.stuck_threshold:
             warned = True
             on_stuck(now - last_change)
-        time.sleep(POLL)
+        clock.sleep(POLL)
+
+
+def signalled(sig: Signal) -> Outcome:
+    return Outcome(sig.kind, sig.reason)
 
 
 def _stalled(watch: Watch) -> str | None:
-    return stall_match(watch.stall_patterns, tmux.capture(watch.session, 50))
+    return stall_match(watch.stall_patterns, watch.executor.screen(watch.agent.name, 50))
 
 
-def exit_status(path: Path, patience: float = 1.0) -> int | None:
-    """The command's exit status, written by the pane's wrapper as it ends (None if
-    the wrapper itself was killed)."""
-    deadline = time.time() + patience
+def exit_status(path: Path, clock: Clock, patience: float = 1.0) -> int | None:
+    """The command's exit status, written by the executor's wrapper as it ends (None
+    if the wrapper itself was killed)."""
+    deadline = clock.time() + patience
     while True:
         try:
             text = path.read_text().strip()
             return int(text) if text.lstrip("-").isdigit() else None
         except FileNotFoundError:
-            if time.time() > deadline:
+            if clock.time() > deadline:
                 return None
-            time.sleep(POLL)
+            clock.sleep(POLL)
 
 
-def _exited(watch: Watch, alive_seen: bool) -> Outcome:
+def _exited(watch: Watch, alive_seen: bool, clock: Clock) -> Outcome:
     sig = agent_signals.read(watch.signal_path)   # it may have signalled just before exiting
     if sig:
-        return Outcome(sig.kind, sig.reason)
-    status = exit_status(watch.exit_file)
+        return signalled(sig)
+    status = exit_status(watch.exit_file, clock)
     if watch.grace is None and status == 0:
-        return Outcome("done", "script finished")
+        return Outcome(Kind.DONE, "script finished")
     if watch.exit_zero_is_done and status == 0:
-        return Outcome("done", "agent exited with status 0")
+        return Outcome(Kind.DONE, "agent exited with status 0")
     tail = output_tail(watch)
     if watch.grace is None:
-        return Outcome("script_failed", f"script exited with status {status}", tail)
-    if not alive_seen or time.time() < watch.started_at + (watch.grace or 0):
+        return Outcome(Kind.SCRIPT_FAILED, f"script exited with status {status}", tail)
+    if not alive_seen or clock.time() < watch.started_at + (watch.grace or 0):
         # an agent that ends this early never really started (missing binary, not logged in...)
-        return Outcome("spawn_failed", f"agent_spawn_failed: the agent exited (status {status}) "
-                                       f"within {watch.grace:g}s without signalling", tail)
-    return Outcome("crashed", f"crashed: the agent exited (status {status}) without signalling", tail)
+        return Outcome(Kind.SPAWN_FAILED, f"agent_spawn_failed: the agent exited (status {status}) "
+                                          f"within {watch.grace:g}s without signalling", tail)
+    return Outcome(Kind.CRASHED, f"crashed: the agent exited (status {status}) without signalling", tail)

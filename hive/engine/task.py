@@ -1,17 +1,21 @@
-"""What every step of one task's run needs: the job, its state, and small helpers."""
+"""One task's run as every engine step sees it: the job (plan, task, config), its
+recorded state, its executor and its worker slot."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from hive.errors import HiveError
-from hive.plan.parser import Plan, Task
+from hive.executors import AgentRef, Executor, executor
+from hive.lifecycle import State
+from hive.plan.model import Plan, Task
 from hive.settings.agents import AgentProfile
 from hive.settings.config import Config
 from hive.store import names
 from hive.store.paths import Paths
-from hive.store.state import StaleState, StateStore, TaskState, history_entry
+from hive.store.state import StaleState, StateStore, TaskState
 
 SCRIPT_BRIEF = "HIVE_TASK.md"
 
@@ -38,7 +42,17 @@ def say(message: str) -> None:
         pass
 
 
-class TaskHandle:
+@dataclass(frozen=True)
+class Worker:
+    """One of `max_workers` slots (`engine.slots`): its number picks the agent's port."""
+    number: int
+
+    @property
+    def id(self) -> str:
+        return names.worker_id(self.number)
+
+
+class TaskRun:
     def __init__(self, job: Job) -> None:
         self.job = job
         self.task = job.task
@@ -49,6 +63,10 @@ class TaskHandle:
         self.store = StateStore(self.paths)
         self.plan_name = job.plan.name
         self.main_ref = f"refs/heads/{self.cfg.main_branch}"
+        self.executor: Executor = executor(self.cfg.executor)
+
+    def agent(self, st: TaskState) -> AgentRef:
+        return AgentRef.of(self.root, st)
 
     def read(self) -> TaskState:
         return self.store.read(self.plan_name, self.task.id)
@@ -61,12 +79,11 @@ class TaskHandle:
             raise HiveError(f"{self.key} changed to {e.current.state} under us (is another run or a "
                             f"`hive` command changing it?)") from None
 
-    def end(self, st: TaskState, state: str, reason: str, output_tail: str = "", note: str = "",
+    def end(self, st: TaskState, state: State, reason: str, output_tail: str = "", note: str = "",
             files: tuple[str, ...] = (), resume: str = "") -> TaskState:
-        """Close the current attempt in `state`, keeping its story in the history."""
+        """Close the current attempt in `state`, and say so."""
         # `merging` stays: only the merge step knows whether main moved (the next run checks it)
-        st = self.update(None, state=state, reason=reason, output_tail=output_tail, files=files, resume=resume,
-                         history=st.history + (history_entry(st, state, reason),))
+        st = self.store.close_attempt(st, state, reason, output_tail=output_tail, files=files, resume=resume)
         say(f"{self.key}: {state} — {first_line(reason)}" + (f" ({note})" if note else ""))
         return st
 
@@ -86,6 +103,10 @@ class TaskHandle:
             return str(Path(path).relative_to(self.root))
         except ValueError:
             return str(path)
+
+
+def prefixed(report: Callable[[str], None], key: str) -> Callable[[str], None]:
+    return lambda line: report(f"{key}: {line}")
 
 
 def first_line(text: str) -> str:

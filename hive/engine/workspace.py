@@ -3,7 +3,6 @@ when git proves its work is safe."""
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -99,7 +98,7 @@ def _clear_foreign(root: Path, path: Path) -> str:
     if not any(path.iterdir()):
         path.rmdir()
         return f"removed {path}: an empty directory left by an interrupted `git worktree add`"
-    aside = Paths(root).salvage / f"{path.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    aside = Paths(root).salvaged(path.name)
     aside.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), str(aside))
     return f"moved {path} to {aside}: git does not see a worktree there"
@@ -269,7 +268,7 @@ def unused_worktrees(root: Path, base: Path, states: Iterable[TaskState]) -> lis
             if base in path.parents and path not in used]
 
 
-def cleanup_done(root: Path, st: TaskState, main_ref: str, existing: set[str] | None = None) -> list[str]:
+def remove_merged_leftovers(root: Path, st: TaskState, main_ref: str, existing: set[str] | None = None) -> list[str]:
     """After a task is merged: its worktree and every attempt's branch go, each only
     if git shows it is contained in main. `existing` (branch names, if known) spares
     a git call per branch that is already gone. Returns what was kept, and why."""

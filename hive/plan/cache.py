@@ -12,7 +12,8 @@ from pathlib import Path
 
 from hive import __version__
 from hive.errors import HiveError
-from hive.plan.parser import Plan, Task, display_path
+from hive.plan.model import Plan, Task
+from hive.plan.parser import display_path
 from hive.settings.config import Config
 from hive.store.files import atomic_write_bytes
 

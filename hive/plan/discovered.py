@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hive.errors import HiveError
 from hive.plan.graph import load_plan
-from hive.plan.parser import Plan
+from hive.plan.model import Plan
 from hive.settings.config import Config
 from hive.store.agent_signals import AgentIdentity
 from hive.store.files import atomic_write, create_exclusive
@@ -33,21 +33,17 @@ class Discovered:
         return f"{self.plan}:{self.id}"
 
 
-def _dir(paths: Paths, plan: str) -> Path:
-    return paths.discovered_dir(plan)
-
-
 def file_item(who: AgentIdentity, title: str, details: str) -> str:
     """Record a discovered task (agents only signal: this is not the plan)."""
     title = " ".join(title.split())
     if not title:
         raise HiveError("hive discover needs a title, e.g. hive discover \"Add rate limiting\" --details \"...\"")
-    folder = _dir(Paths(who.root), who.plan)
+    paths = Paths(who.root)
     payload = json.dumps({"title": title[:150], "details": details, "discovered_from": f"{who.plan}:{who.task_id}",
                           "attempt": who.attempt, "time": time.time()})
     n = 1
-    while (folder / "settled" / f"{PREFIX}{n}.json").exists() or \
-            not create_exclusive(folder / f"{PREFIX}{n}.json", payload):
+    while paths.discovered_item(who.plan, f"{PREFIX}{n}", settled=True).exists() or \
+            not create_exclusive(paths.discovered_item(who.plan, f"{PREFIX}{n}"), payload):
         n += 1
     return f"{who.plan}:{PREFIX}{n}"
 
@@ -85,19 +81,17 @@ def approve(paths: Paths, config: Config, plan: Plan, item: Discovered) -> str:
     if problems:
         atomic_write(plan.path, text)   # never leave the human's plan broken
         raise HiveError(*problems, f"{item.key} was not added: the plan would not be valid")
-    _settle(item, "approved")
+    _settle(paths, item, "approved")
     return f"{item.key} added to {plan.path.name} as task {plan.name}:{task_id}" + (
         " — it runs on the next `doit`" if plan.approved else " (the plan is a draft)")
 
 
-def reject(item: Discovered, why: str) -> str:
-    _settle(item, f"rejected: {why}")
+def reject(paths: Paths, item: Discovered, why: str) -> str:
+    _settle(paths, item, f"rejected: {why}")
     return f"{item.key} discarded"
 
 
-def _settle(item: Discovered, outcome: str) -> None:
-    done = item.path.parent / "settled"
-    done.mkdir(exist_ok=True)
+def _settle(paths: Paths, item: Discovered, outcome: str) -> None:
     data = json.loads(item.path.read_text())
-    atomic_write(done / item.path.name, json.dumps({**data, "outcome": outcome}))
+    atomic_write(paths.discovered_item(item.plan, item.id, settled=True), json.dumps({**data, "outcome": outcome}))
     item.path.unlink()

@@ -9,7 +9,7 @@ import dataclasses
 
 import networkx as nx
 
-from hive.plan.parser import Plan, Task
+from hive.plan.model import Plan, Task
 from hive.settings.config import Config
 
 GATE = "gate"

@@ -6,7 +6,8 @@ from pathlib import Path
 import networkx as nx
 
 from hive.plan.gates import add_gates
-from hive.plan.parser import Plan, Task, display_path, parse_plan
+from hive.plan.model import Plan, Task
+from hive.plan.parser import display_path, parse_plan
 from hive.settings.config import Config
 
 

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import bisect
 import functools
-import hashlib
-import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from hive.errors import HiveError
+from hive.plan.model import TYPES, Plan, Task
 from hive.settings.config import parse_duration
 from hive.store.names import ID_RE, PLAN_RE
 
-TYPES = ("auto", "script", "checkpoint:human-verify", "checkpoint:decision", "checkpoint:human-action")
 # A plan named like a doit command would break every doit invocation.
 DOIT_COMMANDS = frozenset({"list", "run", "info", "forget", "clean", "ignore", "dumpdb", "reset-dep",
                            "strace", "help", "tabcompletion", "auto"})
@@ -39,64 +36,6 @@ def _markdown():
     """The tokenizer, loaded on first parse (a cached plan needs no parsing)."""
     from markdown_it import MarkdownIt
     return MarkdownIt("commonmark")
-
-
-@dataclass(frozen=True)
-class Task:
-    id: str
-    title: str
-    line: int
-    type: str = "auto"
-    depends_on: tuple[str, ...] = ()
-    acceptance: str = ""
-    verify: str = ""
-    files: tuple[str, ...] = ()
-    module: str = ""
-    parallel_safe: bool = True
-    priority: int = 0
-    agent: str = ""
-    timeout: float | None = None
-    options: tuple[str, ...] = ()
-    discovered_from: str = ""
-    description: str = ""
-    script: str = ""
-    hard_stop: bool = False
-    field_lines: tuple[tuple[str, int], ...] = ()
-
-    @property
-    def text_hash(self) -> str:
-        """What makes a changed task pending again: its own words, not its wiring."""
-        material = [self.title, self.type, self.description, self.acceptance, self.verify]
-        return hashlib.sha256(json.dumps(material).encode()).hexdigest()[:16]
-
-    @property
-    def is_checkpoint(self) -> bool:
-        """Waits for a human: a checkpoint task, or a synthetic gate (hive.gates)."""
-        return self.type.startswith("checkpoint:") or self.type == "gate"
-
-    def line_of(self, field_name: str) -> int:
-        return dict(self.field_lines).get(field_name, self.line)
-
-
-@dataclass(frozen=True)
-class Plan:
-    name: str
-    path: Path
-    status: str
-    agent: str
-    title: str
-    context: str
-    tasks: tuple[Task, ...] = field(default=())
-
-    @property
-    def approved(self) -> bool:
-        return self.status == "approved"
-
-    def task(self, task_id: str) -> Task:
-        for t in self.tasks:
-            if t.id == task_id:
-                return t
-        raise KeyError(task_id)
 
 
 def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:

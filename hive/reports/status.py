@@ -6,18 +6,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive.adapters import tmux
-from hive.adapters.processes import pid_alive
-from hive.dodo.loader import load_project
 from hive.engine.standing import MERGING, RUNNING, Standing, standing
 from hive.engine.supervise import log_size
 from hive.engine.task import duration
+from hive.executors import AgentRef, executor
+from hive.lifecycle import ORDER, State, shown_state
 from hive.plan import discovered
+from hive.project import load_project
 from hive.store.files import HeldLock
 from hive.store.paths import Paths
-from hive.store.state import StateStore, shown_state
-
-ORDER = ("in_progress", "awaiting_human", "blocked", "failed", "too_big", "planned", "done")
+from hive.store.state import StateStore
 
 
 @dataclass(frozen=True)
@@ -53,6 +51,7 @@ class TaskStatus:
 def collect(root: Path) -> list[TaskStatus]:
     project = load_project(root)
     paths = Paths(root)
+    agents = executor(project.config.executor)
     states = StateStore(paths).read_all()
     rows = []
     now = time.time()
@@ -62,10 +61,10 @@ def collect(root: Path) -> list[TaskStatus]:
             if st is None:
                 rows.append(TaskStatus(plan.name, task.id, task.title, "planned", draft=not plan.approved))
                 continue
-            running = st.state == "in_progress"
+            running = st.state == State.IN_PROGRESS
             holder = HeldLock(paths.claim_lock(plan.name, task.id)).holder() if running else None
-            alive = running and pid_alive(st.pane_pid) and tmux.has_session(st.session)
-            where = standing(paths, st) if running else None
+            alive = running and agents.alive(AgentRef.of(root, st), thorough=True)
+            where = standing(paths, agents, st) if running else None
             signalled = where.signal if where else None
             log = paths.log_file(plan.name, task.id)
             idle = now - log.stat().st_mtime if running and not signalled and log_size(log) > st.log_offset else None
@@ -94,7 +93,7 @@ def _unwatched(where: Standing) -> str:
 
 
 def counts(rows: list[TaskStatus]) -> dict[str, int]:
-    out = {s: 0 for s in ORDER}
+    out: dict[str, int] = {str(s): 0 for s in ORDER}
     for r in rows:
         out[r.state] = out.get(r.state, 0) + 1
     return out

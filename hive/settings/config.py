@@ -44,6 +44,7 @@ class Config:
     max_workers: int = 4
     gate_first_batch: bool = False
     hub_threshold: int = 0
+    executor: str = "tmux"
 
 
 # section -> key -> (Config field, kind)
@@ -59,6 +60,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
     "worktrees": {"base_path": ("worktree_base", "str"), "setup": ("worktree_setup", "str"),
                   "copy": ("worktree_copy", "strlist")},
     "parallel": {"max_workers": ("max_workers", "posint")},
+    "executor": {"kind": ("executor", "executor")},
     "gates": {"first_batch": ("gate_first_batch", "bool"), "hub_threshold": ("hub_threshold", "nonnegint")},
 }
 
@@ -131,6 +133,11 @@ def _load_agents(path: Path, table: Any, agents: dict[str, AgentProfile]) -> lis
 def _convert(value: Any, kind: str, where: str) -> Any:
     if kind == "duration":
         return parse_duration(value, where)
+    if kind == "executor":
+        from hive.executors import KINDS
+        if value not in KINDS:
+            raise HiveError(f"{where} = {value!r} is not an executor; known: {', '.join(sorted(KINDS))}")
+        return value
     ok = {"str": isinstance(value, str),
           "bool": isinstance(value, bool),
           "posint": isinstance(value, int) and not isinstance(value, bool) and value >= 1,

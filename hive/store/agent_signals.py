@@ -12,16 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive.errors import HiveError
+from hive.lifecycle import SIGNALS, Kind
 from hive.store.files import append_line, atomic_write, create_exclusive
 from hive.store.names import PLAN_RE, SAFE_RE, split_key
 from hive.store.paths import Paths
 
-KINDS = ("done", "blocked", "too_big")
+KINDS = frozenset(SIGNALS.values())
 
 
 @dataclass(frozen=True)
 class Signal:
-    kind: str
+    kind: Kind
     reason: str
     time: float
 
@@ -49,7 +50,7 @@ class AgentIdentity:
         return cls(Path(root), plan, task_id, int(attempt))
 
 
-def send(who: AgentIdentity, kind: str, reason: str) -> bool:
+def send(who: AgentIdentity, kind: Kind, reason: str) -> bool:
     """Record a signal; False if this attempt already signalled (the first one counts)."""
     if kind not in KINDS:
         raise ValueError(kind)
@@ -66,7 +67,7 @@ def read(path: Path) -> Signal | None:
         return None
     if data.get("signal") not in KINDS:
         return None
-    return Signal(data["signal"], str(data.get("reason", "")), float(data.get("time", 0)))
+    return Signal(Kind(data["signal"]), str(data.get("reason", "")), float(data.get("time", 0)))
 
 
 def add_note(who: AgentIdentity, text: str) -> None:
@@ -90,9 +91,9 @@ def notes(paths: Paths, plan: str, task_id: str) -> list[dict]:
 
 def ensure_shim(paths: Paths) -> Path:
     """`.hive/bin/hive` runs this very Hive, so agents find `hive` even when it lives in a venv."""
-    shim = paths.bin / "hive"
+    shim = paths.shim
     text = f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m hive \"$@\"\n"
     if not shim.exists() or shim.read_text() != text:
         atomic_write(shim, text)
         shim.chmod(0o755)
-    return paths.bin
+    return shim.parent

@@ -40,6 +40,10 @@ def branch(plan: str, task_id: str, attempt: int) -> str:
     return f"hive/{attempt_name(plan, task_id, attempt)}"
 
 
+def worker_id(number: int) -> str:
+    return f"w{number}"
+
+
 def session(worker: str, plan: str, task_id: str, attempt: int) -> str:
     return f"hive-{worker}-{attempt_name(plan, task_id, attempt)}"
 

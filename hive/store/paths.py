@@ -2,6 +2,7 @@
 filesystem only through `names`, so `../x` can never escape `.hive/`."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,12 +46,40 @@ class Paths:
     def salvage(self) -> Path:
         return self.hive / "salvage"
 
+    def salvaged(self, name: str) -> Path:
+        """Where a directory git does not know is moved aside, stamped so nothing is overwritten."""
+        return self.salvage / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
     @property
     def debug_log(self) -> Path:
         return self.hive / "hive.log"
 
     def state_file(self, plan: str, task_id: str) -> Path:
         return self.state / _safe(plan) / f"{_safe(task_id)}.json"
+
+    @property
+    def state_lock(self) -> Path:
+        return self.locks / "state.lock"
+
+    @property
+    def merge_lock(self) -> Path:
+        return self.locks / "merge.lock"
+
+    @property
+    def parallel_lock(self) -> Path:
+        """Shared by parallel-safe tasks, exclusive for a `Parallel-safe: no` one."""
+        return self.locks / "parallel.lock"
+
+    def module_lock(self, module: str) -> Path:
+        return self.locks / "modules" / f"{names.module_lock(module)}.lock"
+
+    def slot_lock(self, number: int) -> Path:
+        return self.locks / "slots" / f"{names.worker_id(number)}.lock"
+
+    @property
+    def shim(self) -> Path:
+        """`hive` for agents: runs this very Hive, wherever it is installed."""
+        return self.bin / "hive"
 
     def claim_lock(self, plan: str, task_id: str) -> Path:
         return self.locks / "claims" / f"{names.stem(plan, task_id)}.lock"
@@ -88,6 +117,11 @@ class Paths:
 
     def discovered_dir(self, plan: str) -> Path:
         return self.discovered / _safe(plan)
+
+    def discovered_item(self, plan: str, item: str, settled: bool = False) -> Path:
+        """A discovered item waiting for review, or (`settled`) answered."""
+        folder = self.discovered_dir(plan)
+        return (folder / "settled" if settled else folder) / f"{_safe(item)}.json"
 
     def planning_file(self, slug: str, kind: str) -> Path:
         """A `hive plan` session's files: its brief, its log, its exit status."""

@@ -12,25 +12,18 @@ from typing import Any
 
 from hive.crashsafe import uninterruptible
 from hive.errors import HiveError
+from hive.lifecycle import INTERRUPTED, TRANSITIONS, State
 from hive.store.files import append_line, atomic_write, locked
 from hive.store.paths import Paths
 
-STATES = ("planned", "in_progress", "done", "failed", "blocked", "too_big", "awaiting_human")
-# Which state may follow which (a re-opened task goes back to planned).
-TRANSITIONS = {
-    "planned": {"in_progress", "awaiting_human", "planned"},
-    "in_progress": {"done", "failed", "blocked", "too_big", "awaiting_human", "in_progress"},
-    "failed": {"planned", "in_progress", "failed"},
-    "blocked": {"planned", "blocked"},
-    "too_big": {"planned", "too_big"},
-    "awaiting_human": {"planned", "done", "awaiting_human"},
-    "done": {"planned", "done"},
-}
-INTERRUPTED = "interrupted"
 # What is left of a task whose agent finished (TaskState.resume):
 MERGE = "merge"        # merge its branch (a human's go-ahead: what its worktree holds is committed first)
 MERGING = "merging"    # Hive's merge step is under way: the branch holds all the work, and anything
                        # else in the worktree was left by an interrupted merge (never committed)
+
+
+# fields renamed since 0.1, so state written by an older Hive reads the same
+_RENAMED = {"pane_pid": "agent_token"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +41,7 @@ class TaskState:
     worktree: str = ""
     branch: str = ""
     base: str = ""              # main's commit the attempt started from
-    pane_pid: int = 0
+    agent_token: int = 0        # the executor's handle on the running agent (executors.AgentRef)
     log_offset: int = 0
     started_at: float = 0.0
     updated_at: float = 0.0
@@ -76,6 +69,7 @@ class TaskState:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TaskState:
         known = {f.name for f in dataclasses.fields(cls)}
+        data = {_RENAMED.get(k, k): v for k, v in data.items()}
         values = {k: v for k, v in data.items() if k in known}
         values["files"] = tuple(values.get("files", ()))
         values["history"] = tuple(values.get("history", ()))
@@ -88,7 +82,7 @@ class StateStore:
 
     def __init__(self, paths: Paths) -> None:
         self.paths = paths
-        self._lock = paths.locks / "state.lock"
+        self._lock = paths.state_lock
 
     def read(self, plan: str, task_id: str) -> TaskState:
         path = self.paths.state_file(plan, task_id)
@@ -121,34 +115,33 @@ class StateStore:
             if expect is not None and old.state not in expect:
                 raise StaleState(old)
             new = dataclasses.replace(old, updated_at=time.time(), **changes)
-            if new.state not in STATES:
-                raise ValueError(new.state)
-            if new.state not in TRANSITIONS[old.state]:
+            if new.state not in TRANSITIONS[State(old.state)]:
                 raise ValueError(f"{old.key}: {old.state} → {new.state} is not a valid transition")
             atomic_write(self.paths.state_file(plan, task_id), new.to_json())
             if event or new.state != old.state:
                 self._event(old, new, event)
             return new
 
+    def close_attempt(self, st: TaskState, state: State, reason: str, *, expect: tuple[str, ...] | None = None,
+                      outcome: str = "", event: str = "", **changes: Any) -> TaskState:
+        """End the attempt `st` in `state`, keeping its story in the history (what
+        continuation briefs and the report tell)."""
+        entry = history_entry(st, outcome or state, reason)
+        return self.update(st.plan, st.id, expect=expect, event=event, state=state, reason=reason,
+                           history=st.history + (entry,), **changes)
+
     def mark_interrupted(self, st: TaskState) -> TaskState:
         """Its agent is gone and no run holds it: the attempt was interrupted (an
         orchestrator crash), which does not count against max_attempts."""
-        return self.update(st.plan, st.id, expect=("in_progress",), state="failed", reason=INTERRUPTED,
-                           attempts=max(st.attempts - 1, 0),
-                           history=st.history + (history_entry(st, "interrupted", INTERRUPTED),),
-                           event="interrupted: its agent is gone and no run held it")
+        return self.close_attempt(st, State.FAILED, INTERRUPTED, expect=(State.IN_PROGRESS,), outcome=INTERRUPTED,
+                                  attempts=max(st.attempts - 1, 0),
+                                  event="interrupted: its agent is gone and no run held it")
 
     def _event(self, old: TaskState, new: TaskState, event: str) -> None:
         record = {"time": round(time.time(), 3), "task": new.key, "from": old.state, "to": new.state,
                   "attempt": new.attempt, "event": event or new.state, "reason": new.reason,
                   "pid": os.getpid()}
         append_line(self.paths.events, json.dumps(record))
-
-
-def shown_state(st: TaskState, text_hash: str) -> str:
-    """The state to show for a task whose plan text now hashes to `text_hash`: a
-    finished task whose text changed is pending again (a running one stays running)."""
-    return st.state if st.task_hash in ("", text_hash) or st.state == "in_progress" else "planned"
 
 
 def history_entry(st: TaskState, outcome: str, reason: str) -> dict:

@@ -1,0 +1,103 @@
+"""doit's `uptodate` checks and `doit list` lines, read from Hive's state: done
+means lifecycle.is_done (recorded done for the task's current text, its merge
+commit on main), so losing `.doit.db` re-runs nothing."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hive.adapters import git
+from hive.lifecycle import State, is_done, shown_state
+from hive.plan.model import Plan, Task
+from hive.store.paths import Paths
+from hive.store.state import StateStore, TaskState
+
+
+class StateView:
+    """Read-only view of every task's state, read once per process: `doit list
+    --status` on 1,000 tasks costs one directory walk and one `git rev-list`."""
+
+    def __init__(self, root: Path, main_branch: str) -> None:
+        self.root = root
+        self.main_ref = f"refs/heads/{main_branch}"
+        self._states: dict[str, TaskState] | None = None
+        self._on_main: set[str] | None = None
+
+    def states(self) -> dict[str, TaskState]:
+        if self._states is None:
+            self._states = StateStore(Paths(self.root)).read_all()
+        return self._states
+
+    def get(self, key: str) -> TaskState | None:
+        return self.states().get(key)
+
+    def merged(self, commit: str) -> bool:
+        if self._on_main is None:
+            done = [s for s in self.states().values() if s.state == State.DONE and s.merge_commit]
+            since = min((s.updated_at for s in done), default=0) - 86400
+            self._on_main = git.first_parent_since(self.root, self.main_ref, since) if done else set()
+        return commit in self._on_main or git.is_ancestor(self.root, commit, self.main_ref)
+
+    def is_done(self, key: str, text_hash: str) -> bool:
+        return is_done(self.get(key), text_hash, self.merged)
+
+
+class DoneCheck:
+    """doit `uptodate` callable; its repr is what `doit info` shows for a pending task."""
+
+    def __init__(self, view: StateView, key: str, text_hash: str) -> None:
+        self.view, self.key, self.text_hash = view, key, text_hash
+
+    def recorded_done(self) -> bool:
+        """Done as far as the state files say (no git call): for summaries."""
+        return is_done(self.view.get(self.key), self.text_hash, None)
+
+    def __call__(self) -> bool:
+        try:
+            return self.view.is_done(self.key, self.text_hash)
+        except Exception:  # noqa: BLE001 — an exception here would abort the whole doit run (exit 3)
+            return False
+
+    def __repr__(self) -> str:
+        st = self.view.get(self.key)
+        if st is None:
+            return f"hive: {self.key} has not run yet"
+        if st.state == State.DONE and shown_state(st, self.text_hash) == State.PLANNED:
+            return f"hive: {self.key} was done, but its text in the plan changed"
+        if st.state == State.DONE:
+            return f"hive: {self.key} was done, but its merge commit is not on main"
+        return f"hive: {self.key} is {st.state}" + (f": {st.reason}" if st.reason else "")
+
+
+class AllDone:
+    """A plan's group task is up to date when every one of its tasks is."""
+
+    def __init__(self, checks: tuple[DoneCheck, ...]) -> None:
+        self.checks = checks
+
+    def __call__(self) -> bool:
+        return all(c() for c in self.checks)
+
+    def __repr__(self) -> str:
+        pending = [c.key for c in self.checks if not c()]
+        return f"hive: not done yet: {', '.join(pending[:10])}" + (" …" if len(pending) > 10 else "")
+
+
+def describe(plan: Plan, task: Task, view: StateView) -> str:
+    """The doc line `doit list` shows: title and current state."""
+    if not plan.approved:
+        return f"{task.title}  [draft plan: hive approve {plan.path.parent.name}/{plan.path.name}]"
+    st = view.get(plan.key(task.id))
+    if st is None or st.state == State.PLANNED:
+        state = "pending"
+    elif shown_state(st, task.text_hash) == State.PLANNED:
+        state = f"pending (changed since {st.state})"
+    else:
+        state = st.state + (f": {_short(st.reason)}" if st.reason and st.state != State.DONE else "")
+    return f"{task.title}  [{state}]"
+
+
+
+
+def _short(text: str, n: int = 60) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= n else line[: n - 1] + "…"

@@ -1,0 +1,71 @@
+"""What to do with a task as recorded (SPEC "Task states", the re-run table).
+
+A pure function of the recorded state and the facts gathered about it (from git,
+the executor and the signal files): it writes nothing, so every row of the table
+is unit-tested, and the runner applies the decision.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from hive.engine.standing import GONE, MERGING, RUNNING, SIGNALLED, Standing
+from hive.lifecycle import HELD, INTERRUPTED, State
+from hive.store.state import TaskState
+
+
+class Step(StrEnum):
+    DONE = "done"                  # nothing to do
+    MERGED_ALREADY = "merged"      # its merge reached main before the last run stopped: record it
+    HOLD = "hold"                  # waits for a human
+    CHECKPOINT = "checkpoint"      # a checkpoint reached: stop for a human
+    NEW = "new"                    # start a new attempt
+    ATTACH = "attach"              # its agent still runs: watch it again
+    SIGNALLED = "signalled"        # its agent signalled while no run watched: act on it
+    MERGE = "merge"                # the agent's work is on its branch: merge it
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the runner found out before deciding."""
+    merged_already: bool = False    # `st.merging` is on main
+    outdated: str = ""              # why a finished or held task must run again (lifecycle.why_outdated)
+    standing: Standing | None = None  # for a task recorded as running: where it stands
+
+
+@dataclass(frozen=True)
+class Decision:
+    step: Step
+    reopen: str = ""                # re-open the task first (this is why)
+    interrupted: bool = False       # record the last attempt as interrupted first
+    token: int | None = None        # the running agent's executor token, to record
+
+
+_IN_PROGRESS = {SIGNALLED: Step.SIGNALLED, MERGING: Step.MERGE, RUNNING: Step.ATTACH, GONE: Step.NEW}
+
+
+def decide(st: TaskState, facts: Facts, is_checkpoint: bool, max_attempts: int) -> Decision:
+    if st.merging and st.state != State.DONE and facts.merged_already:
+        return Decision(Step.MERGED_ALREADY)
+    if st.state == State.IN_PROGRESS:
+        where = facts.standing or Standing(GONE)
+        token = where.token if where.kind == RUNNING and where.token != st.agent_token else None
+        return Decision(_IN_PROGRESS[where.kind], interrupted=where.kind == GONE, token=token)
+    if facts.outdated:
+        return Decision(_from_planned(is_checkpoint), reopen=facts.outdated)
+    if st.state == State.DONE:
+        return Decision(Step.DONE)
+    if st.state in HELD:
+        return Decision(Step.HOLD)
+    if st.state == State.FAILED and st.reason != INTERRUPTED and st.attempts >= max_attempts:
+        return Decision(Step.HOLD)
+    if is_checkpoint:
+        return Decision(Step.CHECKPOINT)
+    if st.only_merge:
+        return Decision(Step.MERGE)
+    return Decision(_from_planned(is_checkpoint))
+
+
+def _from_planned(is_checkpoint: bool) -> Step:
+    """A re-opened task starts over from planned (its resume and attempts cleared)."""
+    return Step.CHECKPOINT if is_checkpoint else Step.NEW

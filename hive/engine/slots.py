@@ -1,0 +1,34 @@
+"""Worker slots: `max_workers` lock files, one held while an agent runs, so the
+cap holds across every doit process on the repo."""
+from __future__ import annotations
+
+import time
+
+from hive.engine.task import Worker, say
+from hive.store.files import HeldLock
+from hive.store.paths import Paths
+
+
+class Slot:
+    """`with Slot(...) as worker:` waits for a free slot; its number is the worker's."""
+
+    def __init__(self, paths: Paths, size: int, key: str) -> None:
+        self.locks = [HeldLock(paths.slot_lock(i)) for i in range(1, size + 1)]
+        self.key = key
+        self.held: HeldLock | None = None
+
+    def __enter__(self) -> Worker:
+        said = False
+        while True:
+            for i, lock in enumerate(self.locks, 1):
+                if lock.try_acquire():
+                    self.held = lock
+                    return Worker(i)
+            if not said:
+                say(f"{self.key}: waiting for a free worker slot (max_workers={len(self.locks)})")
+                said = True
+            time.sleep(0.1)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.held:
+            self.held.release()

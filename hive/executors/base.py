@@ -1,0 +1,100 @@
+"""The executor seam: where and how an attempt's agent process runs.
+
+The engine decides *what* runs (argv, environment, worktree, brief) and *when* it
+is finished (signals, deadlines); an executor only starts it, says whether it is
+still there, shows its screen, stops it and tells a human how to watch it. Shaped
+after tox 4's `execute/api.py`: one protocol, one module per implementation, a
+registry keyed by `[executor] kind`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from hive.store.state import TaskState
+
+Report = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One agent process to start."""
+    name: str                 # unique per attempt; also what `hive attach` targets
+    argv: list[str]
+    env: dict[str, str]       # the agent's whole Hive environment, passed explicitly
+    cwd: Path                 # the attempt's worktree
+    log: Path                 # every byte of its output is appended here
+    exit_file: Path           # its exit status is written here as it ends
+    brief: Path | None = None  # the context file it reads (an executor on another host ships it)
+    unset: tuple[str, ...] = ()  # variables of ours the agent must not inherit
+
+
+@dataclass(frozen=True)
+class AgentRef:
+    """What the state store keeps about a started agent: enough for any executor
+    to find it again, from this run or the next one."""
+    root: str
+    task: str
+    attempt: int
+    name: str
+    token: int = 0            # the executor's own handle (tmux: the pane's process)
+
+    @classmethod
+    def of(cls, root: Path, st: TaskState) -> AgentRef:
+        return cls(str(root), st.key, st.attempt, st.session, st.agent_token)
+
+
+class Executor(Protocol):
+    kind: str
+
+    def environment(self) -> dict[str, str]:
+        """Variables an agent needs to reach this executor (added to every Launch)."""
+        ...
+
+    def worktree_base(self, root: Path, configured: str) -> Path:
+        """Where attempts' worktrees live."""
+        ...
+
+    def start(self, launch: Launch) -> int:
+        """Start the agent; returns the token recorded in its AgentRef."""
+        ...
+
+    def locate(self, name: str) -> int | None:
+        """The token of the live agent called `name`, or None if nothing of it runs."""
+        ...
+
+    def alive(self, ref: AgentRef, thorough: bool = False) -> bool:
+        """Cheap enough to ask every poll; `thorough` also asks the executor's service."""
+        ...
+
+    def screen(self, name: str, lines: int) -> str:
+        """What the agent's terminal shows now (empty if nothing is left of it)."""
+        ...
+
+    def stop(self, ref: AgentRef, patience: float, finished: bool, report: Report) -> str:
+        """Stop every process of the agent in stages (`finished`: it ended by itself, so
+        hang up on it; else interrupt it first so it may save its work), then close it.
+        Returns "" when nothing of it is left, else what survived and how to look at it."""
+        ...
+
+    def close(self, name: str) -> None:
+        """Close what an ended agent left (a terminal kept for its last words)."""
+        ...
+
+    def names(self) -> list[str]:
+        """Every agent this executor holds, running or kept (leftover detection)."""
+        ...
+
+    def attach_argv(self, name: str) -> list[str]:
+        """The command a human runs to watch the agent."""
+        ...
+
+    def attach(self, name: str, replace_process: bool = False) -> int:
+        """Put the user's terminal on the agent."""
+        ...
+
+    def shutdown(self) -> None:
+        """End the executor's own service (the demo's private tmux server)."""
+        ...

@@ -1,0 +1,71 @@
+"""The local executor: each agent in its own tmux session on this machine (Hive's
+own tmux server, so agents never mix with the user's sessions). The only code that
+uses the tmux adapter; processes are found through /proc (`adapters.processes`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hive.adapters import processes, tmux
+from hive.executors.base import AgentRef, Launch, Report
+
+
+class TmuxExecutor:
+    kind = "tmux"
+
+    def environment(self) -> dict[str, str]:
+        # `hive` commands an agent runs (stop, attach, status) reach the same server
+        return {"HIVE_TMUX_SOCKET": tmux.socket()}
+
+    def worktree_base(self, root: Path, configured: str) -> Path:
+        return root / configured
+
+    def start(self, launch: Launch) -> int:
+        return tmux.new_session(launch.name, launch.cwd, launch.argv, launch.log, launch.exit_file,
+                                {**launch.env, **self.environment()}, unset=launch.unset)
+
+    def locate(self, name: str) -> int | None:
+        pane = tmux.pane(name) if name else None
+        if pane is not None and not pane.dead and processes.pid_alive(pane.pid):
+            return pane.pid
+        return None
+
+    def alive(self, ref: AgentRef, thorough: bool = False) -> bool:
+        if not processes.pid_alive(ref.token):
+            return False
+        if not thorough:
+            return True
+        # tmux is the backstop where /proc cannot tell a zombie pane process
+        pane = tmux.pane(ref.name)
+        return pane is not None and not pane.dead
+
+    def screen(self, name: str, lines: int) -> str:
+        return tmux.capture(name, lines)
+
+    def stop(self, ref: AgentRef, patience: float, finished: bool, report: Report) -> str:
+        """An agent is more than its pane's process: one that traps SIGINT outlives the
+        pane's shell with ppid 1, so its processes are found by the environment Hive
+        gave the attempt, and "stopped" means none of them is left."""
+        mark = processes.AgentMark(ref.root, ref.task, ref.attempt, ref.token)
+        survivors = processes.stop_in_stages(mark, processes.stages(patience, finished), report,
+                                             quiet_first=finished)
+        tmux.kill_session(ref.name)
+        if not survivors:
+            return ""
+        listed = ",".join(map(str, sorted(survivors)))
+        return (f"processes {sorted(survivors)} of its agent survived SIGKILL; look at them with "
+                f"`ps -o pid,stat,args -p {listed}`")
+
+    def close(self, name: str) -> None:
+        tmux.kill_session(name)
+
+    def names(self) -> list[str]:
+        return tmux.sessions()
+
+    def attach_argv(self, name: str) -> list[str]:
+        return tmux.attach_argv(name)
+
+    def attach(self, name: str, replace_process: bool = False) -> int:
+        return tmux.attach(name, replace_process)
+
+    def shutdown(self) -> None:
+        tmux.kill_server()

@@ -1,0 +1,163 @@
+"""A task's lifecycle in one place: the states it can be in, the ways an attempt
+can end (outcomes, some of them signalled by the agent), and one table that says
+what each outcome leads to. Adding a signal is one row in OUTCOMES plus a line in
+the brief's template; the CLI verbs, the signal files, the runner and the reports
+all read this table.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hive.store.state import TaskState
+
+
+class State(StrEnum):
+    PLANNED = "planned"
+    IN_PROGRESS = "in_progress"
+    DONE = "done"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+    TOO_BIG = "too_big"
+    AWAITING_HUMAN = "awaiting_human"
+
+
+# Which state may follow which (a re-opened task goes back to planned).
+TRANSITIONS: dict[State, frozenset[State]] = {
+    State.PLANNED: frozenset({State.IN_PROGRESS, State.AWAITING_HUMAN, State.PLANNED}),
+    State.IN_PROGRESS: frozenset({State.DONE, State.FAILED, State.BLOCKED, State.TOO_BIG, State.AWAITING_HUMAN,
+                                  State.IN_PROGRESS}),
+    State.FAILED: frozenset({State.PLANNED, State.IN_PROGRESS, State.FAILED}),
+    State.BLOCKED: frozenset({State.PLANNED, State.BLOCKED}),
+    State.TOO_BIG: frozenset({State.PLANNED, State.TOO_BIG}),
+    State.AWAITING_HUMAN: frozenset({State.PLANNED, State.DONE, State.AWAITING_HUMAN}),
+    State.DONE: frozenset({State.PLANNED, State.DONE}),
+}
+
+
+@dataclass(frozen=True)
+class StateInfo:
+    icon: str
+    order: int              # where `hive status` lists it (what needs a look first)
+    held: bool = False      # the run stops here until a human acts
+    retried: bool = False   # the runner starts another attempt while attempts remain
+    retryable: bool = False  # `hive retry` re-opens it
+    hint: str = ""          # what the human does next ({key} is the task)
+
+
+# in the order the execution report counts them
+STATES: dict[State, StateInfo] = {
+    State.DONE: StateInfo("✅", 6),
+    State.FAILED: StateInfo("❌", 3, retried=True, retryable=True,
+                            hint="`hive retry {key}` after fixing the cause (logs: `hive logs {key}`)"),
+    State.BLOCKED: StateInfo("⛔", 2, held=True, retryable=True, hint="resolve it, then `hive retry {key}`"),
+    State.TOO_BIG: StateInfo("🪓", 4, held=True, retryable=True, hint="split it in the plan, or `hive retry {key}`"),
+    State.AWAITING_HUMAN: StateInfo("⏸", 1, held=True),
+    State.IN_PROGRESS: StateInfo("⏳", 0),
+    State.PLANNED: StateInfo("·", 5),
+}
+ORDER = tuple(sorted(STATES, key=lambda s: STATES[s].order))
+HELD = tuple(s for s in State if STATES[s].held)
+RETRYABLE = tuple(s for s in State if STATES[s].retryable)
+
+# The reason a failed attempt records when its orchestrator died: it does not count.
+INTERRUPTED = "interrupted"
+
+
+class Kind(StrEnum):
+    """How one attempt ended."""
+    DONE = "done"
+    BLOCKED = "blocked"
+    TOO_BIG = "too_big"
+    STOPPED = "stopped"
+    CRASHED = "crashed"
+    SPAWN_FAILED = "spawn_failed"
+    TIMEOUT = "timeout"
+    SCRIPT_FAILED = "script_failed"
+
+
+class Worktree(StrEnum):
+    """What happens to the attempt's worktree."""
+    MERGE = "merge"                    # its branch is verified and merged
+    KEEP = "keep"                      # kept for the human, as it is
+    REMOVE_IF_CLEAN = "remove_if_clean"  # removed unless it holds uncommitted work
+    RETIRE = "retire"                  # leftovers committed to its branch (the next attempt builds on them)
+
+
+@dataclass(frozen=True)
+class Rule:
+    state: State                 # the state the attempt ends in
+    worktree: Worktree
+    ended_by_itself: bool        # it finished (hang up on it) rather than being stopped (interrupt it first)
+    reason: str = "{reason}"     # the recorded reason; {reason} is the agent's or the watcher's, {key} the task
+    verb: str = ""               # the `hive <verb>` an agent runs to signal it ("" = not a signal)
+    help: str = ""               # that verb's help
+    reason_required: bool = False
+
+    @property
+    def retried(self) -> bool:
+        return STATES[self.state].retried
+
+
+OUTCOMES: dict[Kind, Rule] = {
+    Kind.DONE: Rule(State.DONE, Worktree.MERGE, True, verb="done", help="the task is complete and committed"),
+    Kind.BLOCKED: Rule(State.BLOCKED, Worktree.KEEP, True, "blocked: {reason}", verb="blocked",
+                       help="the agent cannot go on without a human", reason_required=True),
+    Kind.TOO_BIG: Rule(State.TOO_BIG, Worktree.REMOVE_IF_CLEAN, True, "too big: {reason}", verb="too-big",
+                       help="the task must be split", reason_required=True),
+    # a human's `hive stop`: held (blocked) until they say `hive retry`, never retried by itself
+    Kind.STOPPED: Rule(State.BLOCKED, Worktree.KEEP, False,
+                       "stopped by `hive stop`; `hive retry {key}` to run it again"),
+    Kind.CRASHED: Rule(State.FAILED, Worktree.RETIRE, True),
+    Kind.SCRIPT_FAILED: Rule(State.FAILED, Worktree.RETIRE, True),
+    Kind.SPAWN_FAILED: Rule(State.FAILED, Worktree.RETIRE, False),
+    Kind.TIMEOUT: Rule(State.FAILED, Worktree.RETIRE, False),
+}
+SIGNALS: dict[str, Kind] = {rule.verb: kind for kind, rule in OUTCOMES.items() if rule.verb}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: Kind
+    reason: str = ""
+    output_tail: str = ""
+
+    @property
+    def rule(self) -> Rule:
+        return OUTCOMES[self.kind]
+
+    def recorded_reason(self, key: str) -> str:
+        if self.rule.reason == "{reason}":
+            return self.reason
+        return self.rule.reason.format(reason=self.reason or "no reason given", key=key)
+
+
+def shown_state(st: TaskState, text_hash: str) -> State:
+    """The state of a task whose plan text now hashes to `text_hash`: a finished task
+    whose text changed is pending again (a running one stays running)."""
+    if st.task_hash in ("", text_hash) or st.state == State.IN_PROGRESS:
+        return State(st.state)
+    return State.PLANNED
+
+
+def why_outdated(st: TaskState, text_hash: str, on_main: Callable[[str], bool] | None,
+                 main_branch: str = "main") -> str:
+    """Why a finished or held task must run again, if it must: its text in the plan
+    changed, or (checked when `on_main` is given) its merge left main."""
+    if st.state == State.PLANNED:
+        return ""
+    if shown_state(st, text_hash) == State.PLANNED:
+        return "its text in the plan changed"
+    if st.state == State.DONE and on_main is not None and not (st.merge_commit and on_main(st.merge_commit)):
+        return f"its merge commit is no longer on {main_branch}"
+    return ""
+
+
+def is_done(st: TaskState | None, text_hash: str, on_main: Callable[[str], bool] | None) -> bool:
+    """The one definition of done: recorded done for the task's current text, with its
+    merge commit on main (not checked when `on_main` is None: a summary without git)."""
+    return st is not None and st.state == State.DONE and not why_outdated(st, text_hash, on_main) \
+        and (on_main is None or bool(st.merge_commit))

@@ -1,0 +1,73 @@
+"""The plan as records: frozen `Plan` and `Task`, built by the parser, never changed."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hive.store.names import task_key
+
+TYPES = ("auto", "script", "checkpoint:human-verify", "checkpoint:decision", "checkpoint:human-action")
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    title: str
+    line: int
+    type: str = "auto"
+    depends_on: tuple[str, ...] = ()
+    acceptance: str = ""
+    verify: str = ""
+    files: tuple[str, ...] = ()
+    module: str = ""
+    parallel_safe: bool = True
+    priority: int = 0
+    agent: str = ""
+    timeout: float | None = None
+    options: tuple[str, ...] = ()
+    discovered_from: str = ""
+    description: str = ""
+    script: str = ""
+    hard_stop: bool = False
+    field_lines: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def text_hash(self) -> str:
+        """What makes a changed task pending again: its own words, not its wiring."""
+        material = [self.title, self.type, self.description, self.acceptance, self.verify]
+        return hashlib.sha256(json.dumps(material).encode()).hexdigest()[:16]
+
+    @property
+    def is_checkpoint(self) -> bool:
+        """Waits for a human: a checkpoint task, or a synthetic gate (hive.gates)."""
+        return self.type.startswith("checkpoint:") or self.type == "gate"
+
+    def line_of(self, field_name: str) -> int:
+        return dict(self.field_lines).get(field_name, self.line)
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    path: Path
+    status: str
+    agent: str
+    title: str
+    context: str
+    tasks: tuple[Task, ...] = field(default=())
+
+    @property
+    def approved(self) -> bool:
+        return self.status == "approved"
+
+    def task(self, task_id: str) -> Task:
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        raise KeyError(task_id)
+
+    def key(self, task_id: str) -> str:
+        """A task's `<plan>:<ID>`: its doit name, and what users type."""
+        return task_key(self.name, task_id)
