@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-SOAK = Path(__file__).resolve().parent.parent / "bench" / "soak.py"
+SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
 
 # Chosen from 150-trial runs of the code before issue 7's fixes, so that together they
 # cover every fault kind and each reproduced one of the failures the soak found then (most

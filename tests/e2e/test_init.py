@@ -60,5 +60,5 @@ def test_init_refuses_to_overwrite_a_foreign_dodo_py(isolated):
 
 def test_the_repositorys_own_dodo_py_is_the_same_hand_over():
     from pathlib import Path
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]
     assert (here / "dodo.py").read_text() == (here / "templates" / "dodo.py").read_text()

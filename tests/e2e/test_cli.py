@@ -215,6 +215,6 @@ def test_demo_runs_the_example_plan_end_to_end(isolated):
 def test_the_example_plan_in_this_repository_is_a_valid_draft():
     from hive.plan.graph import load_plan
     from hive.settings.config import Config
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]
     plan, _, problems = load_plan(here / "plans" / "example.md", Config())
     assert problems == [] and plan.status == "draft" and len(plan.tasks) == 4
