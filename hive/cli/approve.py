@@ -110,13 +110,13 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
         raise HiveError(f"--task {target}: {key} does not depend on it; choose one of: {', '.join(before)}")
     prior = store.read(plan.name, target)
     if prior.state == "in_progress":
-        raise HiveError(f"{plan.name}:{target} is running right now; stop it (`hive stop {plan.name}:{target}`) "
+        raise HiveError(f"{plan.key(target)} is running right now; stop it (`hive stop {plan.key(target)}`) "
                         f"or wait for it before rejecting")
     store.update(plan.name, target, state="planned", attempts=0, reason="", feedback=text, answer="",
                  event=f"rejected at {key}: {text}")
     store.update(plan.name, task.id, expect=("awaiting_human",), state="planned", reason="", answer="",
                  event=f"rejected: {text}")
-    return (f"{plan.name}:{target} re-opened ({prior.state} → planned) with your feedback; `doit` runs it again, "
+    return (f"{plan.key(target)} re-opened ({prior.state} → planned) with your feedback; `doit` runs it again, "
             f"then stops at {key} again")
 
 

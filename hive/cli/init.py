@@ -6,9 +6,9 @@ from pathlib import Path
 
 from hive.adapters import git
 from hive.dodo.loader import DOIT_DB_EXCLUDE
-from hive.engine.brief import render
 from hive.engine.workspace import ensure_ignored_dir
 from hive.errors import HiveError
+from hive.render import render
 from hive.store.files import atomic_write
 from hive.store.paths import Paths
 

@@ -79,9 +79,9 @@ def cmd_signal(args: argparse.Namespace) -> int:
     from hive.store import agent_signals
     who = agent_signals.AgentIdentity.from_env()
     if agent_signals.send(who, SIGNALS[args.command], args.reason or ""):
-        print(f"hive: {who.plan}:{who.task_id} signalled {args.command}; Hive takes it from here — stop now.")
+        print(f"hive: {who.key} signalled {args.command}; Hive takes it from here — stop now.")
     else:
-        print(f"hive: {who.plan}:{who.task_id} attempt {who.attempt} had already signalled; this one is ignored.")
+        print(f"hive: {who.key} attempt {who.attempt} had already signalled; this one is ignored.")
     return 0
 
 
@@ -89,7 +89,7 @@ def cmd_note(args: argparse.Namespace) -> int:
     from hive.store import agent_signals
     who = agent_signals.AgentIdentity.from_env()
     agent_signals.add_note(who, " ".join(args.text))
-    print(f"hive: note recorded for {who.plan}:{who.task_id}")
+    print(f"hive: note recorded for {who.key}")
     return 0
 
 

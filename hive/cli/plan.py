@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive.adapters.proc import SCRUBBED_ENV
-from hive.engine.brief import render
 from hive.executors import Launch, executor
 from hive.plan.graph import load_plan
+from hive.render import render
 from hive.settings.config import Config
 from hive.store import names
 from hive.store.agent_signals import ensure_shim

@@ -57,7 +57,7 @@ class HiveReporter(ConsoleReporter):
         # Load the runner and its templates once here: forked workers inherit them
         # instead of each importing them while the first agents start.
         import hive.engine.runner  # noqa: F401
-        from hive.engine.brief import environment
+        from hive.render import environment
         environment().get_template("context.md.j2")
 
     def execute_task(self, task) -> None:

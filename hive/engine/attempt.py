@@ -9,8 +9,7 @@ from hive.adapters import git
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.crashsafe import crash_point
 from hive.engine import workspace
-from hive.engine.brief import ContextInput, prompt, render_context
-from hive.engine.continuation import continuation, decisions_so_far, dependency_results
+from hive.engine.brief import ContextInput, continuation, decisions_so_far, dependency_results, prompt, render_context
 from hive.engine.supervise import Watch, clean_tail, wait
 from hive.engine.task import TaskRun, Worker, duration, say
 from hive.errors import HiveError

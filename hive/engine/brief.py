@@ -1,13 +1,17 @@
-"""Render an agent's context file (its whole brief) from `templates/`."""
+"""An agent's brief (its context file): what goes into it — the task, its
+dependencies' results, the plan's decisions, and on a re-attempt what the earlier
+attempts committed, noted and printed — rendered from `templates/context.md.j2`."""
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from importlib import resources
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import jinja2
+from hive.adapters import git
+from hive.engine.supervise import clean_tail
+from hive.plan.model import Plan, Task
+from hive.render import render
+from hive.store import agent_signals
+from hive.store.paths import Paths
+from hive.store.state import StateStore, TaskState
 
 MARKER = "<!-- hive:context "
 
@@ -46,21 +50,6 @@ class ContextInput:
     decisions: tuple[str, ...] = ()
 
 
-@functools.lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
-    import jinja2  # only where something is rendered: keeps `doit list` light
-    loader = jinja2.FunctionLoader(lambda name: resources.files("hive.templates").joinpath(name).read_text())
-    # compiled templates are cached (in the temp dir, checked against the source) so a
-    # run's start-up does not compile them again
-    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                              lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
-                              bytecode_cache=jinja2.FileSystemBytecodeCache())
-
-
-def render(template: str, **values: object) -> str:
-    return environment().get_template(template).render(**values)
-
-
 def render_context(ci: ContextInput) -> str:
     return render("context.md.j2", **{k: getattr(ci, k) for k in ContextInput.__dataclass_fields__})
 
@@ -70,3 +59,49 @@ def prompt(key: str, title: str, context_path: str) -> str:
     return (f"You are working on task {key} ({title}) in this git worktree. Read {context_path} now: "
             f"it is your complete brief. Do the task, commit with git, then run `hive done` "
             f"(or `hive blocked --reason ...` / `hive too-big --reason ...`).")
+
+
+def dependency_results(store: StateStore, plan: Plan, task: Task) -> tuple[DependencyResult, ...]:
+    out = []
+    for dep_id in task.depends_on:
+        dep = plan.task(dep_id)
+        if dep.type == "gate":
+            continue
+        st = store.read(plan.name, dep_id)
+        out.append(DependencyResult(key=plan.key(dep_id), title=dep.title, state=st.state,
+                                    commit=st.merge_commit, files=st.files[:30], reason=st.reason))
+    return tuple(out)
+
+
+def continuation(paths: Paths, root, st: TaskState) -> Continuation:
+    commits = tuple(git.log_oneline(root, f"{st.base}..refs/heads/{st.branch}")) if st.base else ()
+    notes = tuple(n for n in agent_signals.notes(paths, st.plan, st.id) if n.get("attempt", 0) < st.attempt)
+    return Continuation(history=tuple(h for h in st.history if h.get("attempt", 0) < st.attempt),
+                        commits=commits, notes=notes[-10:], log_tail=_previous_output(paths, st),
+                        feedback=st.feedback)
+
+
+def decisions_so_far(store: StateStore, plan: Plan) -> tuple[str, ...]:
+    """Humans' answers to this plan's checkpoints, for every later agent."""
+    out = []
+    for t in plan.tasks:
+        if t.is_checkpoint and t.type != "gate":
+            answer = store.read(plan.name, t.id).answer
+            if answer:
+                out.append(f"{plan.key(t.id)} ({t.title}): {answer}")
+    return tuple(out)
+
+
+def _previous_output(paths: Paths, st: TaskState) -> str:
+    previous = [h for h in st.history if h.get("attempt", 0) < st.attempt]
+    if not previous:
+        return ""
+    start = int(previous[-1].get("log_offset", 0))
+    end = st.log_offset or None
+    try:
+        with open(paths.log_file(st.plan, st.id), "rb") as f:
+            f.seek(start)
+            data = f.read((end - start) if end else -1)
+    except FileNotFoundError:
+        return ""
+    return clean_tail(data[-30000:].decode(errors="replace"), 40)

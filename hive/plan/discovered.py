@@ -14,6 +14,7 @@ from hive.plan.model import Plan
 from hive.settings.config import Config
 from hive.store.agent_signals import AgentIdentity
 from hive.store.files import atomic_write, create_exclusive
+from hive.store.names import task_key
 from hive.store.paths import Paths
 
 PREFIX = "D"
@@ -30,7 +31,7 @@ class Discovered:
 
     @property
     def key(self) -> str:
-        return f"{self.plan}:{self.id}"
+        return task_key(self.plan, self.id)
 
 
 def file_item(who: AgentIdentity, title: str, details: str) -> str:
@@ -39,13 +40,13 @@ def file_item(who: AgentIdentity, title: str, details: str) -> str:
     if not title:
         raise HiveError("hive discover needs a title, e.g. hive discover \"Add rate limiting\" --details \"...\"")
     paths = Paths(who.root)
-    payload = json.dumps({"title": title[:150], "details": details, "discovered_from": f"{who.plan}:{who.task_id}",
+    payload = json.dumps({"title": title[:150], "details": details, "discovered_from": who.key,
                           "attempt": who.attempt, "time": time.time()})
     n = 1
     while paths.discovered_item(who.plan, f"{PREFIX}{n}", settled=True).exists() or \
             not create_exclusive(paths.discovered_item(who.plan, f"{PREFIX}{n}"), payload):
         n += 1
-    return f"{who.plan}:{PREFIX}{n}"
+    return task_key(who.plan, f"{PREFIX}{n}")
 
 
 def pending(paths: Paths) -> list[Discovered]:

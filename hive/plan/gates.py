@@ -16,7 +16,9 @@ GATE = "gate"
 FIRST_BATCH = "_gate-first-batch"
 
 
-def add_gates(plan: Plan, graph: nx.DiGraph, config: Config) -> tuple[Plan, nx.DiGraph]:
+def add_gates(plan: Plan, graph: nx.DiGraph, config: Config) -> Plan:
+    """The plan with its gate tasks: dependencies live in `depends_on` only (the
+    caller builds the graph again from them)."""
     gates: dict[str, tuple[tuple[str, ...], list[str]]] = {}   # gate id -> (after, reasons)
     for t in plan.tasks:
         reasons = []
@@ -42,19 +44,10 @@ def add_gates(plan: Plan, graph: nx.DiGraph, config: Config) -> tuple[Plan, nx.D
         gate_tasks.append(Task(id=gid, title=f"Review after {', '.join(after)} before going on",
                                line=first.line, type=GATE, depends_on=after, description="; ".join(reasons)))
     if not gate_tasks:
-        return plan, graph
+        return plan
     new_tasks = tuple(dataclasses.replace(t, depends_on=t.depends_on + tuple(extra_deps.get(t.id, ())))
                       for t in plan.tasks) + tuple(gate_tasks)
-    g = graph.copy()
-    for gate in gate_tasks:
-        g.add_node(gate.id, task=gate)
-        for a in gate.depends_on:
-            g.add_edge(a, gate.id)
-    for t in new_tasks:
-        g.nodes[t.id]["task"] = t
-        for gid in extra_deps.get(t.id, ()):
-            g.add_edge(gid, t.id)
-    return dataclasses.replace(plan, tasks=new_tasks), g
+    return dataclasses.replace(plan, tasks=new_tasks)
 
 
 def _with_pair(plan: Plan, task_id: str) -> tuple[str, ...]:

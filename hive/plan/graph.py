@@ -63,7 +63,8 @@ def compile_plan(path: Path, config: Config) -> tuple[Plan, tuple[str, ...], lis
     plan, graph, problems = load_plan(path, config)
     if problems:
         return plan, (), problems
-    plan, graph = add_gates(plan, graph, config)
+    plan = add_gates(plan, graph, config)
+    graph, _ = build_graph(plan)
     return plan, tuple(t.id for t in priority_order(plan, graph)), []
 
 

@@ -2,10 +2,10 @@
 and the exact commands that answer it."""
 from __future__ import annotations
 
-from hive.engine.brief import render
-from hive.engine.continuation import dependency_results
+from hive.engine.brief import dependency_results
 from hive.plan.model import Plan, Task
 from hive.plan.parser import display_path
+from hive.render import render
 from hive.store.state import StateStore
 
 
@@ -31,10 +31,10 @@ def how_to_answer(key: str, task: Task) -> str:
 
 
 def checkpoint_report(store: StateStore, plan: Plan, task: Task, main_branch: str) -> str:
-    key = f"{plan.name}:{task.id}"
+    key = plan.key(task.id)
     real = [t for t in plan.tasks if t.type != "gate"]
     states = {t.id: store.read(plan.name, t.id) for t in real}
-    completed = [{"key": f"{plan.name}:{t.id}", "title": t.title, "commit": states[t.id].merge_commit,
+    completed = [{"key": plan.key(t.id), "title": t.title, "commit": states[t.id].merge_commit,
                   "files": states[t.id].files[:6]} for t in real if states[t.id].state == "done"]
     return render("checkpoint.md.j2", key=key, task=task, plan=plan, kind=checkpoint_kind(task),
                   plan_file=display_path(plan.path), done_count=len(completed), total=len(real),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from hive.engine.brief import render
 from hive.lifecycle import STATES, State, shown_state
 from hive.plan.model import Plan
 from hive.plan.parser import display_path
+from hive.render import render
 from hive.store.files import atomic_write
 from hive.store.paths import Paths
 from hive.store.state import StateStore, TaskState

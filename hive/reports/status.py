@@ -14,6 +14,7 @@ from hive.lifecycle import ORDER, State, shown_state
 from hive.plan import discovered
 from hive.project import load_project
 from hive.store.files import HeldLock
+from hive.store.names import task_key
 from hive.store.paths import Paths
 from hive.store.state import StateStore
 
@@ -42,7 +43,7 @@ class TaskStatus:
 
     @property
     def key(self) -> str:
-        return f"{self.plan}:{self.id}"
+        return task_key(self.plan, self.id)
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -57,7 +58,7 @@ def collect(root: Path) -> list[TaskStatus]:
     now = time.time()
     for plan in project.plans.plans:
         for task in plan.tasks:
-            st = states.get(f"{plan.name}:{task.id}")
+            st = states.get(plan.key(task.id))
             if st is None:
                 rows.append(TaskStatus(plan.name, task.id, task.title, "planned", draft=not plan.approved))
                 continue

@@ -14,7 +14,7 @@ from pathlib import Path
 from hive.errors import HiveError
 from hive.lifecycle import SIGNALS, Kind
 from hive.store.files import append_line, atomic_write, create_exclusive
-from hive.store.names import PLAN_RE, SAFE_RE, split_key
+from hive.store.names import PLAN_RE, SAFE_RE, split_key, task_key
 from hive.store.paths import Paths
 
 KINDS = frozenset(SIGNALS.values())
@@ -49,6 +49,10 @@ class AgentIdentity:
             raise HiveError(f"HIVE_TASK={key!r} is not a Hive task name (letters, digits, '.', '_', '-')")
         return cls(Path(root), plan, task_id, int(attempt))
 
+    @property
+    def key(self) -> str:
+        return task_key(self.plan, self.task_id)
+
 
 def send(who: AgentIdentity, kind: Kind, reason: str) -> bool:
     """Record a signal; False if this attempt already signalled (the first one counts)."""
@@ -56,7 +60,7 @@ def send(who: AgentIdentity, kind: Kind, reason: str) -> bool:
         raise ValueError(kind)
     path = Paths(who.root).signal_file(who.plan, who.task_id, who.attempt)
     payload = json.dumps({"signal": kind, "reason": reason, "time": time.time(),
-                          "task": f"{who.plan}:{who.task_id}", "attempt": who.attempt})
+                          "task": who.key, "attempt": who.attempt})
     return create_exclusive(path, payload)
 
 

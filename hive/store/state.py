@@ -14,6 +14,7 @@ from hive.crashsafe import uninterruptible
 from hive.errors import HiveError
 from hive.lifecycle import INTERRUPTED, TRANSITIONS, State
 from hive.store.files import append_line, atomic_write, locked
+from hive.store.names import task_key
 from hive.store.paths import Paths
 
 # What is left of a task whose agent finished (TaskState.resume):
@@ -56,7 +57,7 @@ class TaskState:
 
     @property
     def key(self) -> str:
-        return f"{self.plan}:{self.id}"
+        return task_key(self.plan, self.id)
 
     @property
     def only_merge(self) -> bool:
