@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -40,6 +41,21 @@ def user_message(exc: BaseException) -> str | None:
     if isinstance(exc, CommandError):
         return str(exc)
     return None
+
+
+@dataclass(frozen=True)
+class Failure:
+    message: str
+    bug: bool       # not the user's doing: its traceback is in the log
+
+
+def at_the_edge(exc: BaseException, log: Path, title: str) -> Failure:
+    """The one error edge, shared by the CLI and every doit task: a user error becomes
+    its message; anything else is a bug, its traceback logged under `title`."""
+    message = user_message(exc)
+    if message is not None:
+        return Failure(message, bug=False)
+    return Failure(f"internal error: {exc!r} ({record_bug(log, title)})", bug=True)
 
 
 def record_bug(log: Path, title: str) -> str:

@@ -112,7 +112,7 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
     if prior.state == "in_progress":
         raise HiveError(f"{plan.key(target)} is running right now; stop it (`hive stop {plan.key(target)}`) "
                         f"or wait for it before rejecting")
-    store.update(plan.name, target, state="planned", attempts=0, reason="", feedback=text, answer="",
+    store.update(plan.name, target, state="planned", attempts_used=0, reason="", feedback=text, answer="",
                  event=f"rejected at {key}: {text}")
     store.update(plan.name, task.id, expect=("awaiting_human",), state="planned", reason="", answer="",
                  event=f"rejected: {text}")
@@ -123,7 +123,7 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
 def _answer_review(store: StateStore, st, key: str, reject: str | None) -> str:
     if reject is not None:
         store.update(st.plan, st.id, expect=("awaiting_human",), state="planned", resume="", feedback=reject,
-                     attempts=0, reason="", event=f"review rejected: {reject}")
+                     attempts_used=0, reason="", event=f"review rejected: {reject}")
         return f"{key}: sent back with your feedback; `doit` starts a new attempt from branch {st.branch}"
     store.update(st.plan, st.id, expect=("awaiting_human",), state="planned", resume=MERGE,
                  reason="branch approved for merging", event="review approved")

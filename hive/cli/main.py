@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from hive import crashsafe
-from hive.errors import HiveError, record_bug, user_message
+from hive.errors import HiveError, at_the_edge
 
 EXIT_USER_ERROR = 3
 EXIT_INTERNAL = 4
@@ -33,12 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return crashsafe.exit_code(crashsafe.stopped_by())
     except Exception as e:  # noqa: BLE001 — the one error edge: user errors plainly, bugs to the log
-        message = user_message(e)
-        if message is None:
-            where = record_bug(_debug_log(), f"hive {' '.join(sys.argv[1:])}")
-            print(f"hive: internal error: {e!r} ({where})", file=sys.stderr)
+        failure = at_the_edge(e, _debug_log(), f"hive {' '.join(sys.argv[1:])}")
+        if failure.bug:
+            print(f"hive: {failure.message}", file=sys.stderr)
             return EXIT_INTERNAL
-        for line in message.splitlines():
+        for line in failure.message.splitlines():
             print(f"hive: error: {line}", file=sys.stderr)
         return EXIT_USER_ERROR
 

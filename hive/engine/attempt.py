@@ -30,7 +30,8 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     log = h.paths.log_file(plan, tid)
     # Recorded before anything is created, so a crash at any later line leaves a
     # record that names what to resume or clean up.
-    st = h.update((State.PLANNED, State.FAILED), state=State.IN_PROGRESS, attempt=attempt, attempts=st.attempts + 1,
+    st = h.update((State.PLANNED, State.FAILED), state=State.IN_PROGRESS, attempt=attempt,
+                  attempts_used=st.attempts_used + 1,
                   worker=worker.id, pid=os.getpid(), session=names.session(worker.id, plan, tid, attempt),
                   worktree=str(wt), branch=names.branch(plan, tid, attempt), base=base, started_at=time.time(),
                   reason="", task_hash=h.task.text_hash, agent_token=0, merging="", output_tail="", resume="",
@@ -65,7 +66,7 @@ def start_merge_only(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     # resume stays set until it is merged: a run stopped half-way merges again next time
     h.update((State.PLANNED, State.IN_PROGRESS, State.FAILED), state=State.IN_PROGRESS, worker=worker.id,
              pid=os.getpid(),
-             attempts=st.attempts + (st.state == "failed"), resume=MERGING if st.resume == MERGING else MERGE,
+             attempts_used=st.attempts_used + (st.state == "failed"), resume=MERGING if st.resume == MERGING else MERGE,
              reason="merging its branch")
     worktree_for_merge(h, h.read(), worker.id)
     return h.read()

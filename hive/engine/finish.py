@@ -60,7 +60,7 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
                                   forget=lambda: h.update((State.IN_PROGRESS,), merging="")))
     if result.status == "merged":
         done = h.read()
-        remove_merged_leftovers(h, done)
+        tidy_up(h, done)
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
         return done
     if result.status == "verify_failed":
@@ -75,7 +75,7 @@ def record_merged(h: TaskRun, st: TaskState, commit: str, files: tuple[str, ...]
                                  task_hash=h.task.text_hash, resume="", feedback="", event="merged")
 
 
-def remove_merged_leftovers(h: TaskRun, st: TaskState) -> None:
+def tidy_up(h: TaskRun, st: TaskState) -> None:
     """Remove the worktree and every attempt's branch, each only once git shows it is in main."""
     for note in workspace.remove_merged_leftovers(h.root, st, h.main_ref):
         say(f"{h.key}: {note}")

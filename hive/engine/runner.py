@@ -17,12 +17,12 @@ from doit.exceptions import TaskError, TaskFailed
 from hive.adapters import git
 from hive.engine import attempt
 from hive.engine.decide import Decision, Facts, Step, decide
-from hive.engine.finish import finish, record_merged, remove_merged_leftovers
+from hive.engine.finish import finish, record_merged, tidy_up
 from hive.engine.slots import Slot
 from hive.engine.standing import MERGING, RUNNING, interrupted, standing
 from hive.engine.supervise import signalled
 from hive.engine.task import Job, TaskRun, Worker, first_line, prefixed, say
-from hive.errors import CommandError, HiveError, record_bug, user_message
+from hive.errors import CommandError, HiveError, at_the_edge, user_message
 from hive.lifecycle import STATES, Kind, Outcome, State, why_outdated
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.store.files import HeldLock, atomic_write
@@ -41,11 +41,8 @@ def run_doit_task(job: Job) -> bool | TaskFailed | TaskError:
         say(stopped_watching(TaskRun(job)))
         raise
     except Exception as e:  # noqa: BLE001 — the one error edge: user errors as task failures, bugs to the log
-        message = user_message(e)
-        if message is not None:
-            return TaskFailed(f"{job.key}: {message}")
-        where = record_bug(Paths(job.root).debug_log, job.key)
-        return TaskError(f"{job.key}: internal error: {e!r} ({where})")
+        failure = at_the_edge(e, Paths(job.root).debug_log, job.key)
+        return (TaskError if failure.bug else TaskFailed)(f"{job.key}: {failure.message}")
     finally:
         _exit_if_orphaned(parent)
 
@@ -128,9 +125,9 @@ class TaskRunner:
                 st = finish(h, h.read(), outcome, self.merge_approved)
             if st.state == State.DONE:
                 return True
-            if STATES[State(st.state)].retried and st.attempts < h.cfg.max_attempts:
+            if STATES[State(st.state)].retried and st.attempts_used < h.cfg.max_attempts:
                 say(f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
-                    f"({st.attempts} of {h.cfg.max_attempts} attempts used)")
+                    f"({st.attempts_used} of {h.cfg.max_attempts} attempts used)")
                 continue
             return self._held(st)
 
@@ -150,14 +147,14 @@ class TaskRunner:
             files = tuple(git.changed_files(h.root, f"{st.merging}^1", st.merging))
             st = record_merged(h, st, st.merging, files, "merged before the last run stopped")
             h.executor.close(st.session)
-            remove_merged_leftovers(h, st)
+            tidy_up(h, st)
             say(f"{h.key}: done — its merge {st.merge_commit[:10]} landed before the last run stopped")
         if d.token is not None:   # the last run died before it recorded it
             st = h.update((State.IN_PROGRESS,), agent_token=d.token)
         if d.interrupted:
             st = interrupted(h.paths, h.executor, st, h.cfg.stop_patience, prefixed(say, h.key))
         if d.reopen:
-            st = h.update((st.state,), state=State.PLANNED, attempts=0, reason="", merge_commit="", resume="",
+            st = h.update((st.state,), state=State.PLANNED, attempts_used=0, reason="", merge_commit="", resume="",
                           event=f"reopened: {d.reopen}")
             say(f"{h.key}: re-opened because {d.reopen}")
         return st

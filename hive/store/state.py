@@ -24,7 +24,7 @@ MERGING = "merging"    # Hive's merge step is under way: the branch holds all th
 
 
 # fields renamed since 0.1, so state written by an older Hive reads the same
-_RENAMED = {"pane_pid": "agent_token"}
+_RENAMED = {"pane_pid": "agent_token", "attempts": "attempts_used"}
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class TaskState:
     id: str
     state: str = "planned"
     attempt: int = 0            # number of the latest attempt (names, signals, logs)
-    attempts: int = 0           # attempts that count against max_attempts
+    attempts_used: int = 0      # attempts that count against max_attempts
     reason: str = ""
     task_hash: str = ""
     worker: str = ""
@@ -135,7 +135,7 @@ class StateStore:
         """Its agent is gone and no run holds it: the attempt was interrupted (an
         orchestrator crash), which does not count against max_attempts."""
         return self.close_attempt(st, State.FAILED, INTERRUPTED, expect=(State.IN_PROGRESS,), outcome=INTERRUPTED,
-                                  attempts=max(st.attempts - 1, 0),
+                                  attempts_used=max(st.attempts_used - 1, 0),
                                   event="interrupted: its agent is gone and no run held it")
 
     def _event(self, old: TaskState, new: TaskState, event: str) -> None:

@@ -92,7 +92,7 @@ def test_kill9_with_agents_dead_gives_a_new_attempt_that_continues(repo):
     assert "interrupted (its agent is gone)" in r.stderr
     st = repo.state("k", "a")
     assert [h["outcome"] for h in st["history"]] == ["interrupted", "done"]
-    assert st["attempts"] == 1, "an interrupted attempt does not count against max_attempts"
+    assert st["attempts_used"] == 1, "an interrupted attempt does not count against max_attempts"
     ctx = (repo.root / ".hive" / "fake" / "context-k_a-a2.md").read_text()
     assert "part one" in ctx and "part one committed" in ctx
     assert_finished_exactly_once(repo, {"k:a": "part two"})
