@@ -9,6 +9,7 @@ Import times use `--python` (default: this interpreter): each module in a fresh 
 median of 7 after one warm-up run. Per-call times use the interpreter running this script,
 so run it with one that has `sh` (e.g. `pip install sh` in a scratch venv) to compare.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,18 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 # The dodo loader is hive.dodo; hive.compiler is what older dodo.py files import. Either may be absent.
-MODULES = ("sh", "doit", "networkx", "markdown_it", "jinja2", "yaml", "subprocess",
-           "hive.cli", "hive.compiler", "hive.dodo")
+MODULES = (
+    "sh",
+    "doit",
+    "networkx",
+    "markdown_it",
+    "jinja2",
+    "yaml",
+    "subprocess",
+    "hive.cli",
+    "hive.compiler",
+    "hive.dodo",
+)
 RUNS = 7
 TASK_CALLS = 20
 COMMANDS = (["git", "--version"], ["true"])
@@ -90,7 +101,8 @@ def runners(argv: list[str]) -> dict[str, Callable[[], object]]:
         found["sh, defaults"] = lambda: getattr(sh, argv[0])(*argv[1:])
         # sh gives the child a pty by default; Hive's sh-based proc.run (3d4a9de) used pipes and a fresh Command.
         found["sh, as Hive used it"] = lambda: sh.Command(argv[0])(
-            *argv[1:], _tty_out=False, _return_cmd=True, _env=proc.clean_env())
+            *argv[1:], _tty_out=False, _return_cmd=True, _env=proc.clean_env()
+        )
     return found
 
 
@@ -109,11 +121,19 @@ def measure(python: str, calls: int) -> dict[str, Any]:
         for label, fn in runners(argv).items():
             per_call.setdefault(label, {})[" ".join(argv)] = call_ms(fn, calls)
     return {
-        "date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "platform": platform.platform(),
-        "import_python": python, "call_python": sys.executable, "python": platform.python_version(),
-        "sh_version": getattr(sh, "__version__", None), "runs": RUNS, "calls": calls,
-        "import_ms": {**{name: import_ms(python, name) for name in MODULES},
-                      "sh after Hive's own": import_ms(python, "sh", HIVE_ENTRY)},
+        "date": time.strftime("%Y-%m-%d"),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "import_python": python,
+        "call_python": sys.executable,
+        "python": platform.python_version(),
+        "sh_version": getattr(sh, "__version__", None),
+        "runs": RUNS,
+        "calls": calls,
+        "import_ms": {
+            **{name: import_ms(python, name) for name in MODULES},
+            "sh after Hive's own": import_ms(python, "sh", HIVE_ENTRY),
+        },
         "per_call_ms": per_call,
     }
 
@@ -125,8 +145,11 @@ def table(fig: dict[str, Any]) -> str:
     lines = [f"import (fresh {fig['import_python']}, median of {fig['runs']})"]
     lines += [f"  {name:<20}{ms(v)}" for name, v in fig["import_ms"].items()]
     cmds = [" ".join(a) for a in COMMANDS]
-    lines += ["", f"per call (python {fig['python']}, sh {fig['sh_version'] or 'not installed'}, "
-                  f"median of {fig['calls']})", f"  {'':<26}" + "".join(f"{c:>15}" for c in cmds)]
+    lines += [
+        "",
+        f"per call (python {fig['python']}, sh {fig['sh_version'] or 'not installed'}, median of {fig['calls']})",
+        f"  {'':<26}" + "".join(f"{c:>15}" for c in cmds),
+    ]
     per_call = fig["per_call_ms"]
     lines += [f"  {label:<26}" + "".join(ms(row[c]).rjust(15) for c in cmds) for label, row in per_call.items()]
     base = per_call["subprocess.run"]

@@ -9,6 +9,7 @@ $HOME, a pinned git identity and a private tmux server (HIVE_TMUX_SOCKET=bench-<
 that is always killed at the end. Hive runs as real `python -m doit` subprocesses
 with bench/instant_agent.sh as the agent.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,7 @@ BENCH = Path(__file__).resolve().parent
 HIVE_SRC = BENCH.parent
 AGENT = BENCH / "instant_agent.sh"
 PY = sys.executable
-RUN_TIMEOUT = 300          # seconds; a hung doit is killed (with its process group) and reported
+RUN_TIMEOUT = 300  # seconds; a hung doit is killed (with its process group) and reported
 
 SERIAL_TASKS = 20
 SCALE_TASKS = 1000
@@ -39,8 +40,10 @@ REPEATS = 3
 CHAINS, CHAIN_LEN, SINGLES = 4, 2, 8
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Bench Author", "GIT_AUTHOR_EMAIL": "author@example.invalid",
-    "GIT_COMMITTER_NAME": "Bench Committer", "GIT_COMMITTER_EMAIL": "committer@example.invalid",
+    "GIT_AUTHOR_NAME": "Bench Author",
+    "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_NAME": "Bench Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.invalid",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 
@@ -74,23 +77,37 @@ class Sandbox:
     """The temp dir, the environment every subprocess gets, and the tmux server."""
 
     def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="hb", dir="/tmp"))   # short: tmux socket paths
+        self.dir = Path(tempfile.mkdtemp(prefix="hb", dir="/tmp"))  # short: tmux socket paths
         home = self.dir / "home"
         home.mkdir()
         (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
         self.socket = f"bench-{os.getpid()}"
         env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "HIVE_TASK", "HIVE_ATTEMPT", "HIVE_ROOT")}
         env.update(GIT_ENV)
-        env.update({"HOME": str(home), "TMUX_TMPDIR": str(self.dir), "HIVE_TMUX_SOCKET": self.socket,
-                    "PYTHONDONTWRITEBYTECODE": "1"})
+        env.update(
+            {
+                "HOME": str(home),
+                "TMUX_TMPDIR": str(self.dir),
+                "HIVE_TMUX_SOCKET": self.socket,
+                "PYTHONDONTWRITEBYTECODE": "1",
+            }
+        )
         env["PATH"] = f"{Path(PY).parent}{os.pathsep}{env.get('PATH', '')}"
         self.env = env
 
-    def run(self, argv: list[str], cwd: Path, timeout: float = RUN_TIMEOUT, check: bool = True
-            ) -> subprocess.CompletedProcess:
+    def run(
+        self, argv: list[str], cwd: Path, timeout: float = RUN_TIMEOUT, check: bool = True
+    ) -> subprocess.CompletedProcess:
         """A subprocess in its own process group, killed with its group on timeout."""
-        p = subprocess.Popen(argv, cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, start_new_session=True)
+        p = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -108,30 +125,42 @@ class Sandbox:
         return time.perf_counter() - t0, r
 
     def tmux_sessions(self) -> list[str]:
-        r = subprocess.run(["tmux", "-L", self.socket, "list-sessions", "-F", "#{session_name}"],
-                           env=self.env, capture_output=True, text=True)
+        r = subprocess.run(
+            ["tmux", "-L", self.socket, "list-sessions", "-F", "#{session_name}"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
         return r.stdout.split() if r.returncode == 0 else []
 
     def use_hive_rev(self, rev: str) -> dict:
         """Run Hive as committed at `rev` instead of the (editable, possibly mid-edit)
         working tree: `git archive` into the temp dir, first on PYTHONPATH (the editable
         install's finder comes after PYTHONPATH), templates/ placed as hive/templates."""
-        commit = subprocess.run(["git", "-C", str(HIVE_SRC), "rev-parse", "--verify", f"{rev}^{{commit}}"],
-                                capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(HIVE_SRC), "rev-parse", "--verify", f"{rev}^{{commit}}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         src = self.dir / "hive-src"
         src.mkdir()
-        archive = subprocess.run(["git", "-C", str(HIVE_SRC), "archive", "--format=tar", commit],
-                                 capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(HIVE_SRC), "archive", "--format=tar", commit], capture_output=True, check=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
         templates = src / "hive" / "templates"
         if (src / "templates").is_dir() and not templates.exists():
             shutil.copytree(src / "templates", templates, symlinks=False, ignore_dangling_symlinks=True)
             (templates / "__init__.py").touch()
         self.env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), self.env.get("PYTHONPATH", "")]))
-        probe = ("import hive, hive.compiler, importlib.resources as r; "
-                 "print(hive.__file__); print(r.files('hive.templates').joinpath('context.md.j2'))")
-        where = subprocess.run([PY, "-c", probe], cwd=self.dir, env=self.env, capture_output=True, text=True,
-                               check=True).stdout.split()
+        probe = (
+            "import hive, hive.compiler, importlib.resources as r; "
+            "print(hive.__file__); print(r.files('hive.templates').joinpath('context.md.j2'))"
+        )
+        where = subprocess.run(
+            [PY, "-c", probe], cwd=self.dir, env=self.env, capture_output=True, text=True, check=True
+        ).stdout.split()
         if not all(w.startswith(str(src)) for w in where):
             raise BenchError(f"--rev {rev}: Hive is still imported from {where}, not from {src}")
         return {"rev": rev, "commit": commit, "source": str(src)}
@@ -186,7 +215,7 @@ def signal_times(root: Path) -> dict[str, float]:
     out: dict[str, float] = {}
     for f in (root / ".hive" / "signals").glob("*.json"):
         data = json.loads(f.read_text())
-        out.setdefault(data["task"], data["time"])   # attempt 1 only (max_attempts = 1)
+        out.setdefault(data["task"], data["time"])  # attempt 1 only (max_attempts = 1)
     return out
 
 
@@ -198,18 +227,25 @@ def states(root: Path, plan: str) -> dict[str, str]:
     return out
 
 
-def check_hive_run(sb: Sandbox, root: Path, plan: str, keys: list[str], r: subprocess.CompletedProcess,
-                   problems: list[str], label: str) -> dict:
+def check_hive_run(
+    sb: Sandbox, root: Path, plan: str, keys: list[str], r: subprocess.CompletedProcess, problems: list[str], label: str
+) -> dict:
     """Everything a clean run must leave: exit 0, every task done, one merge each on
     main, no worktree, no tmux session. Deviations go to `problems` (reported, not fixed)."""
     st = states(root, plan)
     not_done = {k: st.get(k, "planned") for k in keys if st.get(k) != "done"}
     merges = int(git(sb, root, "rev-list", "--count", "--merges", "main"))
-    worktrees = [ln for ln in git(sb, root, "worktree", "list", "--porcelain").splitlines()
-                 if ln.startswith("worktree ")][1:]
+    worktrees = [
+        ln for ln in git(sb, root, "worktree", "list", "--porcelain").splitlines() if ln.startswith("worktree ")
+    ][1:]
     sessions = sb.tmux_sessions()
-    info = {"exit_code": r.returncode, "not_done": not_done, "merges_on_main": merges,
-            "leftover_worktrees": len(worktrees), "leftover_sessions": sessions}
+    info = {
+        "exit_code": r.returncode,
+        "not_done": not_done,
+        "merges_on_main": merges,
+        "leftover_worktrees": len(worktrees),
+        "leftover_sessions": sessions,
+    }
     if r.returncode != 0:
         problems.append(f"{label}: doit exited {r.returncode}: {r.stderr.strip()[-800:]}")
     if not_done:
@@ -263,8 +299,14 @@ def bench_serial(sb: Sandbox, problems: list[str]) -> dict:
         problems.append(f"serial run: signal→merged latency known for {len(latencies)} of {n} tasks")
     # Where the time of one task goes (sequential run: consecutive tasks do not overlap).
     order = sorted((p for p in phases.values() if "claim" in p and "merged" in p), key=lambda p: p["claim"])
-    breakdown: dict[str, list[float]] = {"claim_to_spawned": [], "spawned_to_signal": [], "signal_to_merged": [],
-                                         "signal_to_merging": [], "merging_to_merged": [], "merged_to_next_claim": []}
+    breakdown: dict[str, list[float]] = {
+        "claim_to_spawned": [],
+        "spawned_to_signal": [],
+        "signal_to_merged": [],
+        "signal_to_merging": [],
+        "merging_to_merged": [],
+        "merged_to_next_claim": [],
+    }
     for i, p in enumerate(order):
         if "spawned" in p:
             breakdown["claim_to_spawned"].append(round(p["spawned"] - p["claim"], 4))
@@ -281,7 +323,9 @@ def bench_serial(sb: Sandbox, problems: list[str]) -> dict:
     first_claim = order[0]["claim"] if order else None
     last_merged = order[-1]["merged"] if order else None
     return {
-        "tasks": n, "wall_s": round(wall, 4), "per_task_s": round(wall / n, 4),
+        "tasks": n,
+        "wall_s": round(wall, 4),
+        "per_task_s": round(wall / n, 4),
         "doit_start_to_first_claim_s": round(first_claim - t0, 4) if first_claim else None,
         "last_merged_to_exit_s": round(t0 + wall - last_merged, 4) if last_merged else None,
         "breakdown_s": breakdown,
@@ -325,8 +369,13 @@ def bench_baseline(sb: Sandbox, problems: list[str]) -> dict:
     merges = int(git(sb, root, "rev-list", "--count", "--merges", "main"))
     if r.returncode != 0 or merges != SERIAL_TASKS:
         problems.append(f"plain doit baseline: exit {r.returncode}, {merges} merges: {r.stderr[-800:]}")
-    return {"tasks": SERIAL_TASKS, "wall_s": round(wall, 4), "per_task_s": round(wall / SERIAL_TASKS, 4),
-            "exit_code": r.returncode, "merges_on_main": merges}
+    return {
+        "tasks": SERIAL_TASKS,
+        "wall_s": round(wall, 4),
+        "per_task_s": round(wall / SERIAL_TASKS, 4),
+        "exit_code": r.returncode,
+        "merges_on_main": merges,
+    }
 
 
 # -- measurement 3: parallel efficiency -------------------------------------
@@ -344,13 +393,12 @@ def dag_tasks(sleep: float) -> list[tuple[str, str, list[str], str]]:
 
 def critical_path_tasks(tasks: list[tuple[str, str, list[str], str]]) -> int:
     depth: dict[str, int] = {}
-    for tid, _, deps, _ in tasks:   # listed in dependency order
+    for tid, _, deps, _ in tasks:  # listed in dependency order
         depth[tid] = 1 + max((depth[d] for d in deps), default=0)
     return max(depth.values())
 
 
-def bench_parallel(sb: Sandbox, workers: int, sleep: float, overhead: float, fixed: float,
-                   problems: list[str]) -> dict:
+def bench_parallel(sb: Sandbox, workers: int, sleep: float, overhead: float, fixed: float, problems: list[str]) -> dict:
     """`overhead`: serial wall / tasks (start-up included, spread over the tasks);
     `fixed`: doit's start-up to the first claim plus last merge to exit, from the serial
     run. The lower bound is computed twice: with `overhead` per task, and with the
@@ -372,16 +420,25 @@ def bench_parallel(sb: Sandbox, workers: int, sleep: float, overhead: float, fix
     per_task = sleep + max(overhead - fixed / SERIAL_TASKS, 0.0)
     bound_fixed = fixed + max(critical_path_tasks(tasks) * per_task, len(tasks) * per_task / workers)
     phases = per_task_phases(events(root), signal_times(root), keys)
-    concurrency = max_concurrency([(p["spawned"], p["merged"]) for p in phases.values()
-                                   if "spawned" in p and "merged" in p])
-    return {"workers": workers, "argv": argv[2:], "makespan_s": round(wall, 4),
-            "task_duration_s": round(duration, 4), "critical_path_s": round(cp, 4),
-            "total_work_over_n_s": round(work / workers, 4), "bound_s": round(bound, 4),
-            "ratio": round(wall / bound, 4), "max_agents_at_once": concurrency,
-            "fixed_startup_exit_s": round(fixed, 4), "bound_startup_once_s": round(bound_fixed, 4),
-            "ratio_startup_once": round(wall / bound_fixed, 4),
-            "timeline_s": {k: {e: round(v - t0, 3) for e, v in p.items()} for k, p in phases.items()},
-            "check": check}
+    concurrency = max_concurrency(
+        [(p["spawned"], p["merged"]) for p in phases.values() if "spawned" in p and "merged" in p]
+    )
+    return {
+        "workers": workers,
+        "argv": argv[2:],
+        "makespan_s": round(wall, 4),
+        "task_duration_s": round(duration, 4),
+        "critical_path_s": round(cp, 4),
+        "total_work_over_n_s": round(work / workers, 4),
+        "bound_s": round(bound, 4),
+        "ratio": round(wall / bound, 4),
+        "max_agents_at_once": concurrency,
+        "fixed_startup_exit_s": round(fixed, 4),
+        "bound_startup_once_s": round(bound_fixed, 4),
+        "ratio_startup_once": round(wall / bound_fixed, 4),
+        "timeline_s": {k: {e: round(v - t0, 3) for e, v in p.items()} for k, p in phases.items()},
+        "check": check,
+    }
 
 
 def max_concurrency(spans: list[tuple[float, float]]) -> int:
@@ -439,14 +496,21 @@ def median_of(sb: Sandbox, argv: list[str], cwd: Path) -> tuple[float, list[floa
 def bench_scale(sb: Sandbox, problems: list[str]) -> dict:
     root = new_repo(sb, "scale")
     n = SCALE_TASKS
-    tasks = [(f"t{i:04d}", f"Scale task {i}", [f"t{i - 1:04d}"] if i % 10 == 0 else [],
-              f"Never run; task {i} of a generated {n}-task plan.") for i in range(1, n + 1)]
+    tasks = [
+        (
+            f"t{i:04d}",
+            f"Scale task {i}",
+            [f"t{i - 1:04d}"] if i % 10 == 0 else [],
+            f"Never run; task {i} of a generated {n}-task plan.",
+        )
+        for i in range(1, n + 1)
+    ]
     write_plan(root, "scale", f"Scale plan, {n} tasks", tasks)
     commit_all(sb, root, "bench: scale plan and Hive config")
     probe = sb.dir / "compile_probe.py"
     probe.write_text(COMPILE_PROBE)
     compiles = [json.loads(sb.run([PY, str(probe), str(root)], root).stdout) for _ in range(REPEATS)]
-    if compiles[0]["doit_tasks"] != n + 2:   # + the plan's group task + `_hive`
+    if compiles[0]["doit_tasks"] != n + 2:  # + the plan's group task + `_hive`
         problems.append(f"scale: generate_tasks gave {compiles[0]['doit_tasks']} doit tasks for {n} plan tasks")
     hive_list, hive_list_runs, r = median_of(sb, [PY, "-m", "doit", "list"], root)
     listed = sum(1 for ln in r.stdout.splitlines() if any(w.startswith("scale:") for w in ln.split()[:2]))
@@ -458,18 +522,25 @@ def bench_scale(sb: Sandbox, problems: list[str]) -> dict:
     (plain / "dodo.py").write_text(PLAIN_SCALE_DODO.format(n=n))
     plain_list, plain_list_runs, r3 = median_of(sb, [PY, "-m", "doit", "list"], plain)
     plain_status, plain_status_runs, _ = median_of(sb, [PY, "-m", "doit", "list", "--status"], plain)
-    if sum(1 for ln in r3.stdout.splitlines() if ln.startswith("t:")) != n:   # `R name` only with --status
+    if sum(1 for ln in r3.stdout.splitlines() if ln.startswith("t:")) != n:  # `R name` only with --status
         problems.append(f"scale: plain `doit list` did not list {n} tasks")
     med = {k: round(statistics.median(c[k] for c in compiles), 4) for k in compiles[0] if k != "doit_tasks"}
     return {
-        "tasks": n, "compile_runs": compiles, "compile_median_s": med,
-        "hive_doit_list_s": round(hive_list, 4), "hive_doit_list_runs_s": hive_list_runs,
-        "hive_doit_list_status_s": round(hive_status, 4), "hive_doit_list_status_runs_s": hive_status_runs,
-        "plain_doit_list_s": round(plain_list, 4), "plain_doit_list_runs_s": plain_list_runs,
-        "plain_doit_list_status_s": round(plain_status, 4), "plain_doit_list_status_runs_s": plain_status_runs,
+        "tasks": n,
+        "compile_runs": compiles,
+        "compile_median_s": med,
+        "hive_doit_list_s": round(hive_list, 4),
+        "hive_doit_list_runs_s": hive_list_runs,
+        "hive_doit_list_status_s": round(hive_status, 4),
+        "hive_doit_list_status_runs_s": hive_status_runs,
+        "plain_doit_list_s": round(plain_list, 4),
+        "plain_doit_list_runs_s": plain_list_runs,
+        "plain_doit_list_status_s": round(plain_status, 4),
+        "plain_doit_list_status_runs_s": plain_status_runs,
         "list_ratio": round(hive_list / plain_list, 4),
         "list_status_ratio": round(hive_status / plain_status, 4),
-        "hive_list_lines": len(r.stdout.splitlines()), "hive_list_status_lines": len(r2.stdout.splitlines()),
+        "hive_list_lines": len(r.stdout.splitlines()),
+        "hive_list_status_lines": len(r2.stdout.splitlines()),
     }
 
 
@@ -480,14 +551,23 @@ def machine_info(sb: Sandbox) -> dict:
             return subprocess.run(argv, capture_output=True, text=True, env=sb.env).stdout.strip()
         except OSError as e:
             return f"unavailable: {e}"
+
     import doit
-    return {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "cpu_count": os.cpu_count(), "platform": platform.platform(), "machine": platform.machine(),
-            "python": platform.python_version(), "python_executable": PY,
-            "git": out(["git", "--version"]), "tmux": out(["tmux", "-V"]), "doit": ".".join(map(str, doit.__version__)),
-            "loadavg": os.getloadavg(),
-            "hive_commit": out(["git", "-C", str(HIVE_SRC), "rev-parse", "HEAD"]),
-            "hive_dirty": bool(out(["git", "-C", str(HIVE_SRC), "status", "--porcelain", "--", "hive", "templates"]))}
+
+    return {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "python_executable": PY,
+        "git": out(["git", "--version"]),
+        "tmux": out(["tmux", "-V"]),
+        "doit": ".".join(map(str, doit.__version__)),
+        "loadavg": os.getloadavg(),
+        "hive_commit": out(["git", "-C", str(HIVE_SRC), "rev-parse", "HEAD"]),
+        "hive_dirty": bool(out(["git", "-C", str(HIVE_SRC), "status", "--porcelain", "--", "hive", "templates"])),
+    }
 
 
 def verdict(ok: bool | None) -> str:
@@ -498,34 +578,82 @@ def table(results: dict) -> list[tuple[str, str, str, str]]:
     rows = []
     s, b = results.get("serial"), results.get("baseline")
     if s:
-        rows.append(("1. overhead per task, serial (Hive, 20 tasks)", f"{s['per_task_s']:.3f} s",
-                     "<= 0.5 s", verdict(s["per_task_s"] <= 0.5)))
+        rows.append(
+            (
+                "1. overhead per task, serial (Hive, 20 tasks)",
+                f"{s['per_task_s']:.3f} s",
+                "<= 0.5 s",
+                verdict(s["per_task_s"] <= 0.5),
+            )
+        )
     if b:
         rows.append(("1. same git work, plain doit, per task", f"{b['per_task_s']:.3f} s", "-", verdict(None)))
     if s and b:
         rows.append(("1. Hive / plain doit", f"{s['per_task_s'] / b['per_task_s']:.1f}x", "-", verdict(None)))
     if s and s["signal_to_merged_median_s"] is not None:
-        rows.append(("2. signal -> merged, median", f"{s['signal_to_merged_median_s']:.3f} s", "<= 0.2 s",
-                     verdict(s["signal_to_merged_median_s"] <= 0.2)))
+        rows.append(
+            (
+                "2. signal -> merged, median",
+                f"{s['signal_to_merged_median_s']:.3f} s",
+                "<= 0.2 s",
+                verdict(s["signal_to_merged_median_s"] <= 0.2),
+            )
+        )
         rows.append(("2. signal -> merged, max", f"{s['signal_to_merged_max_s']:.3f} s", "-", verdict(None)))
     for p in results.get("parallel", []):
-        rows.append((f"3. makespan doit -n {p['workers']} (bound {p['bound_startup_once_s']:.2f} s)",
-                     f"{p['makespan_s']:.2f} s = {p['ratio_startup_once']:.3f}x", "<= 1.05x bound",
-                     verdict(p["ratio_startup_once"] <= 1.05)))
-        rows.append((f"3.   same, start-up spread per task (bound {p['bound_s']:.2f} s)",
-                     f"{p['ratio']:.3f}x", "-", verdict(None)))
+        rows.append(
+            (
+                f"3. makespan doit -n {p['workers']} (bound {p['bound_startup_once_s']:.2f} s)",
+                f"{p['makespan_s']:.2f} s = {p['ratio_startup_once']:.3f}x",
+                "<= 1.05x bound",
+                verdict(p["ratio_startup_once"] <= 1.05),
+            )
+        )
+        rows.append(
+            (
+                f"3.   same, start-up spread per task (bound {p['bound_s']:.2f} s)",
+                f"{p['ratio']:.3f}x",
+                "-",
+                verdict(None),
+            )
+        )
     sc = results.get("scale")
     if sc:
-        rows.append(("4. parse + compile 1,000 tasks (in-process)", f"{sc['compile_median_s']['total_s']:.3f} s",
-                     "-", verdict(None)))
-        rows.append(("4. doit list, 1,000 tasks", f"{sc['hive_doit_list_s']:.3f} s", "<= 1 s",
-                     verdict(sc["hive_doit_list_s"] <= 1.0)))
-        rows.append(("4. doit list vs plain doit", f"{sc['list_ratio']:.2f}x ({sc['plain_doit_list_s']:.3f} s)",
-                     "<= 2x", verdict(sc["list_ratio"] <= 2.0)))
-        rows.append(("4. doit list --status, 1,000 tasks", f"{sc['hive_doit_list_status_s']:.3f} s", "-",
-                     verdict(None)))
-        rows.append(("4. doit list --status vs plain doit",
-                     f"{sc['list_status_ratio']:.2f}x ({sc['plain_doit_list_status_s']:.3f} s)", "-", verdict(None)))
+        rows.append(
+            (
+                "4. parse + compile 1,000 tasks (in-process)",
+                f"{sc['compile_median_s']['total_s']:.3f} s",
+                "-",
+                verdict(None),
+            )
+        )
+        rows.append(
+            (
+                "4. doit list, 1,000 tasks",
+                f"{sc['hive_doit_list_s']:.3f} s",
+                "<= 1 s",
+                verdict(sc["hive_doit_list_s"] <= 1.0),
+            )
+        )
+        rows.append(
+            (
+                "4. doit list vs plain doit",
+                f"{sc['list_ratio']:.2f}x ({sc['plain_doit_list_s']:.3f} s)",
+                "<= 2x",
+                verdict(sc["list_ratio"] <= 2.0),
+            )
+        )
+        rows.append(
+            ("4. doit list --status, 1,000 tasks", f"{sc['hive_doit_list_status_s']:.3f} s", "-", verdict(None))
+        )
+        rows.append(
+            (
+                "4. doit list --status vs plain doit",
+                f"{sc['list_status_ratio']:.2f}x ({sc['plain_doit_list_status_s']:.3f} s)",
+                "-",
+                verdict(None),
+            )
+        )
     for name, err in results.get("errors", {}).items():
         rows.append((f"{name}: did not complete", err.splitlines()[0][:60], "-", "FAIL"))
     return rows
@@ -548,8 +676,10 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="1 s agents in the parallel DAG instead of 3 s")
     ap.add_argument("--out", default=str(BENCH / "results" / "latest.json"), help="where to write the raw JSON")
     ap.add_argument("--keep", action="store_true", help="keep the scratch repos (their path is printed)")
-    ap.add_argument("--rev", help="benchmark Hive as committed at this git revision (e.g. HEAD) instead of the "
-                                  "installed working tree")
+    ap.add_argument(
+        "--rev",
+        help="benchmark Hive as committed at this git revision (e.g. HEAD) instead of the installed working tree",
+    )
     args = ap.parse_args()
     sleep = 1.0 if args.quick else 3.0
 
@@ -560,9 +690,16 @@ def main() -> int:
     print(f"bench: scratch dir {sb.dir}, tmux socket {sb.socket}", file=sys.stderr)
     try:
         results["machine"] = machine_info(sb)
-        results["hive_under_test"] = sb.use_hive_rev(args.rev) if args.rev else \
-            {"rev": None, "source": str(HIVE_SRC), "commit": results["machine"]["hive_commit"],
-             "working_tree_modified": results["machine"]["hive_dirty"]}
+        results["hive_under_test"] = (
+            sb.use_hive_rev(args.rev)
+            if args.rev
+            else {
+                "rev": None,
+                "source": str(HIVE_SRC),
+                "commit": results["machine"]["hive_commit"],
+                "working_tree_modified": results["machine"]["hive_dirty"],
+            }
+        )
 
         def step(name: str, fn, *a):
             print(f"bench: {name} ...", file=sys.stderr, flush=True)
@@ -579,14 +716,23 @@ def main() -> int:
         results["serial"] = step("serial", bench_serial, problems)
         results["baseline"] = step("baseline", bench_baseline, problems)
         overhead = results["serial"]["per_task_s"] if results["serial"] else 0.5
-        fixed = (results["serial"]["doit_start_to_first_claim_s"] or 0) + \
-            (results["serial"]["last_merged_to_exit_s"] or 0) if results["serial"] else 0.0
-        results["dag"] = {"shape": f"{CHAINS} chains of {CHAIN_LEN} tasks (cK-1 -> cK-2) + {SINGLES} independent "
-                                   f"tasks = {CHAINS * CHAIN_LEN + SINGLES} tasks",
-                          "tasks": [{"id": t[0], "depends_on": t[2]} for t in dag_tasks(sleep)],
-                          "per_task_overhead_s": overhead, "agent_sleep_s": sleep}
-        results["parallel"] = [p for p in (step(f"parallel -n {n}", bench_parallel, n, sleep, overhead, fixed, problems)
-                                           for n in (1, 2, 4)) if p]
+        fixed = (
+            (results["serial"]["doit_start_to_first_claim_s"] or 0) + (results["serial"]["last_merged_to_exit_s"] or 0)
+            if results["serial"]
+            else 0.0
+        )
+        results["dag"] = {
+            "shape": f"{CHAINS} chains of {CHAIN_LEN} tasks (cK-1 -> cK-2) + {SINGLES} independent "
+            f"tasks = {CHAINS * CHAIN_LEN + SINGLES} tasks",
+            "tasks": [{"id": t[0], "depends_on": t[2]} for t in dag_tasks(sleep)],
+            "per_task_overhead_s": overhead,
+            "agent_sleep_s": sleep,
+        }
+        results["parallel"] = [
+            p
+            for p in (step(f"parallel -n {n}", bench_parallel, n, sleep, overhead, fixed, problems) for n in (1, 2, 4))
+            if p
+        ]
         results["scale"] = step("scale", bench_scale, problems)
     except (BenchError, subprocess.CalledProcessError) as e:
         results["errors"]["setup"] = str(e)
@@ -609,11 +755,15 @@ def main() -> int:
     print_table(rows)
     m = results.get("machine", {})
     hut = results.get("hive_under_test") or {}
-    print(f"Hive under test: {hut.get('source')} at {str(hut.get('commit'))[:10]}"
-          + (" (+ uncommitted changes)" if hut.get("working_tree_modified") else ""))
-    print(f"{m.get('cpu_count')} CPUs, Python {m.get('python')}, {m.get('git')}, {m.get('tmux')}, "
-          f"doit {m.get('doit')}; "
-          f"agents sleep {sleep:g} s in the DAG; benchmark took {results['bench_wall_s']:.0f} s")
+    print(
+        f"Hive under test: {hut.get('source')} at {str(hut.get('commit'))[:10]}"
+        + (" (+ uncommitted changes)" if hut.get("working_tree_modified") else "")
+    )
+    print(
+        f"{m.get('cpu_count')} CPUs, Python {m.get('python')}, {m.get('git')}, {m.get('tmux')}, "
+        f"doit {m.get('doit')}; "
+        f"agents sleep {sleep:g} s in the DAG; benchmark took {results['bench_wall_s']:.0f} s"
+    )
     for p in problems:
         print(f"problem: {p}")
     print(f"raw numbers: {out}" + (f"; scratch repos kept in {sb.dir}" if args.keep else ""))

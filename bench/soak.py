@@ -18,6 +18,7 @@ A seed fixes the plan and the faults (what, which task, when); the interleaving
 with Hive's own timing is not reproducible, so a replay may need a few tries.
 Stdlib only (plus Hive and doit as subprocesses).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,19 +41,21 @@ FAKE_AGENT = BENCH.parent / "tests" / "fake_agent.py"
 PY = sys.executable
 PLAN = "soak"
 
-RUN_TIMEOUT = 120.0        # a doit run still alive after this is hung: killed (group) and reported
-STOP_TIMEOUT = 30.0        # a doit sent SIGINT/SIGTERM must have exited by then
-MAX_RUNS = 8               # runs (fault runs included) to reach an exit-0 run
+RUN_TIMEOUT = 120.0  # a doit run still alive after this is hung: killed (group) and reported
+STOP_TIMEOUT = 30.0  # a doit sent SIGINT/SIGTERM must have exited by then
+MAX_RUNS = 8  # runs (fault runs included) to reach an exit-0 run
 MAX_ATTEMPTS = 3
-GRACE_S = 4                # spawn_grace_period: what a silent agent costs
-LINGER_S = 3.0             # how long processes may take to go away after the final run
-LOCK_RETRY_S = 6.0         # how long the "user" retries a git command that finds index.lock
+GRACE_S = 4  # spawn_grace_period: what a silent agent costs
+LINGER_S = 3.0  # how long processes may take to go away after the final run
+LOCK_RETRY_S = 6.0  # how long the "user" retries a git command that finds index.lock
 POLL_S = 0.05
 FAST_POLL_S = 0.003
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Soak Author", "GIT_AUTHOR_EMAIL": "author@example.invalid",
-    "GIT_COMMITTER_NAME": "Soak Committer", "GIT_COMMITTER_EMAIL": "committer@example.invalid",
+    "GIT_AUTHOR_NAME": "Soak Author",
+    "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_NAME": "Soak Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.invalid",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 
@@ -90,9 +93,9 @@ class TaskSpec:
     id: str
     deps: tuple[str, ...]
     content: str
-    sleep: float               # 0: no sleep
-    sleep_first: bool          # sleep before the work (else between commit and signal)
-    first_attempt: str = ""    # "" | "crash" | "silent": attempt 1 fails this way
+    sleep: float  # 0: no sleep
+    sleep_first: bool  # sleep before the work (else between commit and signal)
+    first_attempt: str = ""  # "" | "crash" | "silent": attempt 1 fails this way
 
     @property
     def key(self) -> str:
@@ -109,11 +112,11 @@ class TaskSpec:
 
 @dataclass(frozen=True)
 class TimedFault:
-    kind: str                  # a PROCESS_FAULTS kind | "tmux-kill" | "user-commit"
-    at: float                  # seconds after the round started, or after the trigger
-    target: int = 0            # which of the round's doit processes (process faults)
-    trigger: str = ""          # a TRIGGERS phase, or "" for a time since the start
-    nth: int = 1               # ... its n-th occurrence in the round
+    kind: str  # a PROCESS_FAULTS kind | "tmux-kill" | "user-commit"
+    at: float  # seconds after the round started, or after the trigger
+    target: int = 0  # which of the round's doit processes (process faults)
+    trigger: str = ""  # a TRIGGERS phase, or "" for a time since the start
+    nth: int = 1  # ... its n-th occurrence in the round
 
     def describe(self) -> str:
         who = f"[proc {self.target + 1}]" if self.kind in PROCESS_FAULTS else ""
@@ -124,6 +127,7 @@ class TimedFault:
 @dataclass(frozen=True)
 class Round:
     """doit processes started together (two when "twin") and the faults timed against them."""
+
     ns: tuple[int, ...]
     faults: tuple[TimedFault, ...] = ()
 
@@ -132,10 +136,10 @@ class Round:
 class Scenario:
     seed: int
     tasks: tuple[TaskSpec, ...]
-    rounds: tuple[Round, ...]          # the faulted rounds; clean re-runs follow
-    rerun_ns: tuple[int, ...]          # -n of each clean re-run
-    rm_worktree: str = ""              # task whose worktree is deleted while its agent runs
-    rm_delay: float = 0.0              # ... this long after its agent started
+    rounds: tuple[Round, ...]  # the faulted rounds; clean re-runs follow
+    rerun_ns: tuple[int, ...]  # -n of each clean re-run
+    rm_worktree: str = ""  # task whose worktree is deleted while its agent runs
+    rm_delay: float = 0.0  # ... this long after its agent started
 
     def fault_names(self) -> list[str]:
         out = []
@@ -158,16 +162,26 @@ def make_tasks(rng: random.Random) -> tuple[TaskSpec, ...]:
         deps |= {j for j in range(1, i - 1) if rng.random() < extra_p}
         first = rng.choices(["", "crash", "silent"], weights=[78, 14, 8])[0]
         sleep = round(rng.uniform(0.2, 1.5), 2) if rng.random() < 0.6 else 0.0
-        tasks.append(TaskSpec(str(i), tuple(str(d) for d in sorted(deps)), f"{PLAN}-{i}-{rng.getrandbits(32):08x}",
-                              sleep, rng.random() < 0.5, first))
+        tasks.append(
+            TaskSpec(
+                str(i),
+                tuple(str(d) for d in sorted(deps)),
+                f"{PLAN}-{i}-{rng.getrandbits(32):08x}",
+                sleep,
+                rng.random() < 0.5,
+                first,
+            )
+        )
     return tuple(tasks)
 
 
 def estimate_run(tasks: tuple[TaskSpec, ...], n: int) -> float:
     """A rough wall time of one clean run (measured: ~0.5 s start-up, ~0.25 s of Hive
     per task), so faults are timed to land while it is still going."""
-    work = sum(0.25 + t.sleep + (GRACE_S if t.first_attempt == "silent" else 0)
-               + (0.3 if t.first_attempt == "crash" else 0) for t in tasks)
+    work = sum(
+        0.25 + t.sleep + (GRACE_S if t.first_attempt == "silent" else 0) + (0.3 if t.first_attempt == "crash" else 0)
+        for t in tasks
+    )
     return 0.5 + work / n
 
 
@@ -199,11 +213,12 @@ def make_scenario(seed: int) -> Scenario:
     # The tmux server is killed at most once per trial: every kill costs each running
     # task an attempt, and max_attempts must leave room for a later one to succeed.
     if rng.random() < 0.3:
-        rounds.append(make_round(rng, tasks, twin_p=0.1,
-                                 allow_tmux=not any(f.kind == "tmux-kill" for f in rounds[0].faults)))
+        rounds.append(
+            make_round(rng, tasks, twin_p=0.1, allow_tmux=not any(f.kind == "tmux-kill" for f in rounds[0].faults))
+        )
     rerun_ns = tuple(rng.randint(1, 3) for _ in range(MAX_RUNS))
     rm, delay = "", 0.0
-    healthy = [t for t in tasks if not t.first_attempt]   # keeps its attempts within max_attempts
+    healthy = [t for t in tasks if not t.first_attempt]  # keeps its attempts within max_attempts
     if healthy and rng.random() < 0.25:
         # an agent lives for its sleep plus ~0.2 s of work and merging: hit any point of it
         target = rng.choice(healthy)
@@ -212,14 +227,18 @@ def make_scenario(seed: int) -> Scenario:
 
 
 def render_plan(sc: Scenario) -> str:
-    parts = [(f"---\nstatus: approved\n---\n# Soak plan (seed {sc.seed})\n\n## Context\n"
-              f"Generated by bench/soak.py; every task writes one file and commits it.\n\n## Tasks\n")]
+    parts = [
+        (
+            f"---\nstatus: approved\n---\n# Soak plan (seed {sc.seed})\n\n## Context\n"
+            f"Generated by bench/soak.py; every task writes one file and commits it.\n\n## Tasks\n"
+        )
+    ]
     for t in sc.tasks:
         lines = [f"### Task {t.id}: Write {t.file}", f"**Depends on:** {', '.join(t.deps) or 'none'}", ""]
         if t.first_attempt == "crash":
-            lines.append("fake@1: crash 5")     # exits non-zero; later attempts go on below
+            lines.append("fake@1: crash 5")  # exits non-zero; later attempts go on below
         elif t.first_attempt == "silent":
-            lines.append("fake@1: silent")      # no sign of life: a spawn failure after the grace period
+            lines.append("fake@1: silent")  # no sign of life: a spawn failure after the grace period
         if t.sleep and t.sleep_first:
             lines.append(f"fake: sleep {t.sleep}")
         lines += [f"fake: write {t.file} {t.content}", f"fake: commit-once {t.message}"]
@@ -238,10 +257,10 @@ class RunRecord:
     out_path: Path
     started: float
     faults: list[str] = field(default_factory=list)
-    stop_signal: str = ""          # the PROCESS_FAULTS kind sent to it, if any
-    signal_at: float = 0.0         # when (monotonic), to tell a signal that met the run's very end
-    killed: str = ""               # why the soak killed it: "kill9" | "hung" | "slow-stop"
-    stuck: list[str] = field(default_factory=list)   # its process group when it was killed as hung
+    stop_signal: str = ""  # the PROCESS_FAULTS kind sent to it, if any
+    signal_at: float = 0.0  # when (monotonic), to tell a signal that met the run's very end
+    killed: str = ""  # why the soak killed it: "kill9" | "hung" | "slow-stop"
+    stuck: list[str] = field(default_factory=list)  # its process group when it was killed as hung
     code: int | None = None
     duration: float = 0.0
 
@@ -257,12 +276,13 @@ class RunRecord:
 @dataclass
 class UserWork:
     """What the user had in the main checkout before the run, to prove it untouched."""
+
     committed_blob: str
     dirty: bytes
     notes: bytes
     status: str
-    markers: tuple[str, str]       # strings only in the dirty user.txt / scratch/notes.txt
-    commits: list[str] = field(default_factory=list)   # subjects of commits made during runs
+    markers: tuple[str, str]  # strings only in the dirty user.txt / scratch/notes.txt
+    commits: list[str] = field(default_factory=list)  # subjects of commits made during runs
 
 
 class EventWatch:
@@ -299,7 +319,7 @@ class EventWatch:
                     data = f.read()
             except FileNotFoundError:
                 continue
-            complete = data[:data.rfind(b"\n") + 1]   # a line being written is read next time
+            complete = data[: data.rfind(b"\n") + 1]  # a line being written is read next time
             self.offsets[name] += len(complete)
             out += [(name, ln) for ln in complete.decode(errors="replace").splitlines()]
         return out
@@ -334,26 +354,35 @@ class Trial:
     def __init__(self, sc: Scenario, verbose: bool = False, trace_git: bool = False) -> None:
         self.sc = sc
         self.verbose = verbose
-        self.dir = Path(tempfile.mkdtemp(prefix=f"sk{sc.seed}-", dir="/tmp"))   # short: tmux sockets
+        self.dir = Path(tempfile.mkdtemp(prefix=f"sk{sc.seed}-", dir="/tmp"))  # short: tmux sockets
         self.trace_git = trace_git
         self.root = self.dir / "repo"
         self.home = self.dir / "home"
         self.socket = f"sk{os.getpid()}-{sc.seed}"
         self.env = self._env()
         self.runs: list[RunRecord] = []
-        self.notes: list[str] = []          # fault log lines (applied, skipped)
+        self.notes: list[str] = []  # fault log lines (applied, skipped)
         self.findings = Findings()
         self.user: UserWork | None = None
         self._rm_done = not sc.rm_worktree
-        self._rm_seen: tuple[int, float] | None = None   # (attempt, monotonic time its start was seen)
+        self._rm_seen: tuple[int, float] | None = None  # (attempt, monotonic time its start was seen)
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("TMUX", "HIVE_TASK", "HIVE_ATTEMPT", "HIVE_ROOT", "HIVE_FAULT")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("TMUX", "HIVE_TASK", "HIVE_ATTEMPT", "HIVE_ROOT", "HIVE_FAULT")
+        }
         env.update(GIT_ENV)
-        env.update({"HOME": str(self.home), "TMUX_TMPDIR": str(self.dir), "HIVE_TMUX_SOCKET": self.socket,
-                    "PYTHONDONTWRITEBYTECODE": "1",
-                    "PATH": f"{Path(PY).parent}{os.pathsep}{os.environ.get('PATH', '')}"})
+        env.update(
+            {
+                "HOME": str(self.home),
+                "TMUX_TMPDIR": str(self.dir),
+                "HIVE_TMUX_SOCKET": self.socket,
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PATH": f"{Path(PY).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            }
+        )
         if self.trace_git:
             env["PATH"] = f"{self._git_tracer()}{os.pathsep}{env['PATH']}"
         return env
@@ -365,15 +394,18 @@ class Trial:
         bindir = self.dir / "bin"
         bindir.mkdir()
         tracer = bindir / "git"
-        tracer.write_text(f"#!/bin/sh\nprintf '%s %s %s %s %s\\n' \"$(date +%s.%N)\" \"$$\" \"$PPID\" \"$PWD\" \"$*\" "
-                          f">> {self.dir / 'git-trace.log'}\nexec {real} \"$@\"\n")
+        tracer.write_text(
+            f'#!/bin/sh\nprintf \'%s %s %s %s %s\\n\' "$(date +%s.%N)" "$$" "$PPID" "$PWD" "$*" '
+            f'>> {self.dir / "git-trace.log"}\nexec {real} "$@"\n'
+        )
         tracer.chmod(0o755)
         return bindir
 
     # helpers
     def git(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", *args], cwd=cwd or self.root, env=self.env, capture_output=True,
-                              text=True, check=False)
+        return subprocess.run(
+            ["git", *args], cwd=cwd or self.root, env=self.env, capture_output=True, text=True, check=False
+        )
 
     def git_out(self, *args: str) -> str:
         r = self.git(*args)
@@ -382,8 +414,15 @@ class Trial:
         return r.stdout.strip()
 
     def hive(self, *args: str) -> subprocess.CompletedProcess:
-        r = subprocess.run([PY, "-m", "hive", *args], cwd=self.root, env=self.env, capture_output=True,
-                           text=True, timeout=60, check=False)
+        r = subprocess.run(
+            [PY, "-m", "hive", *args],
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         self._scan_output(f"hive {' '.join(args)}", r.stdout + r.stderr)
         return r
 
@@ -405,12 +444,14 @@ class Trial:
         (self.root / "user.txt").write_text("the user's committed text\n")
         self.git_out("add", "README.md", "user.txt")
         self.git_out("commit", "-q", "-m", "initial commit")
-        r = subprocess.run([PY, "-m", "hive", "init"], cwd=self.root, env=self.env, capture_output=True, text=True,
-                           check=False)
+        r = subprocess.run(
+            [PY, "-m", "hive", "init"], cwd=self.root, env=self.env, capture_output=True, text=True, check=False
+        )
         if r.returncode != 0:
             raise SoakError(f"hive init failed: {r.stdout}{r.stderr}")
         (self.root / ".hive" / "config.toml").write_text(
-            CONFIG.format(python=PY, fake=FAKE_AGENT, grace=GRACE_S, attempts=MAX_ATTEMPTS))
+            CONFIG.format(python=PY, fake=FAKE_AGENT, grace=GRACE_S, attempts=MAX_ATTEMPTS)
+        )
         (self.root / "plans" / f"{PLAN}.md").write_text(render_plan(self.sc))
         self.user = self._protect_user_work()
 
@@ -423,8 +464,13 @@ class Trial:
         (self.root / "user.txt").write_text(f"the user's committed text\n{markers[0]}\n")
         (self.root / "scratch").mkdir()
         (self.root / "scratch" / "notes.txt").write_text(f"{markers[1]}\n")
-        return UserWork(blob, (self.root / "user.txt").read_bytes(), (self.root / "scratch" / "notes.txt").read_bytes(),
-                        self.git_out("status", "--porcelain"), markers)
+        return UserWork(
+            blob,
+            (self.root / "user.txt").read_bytes(),
+            (self.root / "scratch" / "notes.txt").read_bytes(),
+            self.git_out("status", "--porcelain"),
+            markers,
+        )
 
     # running doit
     def start(self, label: str, n: int) -> tuple[RunRecord, subprocess.Popen]:
@@ -433,8 +479,15 @@ class Trial:
         with open(out, "w") as f:
             # its own session: a kill -9 of its process group reaches doit and its
             # workers, never the soak; Ctrl-C is simulated with killpg(SIGINT)
-            proc = subprocess.Popen([PY, "-m", "doit", *args], cwd=self.root, env=self.env, stdin=subprocess.DEVNULL,
-                                    stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                [PY, "-m", "doit", *args],
+                cwd=self.root,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=f,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         return RunRecord(label, args, out, time.monotonic()), proc
 
     def run_round(self, number: int, rnd: Round) -> list[RunRecord]:
@@ -457,7 +510,7 @@ class Trial:
             self._maybe_rm_worktree(recs)
             self._police(recs, procs, signalled, now)
             for rec, p in zip(recs, procs, strict=True):
-                if not rec.duration and p.poll() is not None:   # a twin may end long before the other
+                if not rec.duration and p.poll() is not None:  # a twin may end long before the other
                     rec.duration = now - rec.started
             # a phase lasts a few milliseconds: look often while a fault waits for one
             time.sleep(FAST_POLL_S if any(f.trigger for f in pending) else POLL_S)
@@ -471,8 +524,9 @@ class Trial:
             self.say(rec.line())
         return recs
 
-    def _police(self, recs: list[RunRecord], procs: list[subprocess.Popen], signalled: dict[int, float],
-                now: float) -> None:
+    def _police(
+        self, recs: list[RunRecord], procs: list[subprocess.Popen], signalled: dict[int, float], now: float
+    ) -> None:
         """A hung run, or one that ignores SIGINT/SIGTERM, is killed with its group."""
         for i, (rec, p) in enumerate(zip(recs, procs, strict=True)):
             if p.poll() is not None:
@@ -483,12 +537,18 @@ class Trial:
                 rec.killed = "slow-stop"
             else:
                 continue
-            rec.stuck = group_snapshot(p.pid)   # what it hung in, before it is gone
+            rec.stuck = group_snapshot(p.pid)  # what it hung in, before it is gone
             _killpg(p.pid, signal.SIGKILL)
             p.wait()
 
-    def apply(self, f: TimedFault, recs: list[RunRecord], procs: list[subprocess.Popen],
-              signalled: dict[int, float], at: float) -> None:
+    def apply(
+        self,
+        f: TimedFault,
+        recs: list[RunRecord],
+        procs: list[subprocess.Popen],
+        signalled: dict[int, float],
+        at: float,
+    ) -> None:
         desc = f"{f.kind}@{at:.3f}s" + (f" ({f.trigger}#{f.nth}+{f.at:.3f}s)" if f.trigger else "")
         if f.kind in PROCESS_FAULTS:
             p, rec = procs[f.target], recs[f.target]
@@ -528,8 +588,10 @@ class Trial:
             if r.returncode != 0:
                 self.git("reset", "-q", "--", name)
                 (self.root / name).unlink()
-                self.findings.add("the user could not commit to main during a run",
-                                  f"git {argv[0]} exited {r.returncode}: {_tail(r.stderr, 3)}")
+                self.findings.add(
+                    "the user could not commit to main during a run",
+                    f"git {argv[0]} exited {r.returncode}: {_tail(r.stderr, 3)}",
+                )
                 return " (failed)"
         self.user.commits.append(subject)
         return f" ({name})"
@@ -566,7 +628,7 @@ class Trial:
             self.notes.append(f"rm-worktree:{target} not applied (the task was done first)")
         elif st.get("state") == "in_progress" and st.get("attempt") == starts[-1] and wt.is_dir():
             shutil.rmtree(wt, ignore_errors=True)
-            shutil.rmtree(wt, ignore_errors=True)   # again: the agent may have been writing into it
+            shutil.rmtree(wt, ignore_errors=True)  # again: the agent may have been writing into it
             self._rm_done = True
             for rec in recs:
                 rec.faults.append(f"rm -rf {wt.name} (attempt {starts[-1]})")
@@ -576,42 +638,57 @@ class Trial:
         for i, rnd in enumerate(self.sc.rounds, 1):
             self.run_round(i, rnd)
         number = len(self.sc.rounds)
-        last = self.runs[-len(self.sc.rounds[-1].ns):]
+        last = self.runs[-len(self.sc.rounds[-1].ns) :]
         while not all(r.code == 0 for r in last):
             if number >= MAX_RUNS:
-                self.findings.add(f"no convergence: no run exited 0 within {MAX_RUNS} runs",
-                                  f"last exit code(s): {', '.join(str(r.code) for r in last)}")
+                self.findings.add(
+                    f"no convergence: no run exited 0 within {MAX_RUNS} runs",
+                    f"last exit code(s): {', '.join(str(r.code) for r in last)}",
+                )
                 return
             number += 1
             last = self.run_round(number, Round((self.sc.rerun_ns[number - 1],)))
 
     # invariants
     def check(self) -> None:
-        checks = (self._check_runs, self._check_tasks_on_main, self._check_no_respawn, self._check_user_work,
-                  self._check_status, self._check_leftovers)
+        checks = (
+            self._check_runs,
+            self._check_tasks_on_main,
+            self._check_no_respawn,
+            self._check_user_work,
+            self._check_status,
+            self._check_leftovers,
+        )
         for check in checks:
             try:
                 check()
-            except (SoakError, OSError, ValueError) as e:   # one check that cannot read must not hide the others
+            except (SoakError, OSError, ValueError) as e:  # one check that cannot read must not hide the others
                 self.findings.add("harness error (not a Hive finding)", f"{check.__name__}: {e!r}")
 
     def _check_runs(self) -> None:
         for rec in self.runs:
             if rec.killed == "hung":
-                self.findings.add(f"hang: a run was still going after {RUN_TIMEOUT:.0f}s",
-                                  f"run {rec.label}; its processes: {' | '.join(rec.stuck)}")
+                self.findings.add(
+                    f"hang: a run was still going after {RUN_TIMEOUT:.0f}s",
+                    f"run {rec.label}; its processes: {' | '.join(rec.stuck)}",
+                )
             elif rec.killed == "slow-stop":
-                self.findings.add(f"{rec.stop_signal}: doit did not stop within {STOP_TIMEOUT:.0f}s",
-                                  f"run {rec.label}; its processes: {' | '.join(rec.stuck)}")
+                self.findings.add(
+                    f"{rec.stop_signal}: doit did not stop within {STOP_TIMEOUT:.0f}s",
+                    f"run {rec.label}; its processes: {' | '.join(rec.stuck)}",
+                )
             elif rec.stop_signal and rec.code != EXPECTED_EXIT[rec.stop_signal] and self._met_the_end(rec):
                 self.notes.append(f"run {rec.label}: {rec.stop_signal} arrived as the run ended (exit {rec.code})")
             elif rec.stop_signal and rec.code != EXPECTED_EXIT[rec.stop_signal]:
                 how = f"killed by signal {-rec.code}" if rec.code is not None and rec.code < 0 else f"exit {rec.code}"
-                self.findings.add(f"{rec.stop_signal}: doit {how}, expected exit {EXPECTED_EXIT[rec.stop_signal]}",
-                                  f"run {rec.label}")
+                self.findings.add(
+                    f"{rec.stop_signal}: doit {how}, expected exit {EXPECTED_EXIT[rec.stop_signal]}", f"run {rec.label}"
+                )
             elif not rec.faults and not rec.killed and rec.code != 0:
-                self.findings.add("a run with no fault injected exited non-zero",
-                                  f"run {rec.label} exit {rec.code}: {_tail(rec.output(), 3)[-300:]}")
+                self.findings.add(
+                    "a run with no fault injected exited non-zero",
+                    f"run {rec.label} exit {rec.code}: {_tail(rec.output(), 3)[-300:]}",
+                )
 
     @staticmethod
     def _met_the_end(rec: RunRecord) -> bool:
@@ -629,15 +706,17 @@ class Trial:
             merged = sum(1 for s in merges if s.startswith(f"hive: merge {t.key} —"))
             content = self.git("show", f"main:{t.file}")
             if work != 1:
-                self.findings.add("a task's work is not on main exactly once",
-                                  f"{t.key}: `{t.message}` {work} times in git log main")
+                self.findings.add(
+                    "a task's work is not on main exactly once", f"{t.key}: `{t.message}` {work} times in git log main"
+                )
             if merged != 1:
-                self.findings.add("a task has not exactly one merge commit on main",
-                                  f"{t.key}: {merged} `hive: merge {t.key} —` on main's first-parent history")
+                self.findings.add(
+                    "a task has not exactly one merge commit on main",
+                    f"{t.key}: {merged} `hive: merge {t.key} —` on main's first-parent history",
+                )
             if content.returncode != 0 or content.stdout != t.content + "\n":
                 found = repr(content.stdout.strip()) if content.returncode == 0 else "missing"
-                self.findings.add("a task's file on main is wrong",
-                                  f"{t.file} is {found}, expected {t.content!r}")
+                self.findings.add("a task's file on main is wrong", f"{t.file} is {found}, expected {t.content!r}")
 
     def _check_no_respawn(self) -> None:
         """No agent of a task starts after that task was recorded done (merged), and
@@ -652,12 +731,15 @@ class Trial:
                 continue
             seen[(task, attempt)] += 1
             if task in done_at and at > done_at[task]:
-                self.findings.add("an agent was spawned for a task already merged",
-                                  f"{task} attempt {attempt} started at {at:.3f}, merged at {done_at[task]:.3f}")
+                self.findings.add(
+                    "an agent was spawned for a task already merged",
+                    f"{task} attempt {attempt} started at {at:.3f}, merged at {done_at[task]:.3f}",
+                )
         for (task, attempt), count in seen.items():
             if count > 1:
-                self.findings.add("one attempt's agent was started more than once",
-                                  f"{task} attempt {attempt}: {count} starts")
+                self.findings.add(
+                    "one attempt's agent was started more than once", f"{task} attempt {attempt}: {count} starts"
+                )
 
     def _check_user_work(self) -> None:
         u = self.user
@@ -680,15 +762,16 @@ class Trial:
         subjects = self.git_out("log", "--format=%s", "main").splitlines()
         for s in u.commits:
             if subjects.count(s) != 1:
-                self.findings.add("a commit the user made during a run is not on main exactly once",
-                                  f"{s!r}: {subjects.count(s)} times")
+                self.findings.add(
+                    "a commit the user made during a run is not on main exactly once",
+                    f"{s!r}: {subjects.count(s)} times",
+                )
         head = self.git("symbolic-ref", "HEAD").stdout.strip()
         if head != "refs/heads/main":
             self.findings.add("the main checkout is no longer on main", f"HEAD is {head or 'detached'}")
         status = self.git_out("status", "--porcelain")
         if status != u.status:
-            self.findings.add("the main checkout's git status changed",
-                              f"before {u.status!r}, after {status!r}")
+            self.findings.add("the main checkout's git status changed", f"before {u.status!r}, after {status!r}")
 
     def log_everywhere(self, *args: str) -> str:
         """`git log --all` (every branch, ref and worktree HEAD); a half-made worktree
@@ -708,19 +791,22 @@ class Trial:
         for t in self.sc.tasks:
             got = states.get(t.key, {})
             if got.get("state") != "done":
-                self.findings.add("a task is not done",
-                                  f"{t.key} is {got.get('state')!r}: {first_line(got.get('reason', ''))[:160]}")
+                self.findings.add(
+                    "a task is not done", f"{t.key} is {got.get('state')!r}: {first_line(got.get('reason', ''))[:160]}"
+                )
         if data["counts"].get("in_progress", 0) != 0:
-            self.findings.add("hive status counts tasks in_progress after the final run",
-                              f"{data['counts']['in_progress']} in_progress")
+            self.findings.add(
+                "hive status counts tasks in_progress after the final run",
+                f"{data['counts']['in_progress']} in_progress",
+            )
 
     def _check_leftovers(self) -> None:
         listing = self.git("worktree", "list", "--porcelain")
-        if listing.returncode != 0:   # what the user would see too: not the harness's fault
+        if listing.returncode != 0:  # what the user would see too: not the harness's fault
             self.findings.add("`git worktree list` fails in the repository", _tail(listing.stderr, 2))
         for block in listing.stdout.strip().split("\n\n")[1:]:
             name = Path(block.splitlines()[0].split(" ", 1)[1]).name
-            if "\nprunable" in block:   # its directory is gone, git still lists it
+            if "\nprunable" in block:  # its directory is gone, git still lists it
                 self.findings.add("a stale (prunable) worktree entry left", name)
             else:
                 self.findings.add("worktrees left", name)
@@ -735,8 +821,7 @@ class Trial:
             self.findings.add("tmux sessions left", ", ".join(sessions))
         debug = self.root / ".hive" / "hive.log"
         if debug.exists():
-            self.findings.add(".hive/hive.log (Hive's internal-error log) exists",
-                              _tail(debug.read_text(), 1)[:300])
+            self.findings.add(".hive/hive.log (Hive's internal-error log) exists", _tail(debug.read_text(), 1)[:300])
         deadline = time.monotonic() + LINGER_S
         while (procs := self.processes()) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -744,8 +829,13 @@ class Trial:
             self.findings.add("processes left after the final run", f"{pid} {cmd[:120]}")
 
     def tmux_sessions(self) -> list[str]:
-        r = subprocess.run(["tmux", "-L", self.socket, "list-sessions", "-F", "#{session_name}"], env=self.env,
-                           capture_output=True, text=True, check=False)
+        r = subprocess.run(
+            ["tmux", "-L", self.socket, "list-sessions", "-F", "#{session_name}"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         return r.stdout.split() if r.returncode == 0 else []
 
     def processes(self) -> list[tuple[int, str]]:
@@ -792,8 +882,10 @@ class Trial:
             print(f"  {task} a{attempt} {at:.3f} {event}")
         print("--- events (.hive/events.jsonl)")
         for e in read_events(self.root):
-            print(f"  {e.get('time', 0):.3f} {e.get('task')} a{e.get('attempt')} {e.get('from')}->{e.get('to')} "
-                  f"{first_line(e.get('event', ''))} {first_line(e.get('reason', ''))[:120]}")
+            print(
+                f"  {e.get('time', 0):.3f} {e.get('task')} a{e.get('attempt')} {e.get('from')}->{e.get('to')} "
+                f"{first_line(e.get('event', ''))} {first_line(e.get('reason', ''))[:120]}"
+            )
 
 
 class SoakError(Exception):
@@ -805,7 +897,7 @@ class TrialResult:
     seed: int
     faults: list[str]
     runs: list[str]
-    findings: dict[str, list[str]]      # kind -> details
+    findings: dict[str, list[str]]  # kind -> details
     notes: list[str]
     duration: float
     dir: Path
@@ -830,8 +922,15 @@ def run_trial(seed: int, verbose: bool = False, keep: bool = False, trace_git: b
         if verbose:
             trial.dump()
         trial.cleanup(keep)
-    return TrialResult(seed, sc.fault_names(), [r.line() for r in trial.runs], trial.findings.by_kind, trial.notes,
-                       time.monotonic() - t0, trial.dir)
+    return TrialResult(
+        seed,
+        sc.fault_names(),
+        [r.line() for r in trial.runs],
+        trial.findings.by_kind,
+        trial.notes,
+        time.monotonic() - t0,
+        trial.dir,
+    )
 
 
 # -- reading Hive's records ----------------------------------------------------
@@ -841,7 +940,7 @@ def read_spawns(root: Path) -> list[tuple[str, int, float, str]]:
     rows = []
     for line in log.read_text().splitlines() if log.exists() else []:
         parts = line.split()
-        if len(parts) == 4:      # a line being written right now is skipped
+        if len(parts) == 4:  # a line being written right now is skipped
             rows.append((parts[0], int(parts[1]), float(parts[2]), parts[3]))
     return rows
 
@@ -878,7 +977,7 @@ def output_errors(text: str) -> list[tuple[str, str]]:
             # other processes' lines may be interleaved with the traceback's
             end = next((j for j in range(i + 1, min(i + 200, len(lines))) if _EXCEPTION.match(lines[j])), None)
             exc = lines[end] if end is not None else "?"
-            frames = [ln.strip() for ln in lines[i + 1:end] if ln.strip().startswith("File ")]
+            frames = [ln.strip() for ln in lines[i + 1 : end] if ln.strip().startswith("File ")]
             out.append((f"traceback: {_generic(exc)[:90]}", f"{exc[:160]} (last frame: {_frame(frames)})"))
         elif "internal error:" in line:
             msg = line.split("internal error:", 1)[1].strip()
@@ -898,8 +997,11 @@ def _internal(msg: str) -> str:
 
 def _generic(text: str) -> str:
     # a path is noise, except the name of a lock file
-    text = re.sub(r"'?/(?:tmp|work)/\S*?([^/\s']*\.lock)?'?(?=[\s:,)]|$)",
-                  lambda m: f"<path>/{m.group(1)}" if m.group(1) else "<path>", text)
+    text = re.sub(
+        r"'?/(?:tmp|work)/\S*?([^/\s']*\.lock)?'?(?=[\s:,)]|$)",
+        lambda m: f"<path>/{m.group(1)}" if m.group(1) else "<path>",
+        text,
+    )
     text = re.sub(r"hive/[\w.-]+-a\d+", "<branch>", text)
     text = re.sub(rf"\b{PLAN}:[\w.-]+", "<task>", text)
     return re.sub(r"\b[0-9a-f]{7,40}\b", "<sha>", text)
@@ -928,7 +1030,7 @@ def _tail(text: str, lines: int) -> str:
 def _killpg(pid: int, sig: int) -> None:
     try:
         os.killpg(pid, sig)
-    except OSError:      # the group is already gone
+    except OSError:  # the group is already gone
         pass
 
 
@@ -971,16 +1073,20 @@ def report(res: TrialResult) -> None:
 
 def summary(results: list[TrialResult], elapsed: float) -> str:
     failed = [r for r in results if not r.passed]
-    lines = [f"soak: {len(results)} trials, {len(results) - len(failed)} passed, {len(failed)} failed"
-             + (f" (seeds {' '.join(str(r.seed) for r in failed)})" if failed else "")
-             + f", {elapsed:.1f}s total, {sum(r.duration for r in results) / max(len(results), 1):.1f}s per trial"]
+    lines = [
+        f"soak: {len(results)} trials, {len(results) - len(failed)} passed, {len(failed)} failed"
+        + (f" (seeds {' '.join(str(r.seed) for r in failed)})" if failed else "")
+        + f", {elapsed:.1f}s total, {sum(r.duration for r in results) / max(len(results), 1):.1f}s per trial"
+    ]
     seeds_by_kind: dict[str, list[int]] = {}
     for r in failed:
         for kind in r.findings:
             seeds_by_kind.setdefault(kind, []).append(r.seed)
     for kind, seeds in sorted(seeds_by_kind.items(), key=lambda kv: -len(kv[1])):
-        lines.append(f"  {len(seeds):3d} trial(s): {kind}  (seeds {' '.join(map(str, seeds[:8]))}"
-                     f"{' ...' if len(seeds) > 8 else ''})")
+        lines.append(
+            f"  {len(seeds):3d} trial(s): {kind}  (seeds {' '.join(map(str, seeds[:8]))}"
+            f"{' ...' if len(seeds) > 8 else ''})"
+        )
     return "\n".join(lines)
 
 
@@ -997,8 +1103,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     results = []
     for seed in seeds:
-        res = run_trial(seed, verbose=args.replay is not None, keep=args.keep or args.keep_failed,
-                        trace_git=args.trace_git)
+        res = run_trial(
+            seed, verbose=args.replay is not None, keep=args.keep or args.keep_failed, trace_git=args.trace_git
+        )
         if res.passed and args.keep_failed and not args.keep:
             shutil.rmtree(res.dir, ignore_errors=True)
         report(res)

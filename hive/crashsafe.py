@@ -7,6 +7,7 @@ Deferral is done in the Python-level handler, not with a signal mask: doit's
 workers run queue feeder threads, and a signal delivered to one of those would
 still run the handler in the main thread in the middle of the critical section.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -31,11 +32,11 @@ _PR_SET_PDEATHSIG = 1
 
 
 class _Stop:
-    depth = 0                       # nesting of uninterruptible() blocks
-    pending = False                 # a stop signal arrived inside one
-    first: int | None = None        # the signal that stopped this process
+    depth = 0  # nesting of uninterruptible() blocks
+    pending = False  # a stop signal arrived inside one
+    first: int | None = None  # the signal that stopped this process
     first_at = 0.0
-    doit_pid = 0                    # set once install_for_doit() ran in that process
+    doit_pid = 0  # set once install_for_doit() ran in that process
     on_stop: ClassVar[list[Callable[[], None]]] = []
 
 
@@ -94,7 +95,7 @@ def install_for_doit() -> None:
     worker of a killed doit would otherwise wait for a job forever); and an interrupted
     run ends with one line per task from its workers, no traceback, and exit 130/143."""
     install()
-    if _Stop.doit_pid == os.getpid():   # a second load of the dodo file in the same process
+    if _Stop.doit_pid == os.getpid():  # a second load of the dodo file in the same process
         return
     doit_pid = _Stop.doit_pid = os.getpid()
     os.register_at_fork(after_in_child=lambda: _stop_with_parent(doit_pid))
@@ -142,9 +143,9 @@ def _stop_with_parent(parent: int) -> None:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):   # no prctl (not Linux): the worker's own orphan check remains
+    except (OSError, AttributeError):  # no prctl (not Linux): the worker's own orphan check remains
         return
-    if os.getppid() != parent:   # it died before prctl took effect
+    if os.getppid() != parent:  # it died before prctl took effect
         os.kill(os.getpid(), signal.SIGTERM)
 
 

@@ -1,4 +1,5 @@
 """The one user-error exception, caught at the CLI and dodo boundaries."""
+
 from __future__ import annotations
 
 import time
@@ -46,7 +47,7 @@ def user_message(exc: BaseException) -> str | None:
 @dataclass(frozen=True)
 class Failure:
     message: str
-    bug: bool       # not the user's doing: its traceback is in the log
+    bug: bool  # not the user's doing: its traceback is in the log
 
 
 def at_the_edge(exc: BaseException, log: Path, title: str) -> Failure:

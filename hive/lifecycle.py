@@ -4,6 +4,7 @@ what each outcome leads to. Adding a signal is one row in OUTCOMES plus a line i
 the brief's template; the CLI verbs, the signal files, the runner and the reports
 all read this table.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -28,8 +29,9 @@ class State(StrEnum):
 # Which state may follow which (a re-opened task goes back to planned).
 TRANSITIONS: dict[State, frozenset[State]] = {
     State.PLANNED: frozenset({State.IN_PROGRESS, State.AWAITING_HUMAN, State.PLANNED}),
-    State.IN_PROGRESS: frozenset({State.DONE, State.FAILED, State.BLOCKED, State.TOO_BIG, State.AWAITING_HUMAN,
-                                  State.IN_PROGRESS}),
+    State.IN_PROGRESS: frozenset(
+        {State.DONE, State.FAILED, State.BLOCKED, State.TOO_BIG, State.AWAITING_HUMAN, State.IN_PROGRESS}
+    ),
     State.FAILED: frozenset({State.PLANNED, State.IN_PROGRESS, State.FAILED}),
     State.BLOCKED: frozenset({State.PLANNED, State.BLOCKED}),
     State.TOO_BIG: frozenset({State.PLANNED, State.TOO_BIG}),
@@ -41,18 +43,23 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 @dataclass(frozen=True)
 class StateInfo:
     icon: str
-    order: int              # where `hive status` lists it (what needs a look first)
-    held: bool = False      # the run stops here until a human acts
-    retried: bool = False   # the runner starts another attempt while attempts remain
+    order: int  # where `hive status` lists it (what needs a look first)
+    held: bool = False  # the run stops here until a human acts
+    retried: bool = False  # the runner starts another attempt while attempts remain
     retryable: bool = False  # `hive retry` re-opens it
-    hint: str = ""          # what the human does next ({key} is the task)
+    hint: str = ""  # what the human does next ({key} is the task)
 
 
 # in the order the execution report counts them
 STATES: dict[State, StateInfo] = {
     State.DONE: StateInfo("✅", 6),
-    State.FAILED: StateInfo("❌", 3, retried=True, retryable=True,
-                            hint="`hive retry {key}` after fixing the cause (logs: `hive logs {key}`)"),
+    State.FAILED: StateInfo(
+        "❌",
+        3,
+        retried=True,
+        retryable=True,
+        hint="`hive retry {key}` after fixing the cause (logs: `hive logs {key}`)",
+    ),
     State.BLOCKED: StateInfo("⛔", 2, held=True, retryable=True, hint="resolve it, then `hive retry {key}`"),
     State.TOO_BIG: StateInfo("🪓", 4, held=True, retryable=True, hint="split it in the plan, or `hive retry {key}`"),
     State.AWAITING_HUMAN: StateInfo("⏸", 1, held=True),
@@ -69,6 +76,7 @@ INTERRUPTED = "interrupted"
 
 class Kind(StrEnum):
     """How one attempt ended."""
+
     DONE = "done"
     BLOCKED = "blocked"
     TOO_BIG = "too_big"
@@ -81,20 +89,21 @@ class Kind(StrEnum):
 
 class Worktree(StrEnum):
     """What happens to the attempt's worktree."""
-    MERGE = "merge"                    # its branch is verified and merged
-    KEEP = "keep"                      # kept for the human, as it is
+
+    MERGE = "merge"  # its branch is verified and merged
+    KEEP = "keep"  # kept for the human, as it is
     REMOVE_IF_CLEAN = "remove_if_clean"  # removed unless it holds uncommitted work
-    RETIRE = "retire"                  # leftovers committed to its branch (the next attempt builds on them)
+    RETIRE = "retire"  # leftovers committed to its branch (the next attempt builds on them)
 
 
 @dataclass(frozen=True)
 class Rule:
-    state: State                 # the state the attempt ends in
+    state: State  # the state the attempt ends in
     worktree: Worktree
-    ended_by_itself: bool        # it finished (hang up on it) rather than being stopped (interrupt it first)
-    reason: str = "{reason}"     # the recorded reason; {reason} is the agent's or the watcher's, {key} the task
-    verb: str = ""               # the `hive <verb>` an agent runs to signal it ("" = not a signal)
-    help: str = ""               # that verb's help
+    ended_by_itself: bool  # it finished (hang up on it) rather than being stopped (interrupt it first)
+    reason: str = "{reason}"  # the recorded reason; {reason} is the agent's or the watcher's, {key} the task
+    verb: str = ""  # the `hive <verb>` an agent runs to signal it ("" = not a signal)
+    help: str = ""  # that verb's help
     reason_required: bool = False
 
     @property
@@ -104,13 +113,28 @@ class Rule:
 
 OUTCOMES: dict[Kind, Rule] = {
     Kind.DONE: Rule(State.DONE, Worktree.MERGE, True, verb="done", help="the task is complete and committed"),
-    Kind.BLOCKED: Rule(State.BLOCKED, Worktree.KEEP, True, "blocked: {reason}", verb="blocked",
-                       help="the agent cannot go on without a human", reason_required=True),
-    Kind.TOO_BIG: Rule(State.TOO_BIG, Worktree.REMOVE_IF_CLEAN, True, "too big: {reason}", verb="too-big",
-                       help="the task must be split", reason_required=True),
+    Kind.BLOCKED: Rule(
+        State.BLOCKED,
+        Worktree.KEEP,
+        True,
+        "blocked: {reason}",
+        verb="blocked",
+        help="the agent cannot go on without a human",
+        reason_required=True,
+    ),
+    Kind.TOO_BIG: Rule(
+        State.TOO_BIG,
+        Worktree.REMOVE_IF_CLEAN,
+        True,
+        "too big: {reason}",
+        verb="too-big",
+        help="the task must be split",
+        reason_required=True,
+    ),
     # a human's `hive stop`: held (blocked) until they say `hive retry`, never retried by itself
-    Kind.STOPPED: Rule(State.BLOCKED, Worktree.KEEP, False,
-                       "stopped by `hive stop`; `hive retry {key}` to run it again"),
+    Kind.STOPPED: Rule(
+        State.BLOCKED, Worktree.KEEP, False, "stopped by `hive stop`; `hive retry {key}` to run it again"
+    ),
     Kind.CRASHED: Rule(State.FAILED, Worktree.RETIRE, True),
     Kind.SCRIPT_FAILED: Rule(State.FAILED, Worktree.RETIRE, True),
     Kind.SPAWN_FAILED: Rule(State.FAILED, Worktree.RETIRE, False),
@@ -143,8 +167,9 @@ def shown_state(st: TaskState, text_hash: str) -> State:
     return State.PLANNED
 
 
-def why_outdated(st: TaskState, text_hash: str, on_main: Callable[[str], bool] | None,
-                 main_branch: str = "main") -> str:
+def why_outdated(
+    st: TaskState, text_hash: str, on_main: Callable[[str], bool] | None, main_branch: str = "main"
+) -> str:
     """Why a finished or held task must run again, if it must: its text in the plan
     changed, or (checked when `on_main` is given) its merge left main."""
     if st.state == State.PLANNED:
@@ -159,5 +184,9 @@ def why_outdated(st: TaskState, text_hash: str, on_main: Callable[[str], bool] |
 def is_done(st: TaskState | None, text_hash: str, on_main: Callable[[str], bool] | None) -> bool:
     """The one definition of done: recorded done for the task's current text, with its
     merge commit on main (not checked when `on_main` is None: a summary without git)."""
-    return st is not None and st.state == State.DONE and not why_outdated(st, text_hash, on_main) \
+    return (
+        st is not None
+        and st.state == State.DONE
+        and not why_outdated(st, text_hash, on_main)
         and (on_main is None or bool(st.merge_commit))
+    )

@@ -1,5 +1,6 @@
 """A repository's Hive project: its root, its config and every plan in it, loaded
 once per command or run and handed down."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,5 +1,6 @@
 """Fixtures: real git repos in temp dirs, a private tmux server per test, real
 `doit` subprocesses, and the fake agent standing in for the LLM."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,10 @@ FAKE_AGENT = HERE / "fake_agent.py"
 REAL_HOME = Path.home()
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.invalid",
-    "GIT_COMMITTER_NAME": "Test Committer", "GIT_COMMITTER_EMAIL": "committer@example.invalid",
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.invalid",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 
@@ -159,16 +162,25 @@ class Repo:
         path.write_text(text)
         return path
 
-    def configure(self, grace: str = "10s", timeout: str = "2m", attempts: int = 2, extra: str = "",
-                  stop: str = "5s") -> None:
-        text = CONFIG.format(python=sys.executable, fake=FAKE_AGENT, grace=grace, timeout=timeout,
-                             attempts=attempts, stop=stop)
+    def configure(
+        self, grace: str = "10s", timeout: str = "2m", attempts: int = 2, extra: str = "", stop: str = "5s"
+    ) -> None:
+        text = CONFIG.format(
+            python=sys.executable, fake=FAKE_AGENT, grace=grace, timeout=timeout, attempts=attempts, stop=stop
+        )
         (self.root / ".hive" / "config.toml").write_text(text + extra)
 
     def doit(self, *args: str, timeout: float = 180, env: dict | None = None) -> subprocess.CompletedProcess:
         # its own session: a kill -9 of doit's process group (crash tests) never reaches pytest
-        return subprocess.run([sys.executable, "-m", "doit", *args], cwd=self.root, capture_output=True,
-                              text=True, timeout=timeout, env={**os.environ, **(env or {})}, start_new_session=True)
+        return subprocess.run(
+            [sys.executable, "-m", "doit", *args],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
 
     def start_doit(self, *args: str, env: dict | None = None) -> Run:
         """doit in the background, in its own process group (so a test can kill -9 it and
@@ -176,8 +188,14 @@ class Repo:
         self._runs = getattr(self, "_runs", 0) + 1
         err = self.root.parent / f"doit-{self._runs}.err"
         with open(err, "w") as f:
-            proc = subprocess.Popen([sys.executable, "-m", "doit", *args], cwd=self.root, stdout=subprocess.DEVNULL,
-                                    stderr=f, start_new_session=True, env={**os.environ, **(env or {})})
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "doit", *args],
+                cwd=self.root,
+                stdout=subprocess.DEVNULL,
+                stderr=f,
+                start_new_session=True,
+                env={**os.environ, **(env or {})},
+            )
         return Run(proc, err)
 
     def events(self) -> list[dict]:
@@ -198,8 +216,14 @@ class Repo:
         (self.root / ".hive" / "fake" / name).write_text("")
 
     def hive(self, *args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "hive", *args], cwd=self.root, capture_output=True,
-                              text=True, timeout=timeout, env={**os.environ, **(env or {})})
+        return subprocess.run(
+            [sys.executable, "-m", "hive", *args],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+        )
 
     def git(self, *args: str, check: bool = True) -> str:
         return git(self.root, *args, check=check)
@@ -231,8 +255,11 @@ class Repo:
         return self.git("log", "--format=%s", "main").splitlines()
 
     def worktrees(self) -> list[str]:
-        return [line.split(" ", 1)[1] for line in self.git("worktree", "list", "--porcelain").splitlines()
-                if line.startswith("worktree ")][1:]
+        return [
+            line.split(" ", 1)[1]
+            for line in self.git("worktree", "list", "--porcelain").splitlines()
+            if line.startswith("worktree ")
+        ][1:]
 
     def file_on_main(self, path: str) -> str | None:
         r = subprocess.run(["git", "-C", str(self.root), "show", f"main:{path}"], capture_output=True, text=True)
@@ -287,7 +314,7 @@ def read_pty(master: int, until: bytes | None = None) -> bytes:
     while until is None or until not in out:
         try:
             data = os.read(master, 4096)
-        except OSError:   # the other side closed
+        except OSError:  # the other side closed
             break
         if not data:
             break

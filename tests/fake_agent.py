@@ -38,6 +38,7 @@ deleted, a git command refused) ends the agent with exit code 4 and one line
 saying why, like a real agent giving up — never a Python traceback, which would
 look like a Hive bug in Hive's own output.
 """
+
 import os
 import shlex
 import signal
@@ -70,7 +71,7 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
         line = line.strip()
         for prefix in ("fake:", f"fake@{attempt}:"):
             if line.startswith(prefix):
-                directives.append(shlex.split(line[len(prefix):]))
+                directives.append(shlex.split(line[len(prefix) :]))
     if not any(d and d[0] == "silent" for d in directives):
         print(f"fake agent: working on {task} attempt {attempt}", flush=True)
     for d in directives:
@@ -91,8 +92,9 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
             subprocess.run(["git", "commit", "-q", "-m", " ".join(args) or "fake work"], check=True)
         elif verb == "commit-once":
             message = " ".join(args) or "fake work"
-            history = subprocess.run(["git", "log", "--format=%s", "HEAD"], capture_output=True, text=True,
-                                     check=True).stdout.splitlines()
+            history = subprocess.run(
+                ["git", "log", "--format=%s", "HEAD"], capture_output=True, text=True, check=True
+            ).stdout.splitlines()
             if message not in history:
                 subprocess.run(["git", "add", "-A"], check=True)
                 subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], check=True)
@@ -105,8 +107,10 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
                 time.sleep(0.05)
         elif verb == "wait-start":
             deadline = time.time() + float(args[1])
-            while not any(ln.startswith(f"{args[0]} ") and ln.endswith(" start")
-                          for ln in (log_dir / "spawns.log").read_text().splitlines()):
+            while not any(
+                ln.startswith(f"{args[0]} ") and ln.endswith(" start")
+                for ln in (log_dir / "spawns.log").read_text().splitlines()
+            ):
                 if time.time() > deadline:
                     print(f"fake agent: {args[0]} never started alongside me", flush=True)
                     return 9
@@ -135,9 +139,11 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
                 signal.signal(sig, signal.SIG_IGN)
             print("fake agent: ignoring SIGINT, SIGTERM and SIGHUP", flush=True)
         elif verb == "spawn-child":
-            code = ("import signal, time\n"
-                    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP): signal.signal(s, signal.SIG_IGN)\n"
-                    "time.sleep(3600)\n")
+            code = (
+                "import signal, time\n"
+                "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP): signal.signal(s, signal.SIG_IGN)\n"
+                "time.sleep(3600)\n"
+            )
             child = subprocess.Popen([sys.executable, "-c", code], process_group=0)
             safe = task.replace(":", "_")
             (log_dir / f"child-{safe}-a{attempt}.pid").write_text(str(child.pid))

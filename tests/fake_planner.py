@@ -2,6 +2,7 @@
 """A stand-in for an interactive planning agent: reads Hive's planning brief and
 writes the plan it asks for. A goal containing "broken" gets a plan with a bad
 dependency; one containing "approved" claims `status: approved`."""
+
 import re
 import sys
 from pathlib import Path

@@ -4,6 +4,7 @@ Git never looks above the directory it is run in: a worktree whose `.git` file i
 missing must fail loudly, not let git walk up to the user's own checkout and run
 `checkout --force` or `commit` there (seen after a kill -9 during `worktree add`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -70,7 +71,7 @@ def remove_stale_lock(cwd: Path | str, message: str) -> bool:
     try:
         age = time.time() - lock.stat().st_mtime
     except FileNotFoundError:
-        return True   # gone meanwhile: try again at once
+        return True  # gone meanwhile: try again at once
     if age < STALE_LOCK_AGE or processes.holders(lock):
         return False
     log.info("removing %s: left by a git that is no longer running", lock)
@@ -194,8 +195,9 @@ def status(cwd: Path | str) -> list[str]:
 def commit_all(cwd: Path | str, message: str) -> bool:
     """Commit every change (respecting ignores); False if there was nothing to commit."""
     _locked_retry(cwd, "add", "-A")
-    res = _locked_retry(cwd, *_NO_HOOKS, *_identity(str(cwd)), "commit", "-q", "--no-verify", "-m", message,
-                        check=False)
+    res = _locked_retry(
+        cwd, *_NO_HOOKS, *_identity(str(cwd)), "commit", "-q", "--no-verify", "-m", message, check=False
+    )
     if res.code == 0:
         return True
     if "nothing to commit" in res.output or "nothing added to commit" in res.output:
@@ -225,8 +227,9 @@ def differs(cwd: Path | str, a: str, b: str, path: str) -> bool:
 
 def merge_no_ff(cwd: Path | str, rev: str, message: str) -> proc.Result:
     """Merge `rev` into the current HEAD with a merge commit; the result tells success or conflict."""
-    return _locked_retry(cwd, *_NO_HOOKS, *_identity(str(cwd)), "merge", "--no-ff", "--no-edit",
-                         "-m", message, rev, check=False)
+    return _locked_retry(
+        cwd, *_NO_HOOKS, *_identity(str(cwd)), "merge", "--no-ff", "--no-edit", "-m", message, rev, check=False
+    )
 
 
 def ff_merge(cwd: Path | str, rev: str) -> proc.Result:

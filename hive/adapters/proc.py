@@ -12,6 +12,7 @@ It uses `subprocess` rather than the `sh` package: measured here, `sh` costs abo
 threads), which doubled Hive's per-task overhead and signal-to-merge latency
 (bench/README.md), and its import alone slowed every `doit list`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -29,9 +30,21 @@ from hive.errors import CommandError
 log = logging.getLogger("hive.proc")
 
 # Variables that make a nested tool believe it runs inside another session.
-SCRUBBED_ENV = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED",
-                "GEMINI_CLI", "GEMINI_CLI_NO_RELAUNCH", "TMUX", "TMUX_PANE",
-                "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
+SCRUBBED_ENV = (
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "GEMINI_CLI",
+    "GEMINI_CLI_NO_RELAUNCH",
+    "TMUX",
+    "TMUX_PANE",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+)
 # After a command exits, how long output from what it left running may keep its pipes open.
 PIPE_GRACE = 2.0
 _SLICE = 1.0
@@ -54,9 +67,16 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run(argv: list[str], cwd: Path | str | None = None, *, check: bool = True,
-        env: dict[str, str] | None = None, stdin: str | None = None,
-        timeout: float | None = None, atomic: bool = False) -> Result:
+def run(
+    argv: list[str],
+    cwd: Path | str | None = None,
+    *,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    timeout: float | None = None,
+    atomic: bool = False,
+) -> Result:
     """Run argv and return its result; raise CommandError on a bad exit if `check`.
     An `atomic` command (a short git or tmux step) is never interrupted half-way."""
     log.debug("run %s (cwd=%s)", argv, cwd)
@@ -67,12 +87,21 @@ def run(argv: list[str], cwd: Path | str | None = None, *, check: bool = True,
     return result
 
 
-def _run(argv: list[str], cwd: Path | str | None, env: dict[str, str], stdin: str | None,
-         timeout: float | None) -> Result:
+def _run(
+    argv: list[str], cwd: Path | str | None, env: dict[str, str], stdin: str | None, timeout: float | None
+) -> Result:
     try:
-        child = subprocess.Popen(argv, cwd=str(cwd) if cwd else None, env=env, text=True, errors="replace",
-                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0)
+        child = subprocess.Popen(
+            argv,
+            cwd=str(cwd) if cwd else None,
+            env=env,
+            text=True,
+            errors="replace",
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            process_group=0,
+        )
     except FileNotFoundError:
         raise CommandError(argv, 127, f"{argv[0]}: command not found") from None
     try:
@@ -83,8 +112,9 @@ def _run(argv: list[str], cwd: Path | str | None, env: dict[str, str], stdin: st
     return Result(child.returncode, out, err)
 
 
-def _communicate(argv: list[str], child: subprocess.Popen[str], stdin: str | None,
-                 timeout: float | None) -> tuple[str, str]:
+def _communicate(
+    argv: list[str], child: subprocess.Popen[str], stdin: str | None, timeout: float | None
+) -> tuple[str, str]:
     deadline = None if timeout is None else time.monotonic() + timeout
     exited_at: float | None = None
     while True:

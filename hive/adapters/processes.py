@@ -8,6 +8,7 @@ environment Hive gave the attempt (HIVE_ROOT, HIVE_TASK, HIVE_ATTEMPT) and by it
 session id; the session id alone is trusted only together with an environment
 match, because after a reboot that number may belong to someone else.
 """
+
 from __future__ import annotations
 
 import os
@@ -82,14 +83,18 @@ def holders(path: Path) -> list[int]:
 @dataclass(frozen=True)
 class AgentMark:
     """What identifies one attempt's processes."""
+
     root: str
     task: str
     attempt: int
-    session_id: int     # the tmux pane's pid: the session leader tmux made
+    session_id: int  # the tmux pane's pid: the session leader tmux made
 
     def _needles(self) -> tuple[bytes, ...]:
-        return (f"HIVE_ROOT={self.root}".encode(), f"HIVE_TASK={self.task}".encode(),
-                f"HIVE_ATTEMPT={self.attempt}".encode())
+        return (
+            f"HIVE_ROOT={self.root}".encode(),
+            f"HIVE_TASK={self.task}".encode(),
+            f"HIVE_ATTEMPT={self.attempt}".encode(),
+        )
 
 
 def members(mark: AgentMark) -> set[int]:
@@ -128,8 +133,9 @@ def stages(patience: float, finished: bool = False) -> Stages:
     return (first, (signal.SIGTERM, patience), (signal.SIGKILL, patience))
 
 
-def stop_in_stages(mark: AgentMark, stages: Stages, report: Callable[[str], None],
-                   quiet_first: bool = False) -> set[int]:
+def stop_in_stages(
+    mark: AgentMark, stages: Stages, report: Callable[[str], None], quiet_first: bool = False
+) -> set[int]:
     """Signal every process of the agent, stage by stage, until none is left;
     returns what survived the last stage (nothing, unless the kernel disagrees).
     `quiet_first`: the first stage is routine (an agent that finished), not news."""
@@ -146,7 +152,7 @@ def stop_in_stages(mark: AgentMark, stages: Stages, report: Callable[[str], None
                 continue
         deadline, pause = time.monotonic() + patience, 0.005
         while members(mark) and time.monotonic() < deadline:
-            time.sleep(pause)   # most agents are gone within milliseconds: look again soon, then less often
+            time.sleep(pause)  # most agents are gone within milliseconds: look again soon, then less often
             pause = min(pause * 2, POLL)
     return members(mark)
 

@@ -4,6 +4,7 @@ Hive's sessions live on their own server (`tmux -L hive`, or `$HIVE_TMUX_SOCKET`
 so agents never mix with the user's sessions and tests can use a private socket.
 Targets use `=name` so a session name never matches another by prefix.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,26 +37,61 @@ class Pane:
 # A fixed wrapper (argv arrives as "$@", never inside the script text) that records
 # the exit status: tmux's own #{pane_dead_status} can stay empty until it reaps the
 # process, which tmux 3.3a was seen to delay for seconds.
-_WRAPPER = ('"$@"; code=$?; printf "%s\\n" "$code" > "$HIVE_EXIT_FILE.tmp" && '
-            'mv "$HIVE_EXIT_FILE.tmp" "$HIVE_EXIT_FILE"; exit "$code"')
+_WRAPPER = (
+    '"$@"; code=$?; printf "%s\\n" "$code" > "$HIVE_EXIT_FILE.tmp" && '
+    'mv "$HIVE_EXIT_FILE.tmp" "$HIVE_EXIT_FILE"; exit "$code"'
+)
 
 
-def new_session(name: str, cwd: Path, argv: list[str], log: Path, exit_file: Path,
-                env: dict[str, str], unset: tuple[str, ...] = ()) -> int:
+def new_session(
+    name: str, cwd: Path, argv: list[str], log: Path, exit_file: Path, env: dict[str, str], unset: tuple[str, ...] = ()
+) -> int:
     """Start `argv` as the session's initial command (through `env` and a fixed
     wrapper; no shell ever sees argv as text), and in the same tmux command queue
     keep the pane after exit and pipe its output to `log`, so even an instantly
     failing command leaves its last words. Returns the pane's process id."""
     exit_file.parent.mkdir(parents=True, exist_ok=True)
-    launcher = ["env", *[a for name_ in unset for a in ("-u", name_)],
-                *[f"{k}={v}" for k, v in {**env, "HIVE_EXIT_FILE": str(exit_file)}.items()],
-                "sh", "-c", _WRAPPER, "hive-agent", *argv]
+    launcher = [
+        "env",
+        *[a for name_ in unset for a in ("-u", name_)],
+        *[f"{k}={v}" for k, v in {**env, "HIVE_EXIT_FILE": str(exit_file)}.items()],
+        "sh",
+        "-c",
+        _WRAPPER,
+        "hive-agent",
+        *argv,
+    ]
     target = f"={name}:"
     log.parent.mkdir(parents=True, exist_ok=True)
-    out = _tmux("new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", name, "-c", str(cwd), "-x", "200", "-y", "50",
-                "--", *launcher,
-                ";", "set-window-option", "-t", target, "remain-on-exit", "on",
-                ";", "pipe-pane", "-t", target, "-o", f"cat >> {shlex.quote(str(log))}").stdout.split()
+    out = _tmux(
+        "new-session",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_pid}",
+        "-s",
+        name,
+        "-c",
+        str(cwd),
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "--",
+        *launcher,
+        ";",
+        "set-window-option",
+        "-t",
+        target,
+        "remain-on-exit",
+        "on",
+        ";",
+        "pipe-pane",
+        "-t",
+        target,
+        "-o",
+        f"cat >> {shlex.quote(str(log))}",
+    ).stdout.split()
     return int(out[0]) if out and out[0].isdigit() else 0
 
 
@@ -64,8 +100,9 @@ def has_session(name: str) -> bool:
 
 
 def pane(name: str) -> Pane | None:
-    result = _tmux("display-message", "-p", "-t", f"={name}:",
-                   "#{pane_pid} #{pane_dead} #{pane_dead_status}", check=False)
+    result = _tmux(
+        "display-message", "-p", "-t", f"={name}:", "#{pane_pid} #{pane_dead} #{pane_dead_status}", check=False
+    )
     parts = result.stdout.split()
     if result.code != 0 or len(parts) < 2:
         return None
@@ -103,4 +140,5 @@ def attach(name: str, replace_process: bool = False) -> int:
     if replace_process:
         os.execvpe("tmux", attach_argv(name), env)
     import subprocess  # the user's terminal in the foreground: nothing to capture
+
     return subprocess.call(attach_argv(name), env=env)

@@ -1,4 +1,5 @@
 """Human answers: approving a plan file, answering checkpoints and gates, reviews."""
+
 from __future__ import annotations
 
 import re
@@ -43,20 +44,32 @@ def approve_plan(path: Path, config: Config) -> str:
     return f"{plan.name}: approved ({len(plan.tasks)} tasks) — run `doit` to start"
 
 
-def approve_task(root: Path, key: str, choice: str | None = None, done: bool = False,
-                 reject: str | None = None, reject_task: str | None = None) -> str:
+def approve_task(
+    root: Path,
+    key: str,
+    choice: str | None = None,
+    done: bool = False,
+    reject: str | None = None,
+    reject_task: str | None = None,
+) -> str:
     """Answer a checkpoint or gate (or approve a reviewed branch when auto_merge is off)."""
     plan_name, task_id = parse_key(key)
     from hive.project import load_project
+
     project = load_project(root)
     plan = project.plans.plan(plan_name)
     item = discovered.find(Paths(root), plan_name, task_id)
     if item is not None:
         if choice or done or reject_task:
-            raise HiveError(f"{key} is discovered work: approve it with `hive approve {key}` or discard it with "
-                            f"`hive approve {key} --reject \"why\"`")
-        return discovered.reject(Paths(root), item, reject) if reject is not None else \
-            discovered.approve(Paths(root), project.config, plan, item)
+            raise HiveError(
+                f"{key} is discovered work: approve it with `hive approve {key}` or discard it with "
+                f'`hive approve {key} --reject "why"`'
+            )
+        return (
+            discovered.reject(Paths(root), item, reject)
+            if reject is not None
+            else discovered.approve(Paths(root), project.config, plan, item)
+        )
     try:
         task = plan.task(task_id)
     except KeyError:
@@ -72,9 +85,16 @@ def approve_task(root: Path, key: str, choice: str | None = None, done: bool = F
     if reject is not None:
         return _reject(store, plan, task, key, reject, reject_task)
     answer = _answer(key, task, choice, done)
-    store.update(plan_name, task_id, expect=("awaiting_human",), state="done", answer=answer,
-                 reason=f"answered: {answer}", merge_commit=_main_head(root, project.config.main_branch),
-                 event=f"answered: {answer}")
+    store.update(
+        plan_name,
+        task_id,
+        expect=("awaiting_human",),
+        state="done",
+        answer=answer,
+        reason=f"answered: {answer}",
+        merge_commit=_main_head(root, project.config.main_branch),
+        event=f"answered: {answer}",
+    )
     return f"{key}: {answer} — run `doit` to continue"
 
 
@@ -84,8 +104,9 @@ def _answer(key: str, task: Task, choice: str | None, done: bool) -> str:
         options = {o.lower(): o for o in task.options}
         if choice is None or choice.lower() not in options:
             given = f"{choice!r} is not one of its options" if choice else "it needs --choice"
-            raise HiveError(f"{key} is a decision: {given}; answer with one of: "
-                            + ", ".join(f"--choice {o}" for o in task.options))
+            raise HiveError(
+                f"{key} is a decision: {given}; answer with one of: " + ", ".join(f"--choice {o}" for o in task.options)
+            )
         return f"choice: {options[choice.lower()]}"
     if choice is not None:
         raise HiveError(f"{key} is a {kind} checkpoint, not a decision: answer with `{how_to_answer(key, task)}`")
@@ -103,33 +124,66 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
     before = [d for d in task.depends_on if not d.startswith("_gate-")]
     if target is None:
         if len(before) != 1:
-            raise HiveError(f"{key} has no task before it to re-open" if not before else
-                            f"{key} depends on {', '.join(before)}: say which to re-open with --task ID")
+            raise HiveError(
+                f"{key} has no task before it to re-open"
+                if not before
+                else f"{key} depends on {', '.join(before)}: say which to re-open with --task ID"
+            )
         target = before[0]
     elif target not in before:
         raise HiveError(f"--task {target}: {key} does not depend on it; choose one of: {', '.join(before)}")
     prior = store.read(plan.name, target)
     if prior.state == "in_progress":
-        raise HiveError(f"{plan.key(target)} is running right now; stop it (`hive stop {plan.key(target)}`) "
-                        f"or wait for it before rejecting")
-    store.update(plan.name, target, state="planned", attempts_used=0, reason="", feedback=text, answer="",
-                 event=f"rejected at {key}: {text}")
-    store.update(plan.name, task.id, expect=("awaiting_human",), state="planned", reason="", answer="",
-                 event=f"rejected: {text}")
-    return (f"{plan.key(target)} re-opened ({prior.state} → planned) with your feedback; `doit` runs it again, "
-            f"then stops at {key} again")
+        raise HiveError(
+            f"{plan.key(target)} is running right now; stop it (`hive stop {plan.key(target)}`) "
+            f"or wait for it before rejecting"
+        )
+    store.update(
+        plan.name,
+        target,
+        state="planned",
+        attempts_used=0,
+        reason="",
+        feedback=text,
+        answer="",
+        event=f"rejected at {key}: {text}",
+    )
+    store.update(
+        plan.name, task.id, expect=("awaiting_human",), state="planned", reason="", answer="", event=f"rejected: {text}"
+    )
+    return (
+        f"{plan.key(target)} re-opened ({prior.state} → planned) with your feedback; `doit` runs it again, "
+        f"then stops at {key} again"
+    )
 
 
 def _answer_review(store: StateStore, st, key: str, reject: str | None) -> str:
     if reject is not None:
-        store.update(st.plan, st.id, expect=("awaiting_human",), state="planned", resume="", feedback=reject,
-                     attempts_used=0, reason="", event=f"review rejected: {reject}")
+        store.update(
+            st.plan,
+            st.id,
+            expect=("awaiting_human",),
+            state="planned",
+            resume="",
+            feedback=reject,
+            attempts_used=0,
+            reason="",
+            event=f"review rejected: {reject}",
+        )
         return f"{key}: sent back with your feedback; `doit` starts a new attempt from branch {st.branch}"
-    store.update(st.plan, st.id, expect=("awaiting_human",), state="planned", resume=MERGE,
-                 reason="branch approved for merging", event="review approved")
+    store.update(
+        st.plan,
+        st.id,
+        expect=("awaiting_human",),
+        state="planned",
+        resume=MERGE,
+        reason="branch approved for merging",
+        event="review approved",
+    )
     return f"{key}: approved — the next `doit` merges branch {st.branch}"
 
 
 def _main_head(root: Path, main_branch: str) -> str:
     from hive.adapters import git
+
     return git.rev_parse(root, f"refs/heads/{main_branch}")

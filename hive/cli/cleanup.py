@@ -1,6 +1,7 @@
 """`hive cleanup`: remove what finished tasks left behind — worktrees and branches
 of done tasks (only once git shows they are in main), clean worktrees of too_big
 tasks, tmux sessions no running task uses. Unmerged work goes only with --force."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,8 +37,11 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
                 kept = workspace.remove_merged_leftovers(root, st, main)
                 done += [f"{st.key}: {k}" for k in kept]
             elif st.state == State.TOO_BIG and st.worktree and Path(st.worktree).exists():
-                why = workspace.remove_if_clean(root, Path(st.worktree)) if not force else \
-                    workspace.remove_any(root, Path(st.worktree))
+                why = (
+                    workspace.remove_if_clean(root, Path(st.worktree))
+                    if not force
+                    else workspace.remove_any(root, Path(st.worktree))
+                )
                 done.append(f"{st.key}: " + (why or f"removed {st.worktree} (its branch {st.branch} keeps the work)"))
         finally:
             claim.release()
@@ -46,8 +50,7 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
             agents.close(session)
             done.append(f"closed {agents.kind} session {session} (no task runs in it)")
     if force:
-        for path in workspace.unused_worktrees(root, agents.worktree_base(root, config.worktree_base),
-                                               states.values()):
+        for path in workspace.unused_worktrees(root, agents.worktree_base(root, config.worktree_base), states.values()):
             workspace.remove_any(root, path)
             done.append(f"removed leftover worktree {path} (--force)")
     git.worktree_prune(root)

@@ -1,4 +1,5 @@
 """`hive demo`: run the example plan end to end in a scratch git repository."""
+
 from __future__ import annotations
 
 import os
@@ -61,6 +62,8 @@ def run_demo(target: Path | None, workers: int) -> int:
     print(git.git(root, "log", "--graph", "--oneline", "--decorate=no", "main").stdout, flush=True)
     print("hive demo: $ hive status", flush=True)
     subprocess.call([sys.executable, "-m", "hive", "status"], cwd=root)
-    print(f"\nhive demo: {'all tasks merged' if code == 0 else f'doit exited with {code}'}; "
-          f"look around in {root}", flush=True)
+    print(
+        f"\nhive demo: {'all tasks merged' if code == 0 else f'doit exited with {code}'}; look around in {root}",
+        flush=True,
+    )
     return code

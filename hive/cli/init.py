@@ -1,4 +1,5 @@
 """`hive init`: make a git repo ready for Hive without committing anything."""
+
 from __future__ import annotations
 
 from importlib import resources
@@ -14,8 +15,9 @@ from hive.store.paths import Paths
 
 # what a dodo.py that hands over to Hive contains (older ones import hive.compiler)
 DODO_MARKERS = ("hive.dodo import load_dodo", "hive.compiler import load_dodo")
-HIVE_IGNORE = ("# created by Hive: runtime state stays out of git; config.toml may be committed\n"
-               "*\n!.gitignore\n!config.toml\n")
+HIVE_IGNORE = (
+    "# created by Hive: runtime state stays out of git; config.toml may be committed\n*\n!.gitignore\n!config.toml\n"
+)
 
 
 def init(cwd: Path) -> tuple[Path, list[str]]:
@@ -30,8 +32,10 @@ def init(cwd: Path) -> tuple[Path, list[str]]:
         atomic_write(dodo, resources.files("hive.templates").joinpath("dodo.py").read_text())
         done.append("wrote dodo.py (hands over to Hive)")
     elif not any(m in dodo.read_text() for m in DODO_MARKERS):
-        raise HiveError(f"{dodo} exists and is not Hive's; add these lines to it:\n"
-                        f"    from hive.dodo import load_dodo\n    globals().update(load_dodo(__file__))")
+        raise HiveError(
+            f"{dodo} exists and is not Hive's; add these lines to it:\n"
+            f"    from hive.dodo import load_dodo\n    globals().update(load_dodo(__file__))"
+        )
     if not paths.plans.is_dir():
         paths.plans.mkdir()
         done.append("created plans/ (write your plans here)")

@@ -1,5 +1,6 @@
 """The `hive` command: thin wrappers that parse arguments, call one core
 function, print, and return an exit code. Only what doit has no verb for."""
+
 from __future__ import annotations
 
 import argparse
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _root() -> Path:
     from hive.store.paths import find_root
+
     return find_root()
 
 
@@ -51,6 +53,7 @@ def _debug_log() -> Path:
     """Where a bug's traceback goes: the repo's `.hive/hive.log` (an agent's command
     names its repo in HIVE_ROOT), else the current directory's."""
     from hive.store.paths import Paths, find_root
+
     try:
         root = Path(os.environ["HIVE_ROOT"]) if os.environ.get("HIVE_ROOT") else find_root()
     except HiveError:
@@ -61,6 +64,7 @@ def _debug_log() -> Path:
 # -- commands --------------------------------------------------------------
 def cmd_init(args: argparse.Namespace) -> int:
     from hive.cli.init import init
+
     root, done = init(Path.cwd())
     for line in done or ["already set up; nothing to do"]:
         print(f"hive: {line}")
@@ -70,12 +74,14 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from hive.cli.demo import run_demo
+
     return run_demo(Path(args.dir).resolve() if args.dir else None, args.workers)
 
 
 def cmd_signal(args: argparse.Namespace) -> int:
     from hive.lifecycle import SIGNALS
     from hive.store import agent_signals
+
     who = agent_signals.AgentIdentity.from_env()
     if agent_signals.send(who, SIGNALS[args.command], args.reason or ""):
         print(f"hive: {who.key} signalled {args.command}; Hive takes it from here — stop now.")
@@ -86,6 +92,7 @@ def cmd_signal(args: argparse.Namespace) -> int:
 
 def cmd_note(args: argparse.Namespace) -> int:
     from hive.store import agent_signals
+
     who = agent_signals.AgentIdentity.from_env()
     agent_signals.add_note(who, " ".join(args.text))
     print(f"hive: note recorded for {who.key}")
@@ -95,6 +102,7 @@ def cmd_note(args: argparse.Namespace) -> int:
 def cmd_discover(args: argparse.Namespace) -> int:
     from hive.plan import discovered
     from hive.store import agent_signals
+
     key = discovered.file_item(agent_signals.AgentIdentity.from_env(), args.title, args.details or "")
     print(f"hive: recorded {key} for a human to review; it does not run unless they approve it. Go on with your task.")
     return 0
@@ -102,12 +110,16 @@ def cmd_discover(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from hive.reports import status
+
     root = _root()
     rows = status.collect(root)
     found = status.discovered_items(root)
     if args.json:
-        print(json.dumps({"counts": status.counts(rows), "tasks": [r.to_json() for r in rows],
-                          "discovered": found}, indent=2))
+        print(
+            json.dumps(
+                {"counts": status.counts(rows), "tasks": [r.to_json() for r in rows], "discovered": found}, indent=2
+            )
+        )
     else:
         print(status.render(rows) if rows else "no plans yet: write one in plans/ (see README)")
         if found:
@@ -118,6 +130,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_logs(args: argparse.Namespace) -> int:
     from hive.store.names import parse_key
     from hive.store.paths import Paths
+
     plan, task_id = parse_key(args.task)
     log = Paths(_root()).log_file(plan, task_id)
     if not log.exists():
@@ -133,6 +146,7 @@ def cmd_attach(args: argparse.Namespace) -> int:
     from hive.store.names import parse_key
     from hive.store.paths import Paths
     from hive.store.state import StateStore
+
     plan, task_id = parse_key(args.task)
     root = _root()
     st = StateStore(Paths(root)).read(plan, task_id)
@@ -144,12 +158,14 @@ def cmd_attach(args: argparse.Namespace) -> int:
 
 def cmd_retry(args: argparse.Namespace) -> int:
     from hive.cli.retry import retry
+
     print(f"hive: {retry(_root(), args.task, force=args.force)}")
     return 0
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
     from hive.cli.stop import stop
+
     count = stop(_root(), args.task, lambda line: print(f"hive: {line}", flush=True))
     if not count:
         print("hive: no agent is running")
@@ -159,11 +175,15 @@ def cmd_stop(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     from hive.cli import plan
     from hive.settings.config import load_repo_config
+
     root = _root()
     config = load_repo_config(root)
     session = plan.start(root, " ".join(args.goal), config)
-    print(f"hive: planning agent ({config.planner}) started in tmux session {session.session}; "
-          f"it will write {session.plan_file.relative_to(root)}", flush=True)
+    print(
+        f"hive: planning agent ({config.planner}) started in tmux session {session.session}; "
+        f"it will write {session.plan_file.relative_to(root)}",
+        flush=True,
+    )
     plan.interact(session)
     for line in plan.check(root, session, config):
         print(f"hive: {line}")
@@ -172,6 +192,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
     from hive.cli.cleanup import cleanup
+
     for line in cleanup(_root(), force=args.force) or ["nothing to clean up"]:
         print(f"hive: {line}")
     return 0
@@ -180,6 +201,7 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 def cmd_approve(args: argparse.Namespace) -> int:
     from hive.cli.approve import approve_plan, approve_task
     from hive.settings.config import load_repo_config
+
     root = _root()
     if args.target.endswith(".md") or Path(args.target).is_file():
         if args.choice or args.done or args.reject is not None or args.task:
@@ -191,8 +213,11 @@ def cmd_approve(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hive", description="Run a markdown plan of coding tasks with LLM agents. "
-                                "`doit` runs the plan; `hive` does what doit has no verb for.")
+    p = argparse.ArgumentParser(
+        prog="hive",
+        description="Run a markdown plan of coding tasks with LLM agents. "
+        "`doit` runs the plan; `hive` does what doit has no verb for.",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, func, help_: str) -> argparse.ArgumentParser:
@@ -205,6 +230,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--dir", help="directory for the scratch repo (default: a new temp dir)")
     d.add_argument("-n", "--workers", type=int, default=1, help="run with doit -n N")
     from hive.lifecycle import OUTCOMES, SIGNALS
+
     for verb, kind in SIGNALS.items():
         rule = OUTCOMES[kind]
         s = add(verb, cmd_signal, f"(agents) signal that {rule.help}")
@@ -228,8 +254,11 @@ def _parser() -> argparse.ArgumentParser:
     pl = add("plan", cmd_plan, "plan with an interactive agent; it writes plans/<goal>.md as a draft")
     pl.add_argument("goal", nargs="+")
     cl = add("cleanup", cmd_cleanup, "remove worktrees, branches and sessions that finished tasks left behind")
-    cl.add_argument("--force", action="store_true", help="also remove unmerged leftovers (too_big worktrees, "
-                    "worktrees no task uses)")
+    cl.add_argument(
+        "--force",
+        action="store_true",
+        help="also remove unmerged leftovers (too_big worktrees, worktrees no task uses)",
+    )
     st = add("stop", cmd_stop, "stop running agents in stages (SIGINT, SIGTERM, SIGKILL)")
     st.add_argument("task", nargs="?", help="<plan>:<ID> (default: every running agent)")
     ap = add("approve", cmd_approve, "approve a plan file (validates it first) or answer a checkpoint")

@@ -1,6 +1,7 @@
 """`hive plan "goal"`: an interactive planning agent in tmux (attached to the
 user's terminal when there is one) that writes `plans/<slug>.md` as a draft,
 which Hive then validates."""
+
 from __future__ import annotations
 
 import os
@@ -44,16 +45,32 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
     slug = plan_file.stem
     brief = paths.planning_file(slug, "brief")
     existing = sorted(str(p.relative_to(root)) for p in paths.plans.glob("*.md"))
-    atomic_write(brief, render("planning.md.j2", goal=goal, root=root, slug=slug, existing=existing,
-                               plan_file=plan_file.relative_to(root)))
+    atomic_write(
+        brief,
+        render(
+            "planning.md.j2", goal=goal, root=root, slug=slug, existing=existing, plan_file=plan_file.relative_to(root)
+        ),
+    )
     profile = config.agents[config.planner]
-    prompt = f"Read {brief} and follow it: plan \"{goal}\" with me and write {plan_file.relative_to(root)}."
+    prompt = f'Read {brief} and follow it: plan "{goal}" with me and write {plan_file.relative_to(root)}.'
     session = f"hive-plan-{slug}"
-    env = {"HIVE_ROOT": str(root), "PATH": f"{ensure_shim(paths)}{os.pathsep}{os.environ.get('PATH', '')}",
-           **dict(profile.env)}
-    executor(config.executor).start(Launch(session, profile.argv(prompt, str(brief)), env, root,
-                                           paths.planning_file(slug, "log"), paths.planning_file(slug, "exit"),
-                                           brief, unset=SCRUBBED_ENV))
+    env = {
+        "HIVE_ROOT": str(root),
+        "PATH": f"{ensure_shim(paths)}{os.pathsep}{os.environ.get('PATH', '')}",
+        **dict(profile.env),
+    }
+    executor(config.executor).start(
+        Launch(
+            session,
+            profile.argv(prompt, str(brief)),
+            env,
+            root,
+            paths.planning_file(slug, "log"),
+            paths.planning_file(slug, "exit"),
+            brief,
+            unset=SCRUBBED_ENV,
+        )
+    )
     return PlanningSession(slug, plan_file, session, brief, config.executor)
 
 
@@ -74,9 +91,11 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
         executor(s.executor).close(s.session)
     if not s.plan_file.exists():
         if running:
-            return [f"the planning agent is still running (`{' '.join(executor(s.executor).attach_argv(s.session))}` "
-                    f"to go back "
-                    f"to it); when it has written {rel}, review it and `hive approve {rel}`"]
+            return [
+                f"the planning agent is still running (`{' '.join(executor(s.executor).attach_argv(s.session))}` "
+                f"to go back "
+                f"to it); when it has written {rel}, review it and `hive approve {rel}`"
+            ]
         log = Paths(root).planning_file(s.slug, "log")
         return [f"the planning agent ended without writing {rel}; its output: {log}"]
     text = s.plan_file.read_bytes().decode("utf-8")
@@ -86,6 +105,5 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
         lines.append(f"{rel} said `status: approved`; set it back to draft — only you approve plans")
     plan, _, problems = load_plan(s.plan_file, config)
     if problems:
-        return lines + [f"{rel} has problems; fix them (or ask the agent to), then `hive approve {rel}`:",
-                        *problems]
+        return lines + [f"{rel} has problems; fix them (or ask the agent to), then `hive approve {rel}`:", *problems]
     return lines + [f"{rel}: a valid draft with {len(plan.tasks)} tasks. Review it, then `hive approve {rel}`."]

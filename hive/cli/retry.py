@@ -1,4 +1,5 @@
 """`hive retry`: re-open a task the human has looked at."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,7 +26,16 @@ def retry(root: Path, key: str, force: bool = False) -> str:
         raise HiveError(f"{key} is {st.state}; only {', '.join(allowed)} tasks can be retried{hint}")
     # A refused merge keeps the agent's work on its branch: only the merge is redone.
     resume = st.resume if st.only_merge and st.state in (State.BLOCKED, State.FAILED) else ""
-    store.update(plan, task_id, expect=(st.state,), state=State.PLANNED, attempts_used=0, reason="",
-                 resume=resume, merging="", event="retry requested")
+    store.update(
+        plan,
+        task_id,
+        expect=(st.state,),
+        state=State.PLANNED,
+        attempts_used=0,
+        reason="",
+        resume=resume,
+        merging="",
+        event="retry requested",
+    )
     what = "the merge will be retried" if resume else "it will run again"
     return f"{key}: re-opened ({st.state} → planned); {what} on the next `doit`"

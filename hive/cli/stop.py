@@ -3,6 +3,7 @@ each step), then record that a human stopped them.
 
 "Stopped" is said only once no process of the agent is left (the executor proves it).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -40,8 +41,10 @@ def stop(root: Path, key: str | None, report: Report) -> int:
         left = agents.stop(AgentRef.of(root, st), config.stop_patience, False, prefixed(report, st.key))
         if left:
             raise HiveError(f"{st.key}: {left}")
-        report(f"{st.key}: agent stopped (no process of it is left); {agents.kind} session {st.session} closed "
-               f"(its output stays in `hive logs {st.key}`)")
+        report(
+            f"{st.key}: agent stopped (no process of it is left); {agents.kind} session {st.session} closed "
+            f"(its output stays in `hive logs {st.key}`)"
+        )
         _record_if_unwatched(paths, store, st, report)
     return len(running)
 
@@ -49,7 +52,7 @@ def stop(root: Path, key: str | None, report: Report) -> int:
 def _record_if_unwatched(paths: Paths, store: StateStore, st: TaskState, report: Report) -> None:
     claim = HeldLock(paths.claim_lock(st.plan, st.id))
     if not claim.try_acquire():
-        return   # the run watching it records the outcome
+        return  # the run watching it records the outcome
     try:
         current = store.read(st.plan, st.id)
         if current.state == State.IN_PROGRESS and current.attempt == st.attempt:

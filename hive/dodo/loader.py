@@ -5,6 +5,7 @@ no file_dep and an `uptodate` callable that reads Hive's state: done means the
 state says done *and* its merge commit is on main — so losing `.doit.db` re-runs
 nothing, and editing a task's text re-opens only that task.
 """
+
 from __future__ import annotations
 
 import sys
@@ -32,22 +33,29 @@ def generate_tasks(project: Project) -> Iterator[dict]:
         checks = {t.id: DoneCheck(view, plan.key(t.id), t.text_hash) for t in plan.tasks}
         done = sum(c.recorded_done() for c in checks.values())
         summary = f"{done}/{len(checks)} done" if plan.approved else "draft"
-        yield {"basename": plan.name, "name": None, "doc": f"plan: {plan.title}  [{summary}]",
-               "uptodate": [AllDone(tuple(checks.values()))]}
+        yield {
+            "basename": plan.name,
+            "name": None,
+            "doc": f"plan: {plan.title}  [{summary}]",
+            "uptodate": [AllDone(tuple(checks.values()))],
+        }
         for task in project.plans.ordered(plan):
-            yield {"basename": plan.name, "name": task.id,
-                   "actions": [(run_task, [Job(project.root, plan, task, project.config)])],
-                   "task_dep": [plan.key(dep) for dep in task.depends_on],
-                   "uptodate": [checks[task.id]],
-                   "doc": describe(plan, task, view)}
-    yield {"basename": NOTHING_TASK, "actions": [_nothing_to_do], "doc": "no approved plan to run",
-           "uptodate": [False]}
+            yield {
+                "basename": plan.name,
+                "name": task.id,
+                "actions": [(run_task, [Job(project.root, plan, task, project.config)])],
+                "task_dep": [plan.key(dep) for dep in task.depends_on],
+                "uptodate": [checks[task.id]],
+                "doc": describe(plan, task, view),
+            }
+    yield {"basename": NOTHING_TASK, "actions": [_nothing_to_do], "doc": "no approved plan to run", "uptodate": [False]}
 
 
 def run_task(job: Job) -> object:
     """The doit action; the runner (tmux, git, jinja) loads only when a task really runs,
     which keeps `doit list` fast."""
     from hive.engine.runner import run_doit_task
+
     return run_doit_task(job)
 
 
@@ -57,9 +65,15 @@ def _nothing_to_do() -> None:
 
 def doit_config(project: Project | None) -> dict:
     from hive.dodo.reporter import reporter_for
+
     approved = [p.name for p in project.plans.plans if p.approved] if project else []
-    return {"backend": "sqlite3", "dep_file": DOIT_DB, "reporter": reporter_for(project),
-            "default_tasks": approved or [NOTHING_TASK], "subtasks": True}
+    return {
+        "backend": "sqlite3",
+        "dep_file": DOIT_DB,
+        "reporter": reporter_for(project),
+        "default_tasks": approved or [NOTHING_TASK],
+        "subtasks": True,
+    }
 
 
 def load_dodo(dodo_file: str) -> dict:
@@ -95,6 +109,7 @@ def _unmet_dependency_is_a_failure() -> None:
     the exit code its failed dependency already set."""
     from doit import runner
     from doit.exceptions import UnmetDependency
+
     original = runner.Runner._handle_task_error
     if getattr(original, "hive_wrapped", False):
         return

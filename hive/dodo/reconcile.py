@@ -2,6 +2,7 @@
 make the recorded state match reality, so nothing is shown as running that is
 not, merged work leaves no worktrees behind, and crash leftovers are resumed or
 reported with the command that cleans them."""
+
 from __future__ import annotations
 
 import re
@@ -29,16 +30,17 @@ def start_run(project: Project, argv: list[str]) -> list[str]:
     main = f"refs/heads/{config.main_branch}"
     head = git.try_rev_parse(root, main)
     if not head:
-        return [f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch "
-                f"in .hive/config.toml"]
+        return [f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch in .hive/config.toml"]
     git.update_ref(root, "refs/hive/run-start", head)
-    git.exclude_locally(root, DOIT_DB_EXCLUDE)   # repos set up by an older `hive init` ignored only .doit.db
-    git.enable_worktree_config(str(root))   # once, here, before parallel workers would race for .git/config
+    git.exclude_locally(root, DOIT_DB_EXCLUDE)  # repos set up by an older `hive init` ignored only .doit.db
+    git.enable_worktree_config(str(root))  # once, here, before parallel workers would race for .git/config
     notes = []
     wanted = requested_processes(argv)
     if wanted > config.max_workers:
-        notes.append(f"doit -n {wanted}, but [parallel] max_workers = {config.max_workers}: at most "
-                     f"{config.max_workers} agents run at once (the others wait for a free slot)")
+        notes.append(
+            f"doit -n {wanted}, but [parallel] max_workers = {config.max_workers}: at most "
+            f"{config.max_workers} agents run at once (the others wait for a free slot)"
+        )
     paths = project.paths
     sessions = set(agents.names())
     branches = git.branches(root, "hive/")
@@ -47,21 +49,25 @@ def start_run(project: Project, argv: list[str]) -> list[str]:
     for st in states.values():
         try:
             notes += _reconcile_task(paths, config, agents, st, sessions, branches)
-        except (HiveError, CommandError) as e:   # one task's trouble must not stop the run
+        except (HiveError, CommandError) as e:  # one task's trouble must not stop the run
             notes.append(f"{st.key}: could not check it before the run: {user_message(e)}")
     states = StateStore(paths).read_all()
     notes += _leftovers(root, config, agents, states, sessions)
     return notes
 
 
-def _reconcile_task(paths: Paths, config: Config, agents: Executor, st: TaskState, sessions: set[str],
-                    branches: set[str]) -> list[str]:
+def _reconcile_task(
+    paths: Paths, config: Config, agents: Executor, st: TaskState, sessions: set[str], branches: set[str]
+) -> list[str]:
     claim = HeldLock(paths.claim_lock(st.plan, st.id))
     if not claim.try_acquire():
-        return [f"{st.key}: being run by another doit (pid {claim.holder()}); this run waits for it"] \
-            if st.state == State.IN_PROGRESS else []
+        return (
+            [f"{st.key}: being run by another doit (pid {claim.holder()}); this run waits for it"]
+            if st.state == State.IN_PROGRESS
+            else []
+        )
     try:
-        st = StateStore(paths).read(st.plan, st.id)   # re-read now that nobody else can change it
+        st = StateStore(paths).read(st.plan, st.id)  # re-read now that nobody else can change it
         if st.state == State.IN_PROGRESS:
             return [_in_progress(paths, config, agents, st)]
         if st.state == State.DONE:
@@ -69,7 +75,7 @@ def _reconcile_task(paths: Paths, config: Config, agents: Executor, st: TaskStat
                 agents.close(st.session)
             kept = workspace.remove_merged_leftovers(paths.root, st, f"refs/heads/{config.main_branch}", branches)
             return [f"{st.key}: {k}" for k in kept]
-        if st.session in sessions:   # the terminal of a finished attempt, kept only for its last words
+        if st.session in sessions:  # the terminal of a finished attempt, kept only for its last words
             agents.close(st.session)
         return []
     finally:
@@ -79,32 +85,32 @@ def _reconcile_task(paths: Paths, config: Config, agents: Executor, st: TaskStat
 def _in_progress(paths: Paths, config: Config, agents: Executor, st: TaskState) -> str:
     where = standing(paths, agents, st)
     if where.signal is not None:
-        return (f"{st.key}: its agent signalled `{where.signal.kind}` while no run watched; "
-                f"this run takes it from there")
+        return f"{st.key}: its agent signalled `{where.signal.kind}` while no run watched; this run takes it from there"
     if where.kind == MERGING:
         return f"{st.key}: a run stopped while merging it; this run checks and finishes the merge"
     if where.kind == RUNNING:
-        return (f"{st.key}: its agent is still running ({agents.kind} session {st.session}); "
-                f"this run re-attaches to it")
+        return f"{st.key}: its agent is still running ({agents.kind} session {st.session}); this run re-attaches to it"
     interrupted(paths, agents, st, config.stop_patience, lambda line: None)
     return f"{st.key}: interrupted (its agent is gone); a new attempt starts when it runs"
 
 
-def _leftovers(root: Path, config: Config, agents: Executor, states: dict[str, TaskState],
-               sessions: set[str]) -> list[str]:
+def _leftovers(
+    root: Path, config: Config, agents: Executor, states: dict[str, TaskState], sessions: set[str]
+) -> list[str]:
     notes = []
     for path in workspace.unused_worktrees(root, agents.worktree_base(root, config.worktree_base), states.values()):
         state = workspace.health(path)
-        if state == workspace.UNFINISHED:   # a half-made worktree holds no work
+        if state == workspace.UNFINISHED:  # a half-made worktree holds no work
             notes.append(workspace.repair(root, path, state))
         else:
-            notes.append(f"leftover worktree {path} (no task uses it): inspect it, then "
-                         f"`git worktree remove {path}`")
+            notes.append(f"leftover worktree {path} (no task uses it): inspect it, then `git worktree remove {path}`")
     known = {st.session for st in states.values()}
     for s in sorted(sessions):
         if names.is_task_session(s) and s not in known:
-            notes.append(f"leftover {agents.kind} session {s} (no task uses it): look with "
-                         f"`{' '.join(agents.attach_argv(s))}`, end it with `hive cleanup`")
+            notes.append(
+                f"leftover {agents.kind} session {s} (no task uses it): look with "
+                f"`{' '.join(agents.attach_argv(s))}`, end it with `hive cleanup`"
+            )
     return notes
 
 

@@ -2,6 +2,7 @@
 worker forks), SIGTERM handled like Ctrl-C, a live `[done/total]` progress line
 on a terminal, and `.hive/report.md` rewritten as tasks finish (the main process
 is its single writer)."""
+
 from __future__ import annotations
 
 import sys
@@ -38,11 +39,12 @@ class HiveReporter(ConsoleReporter):
         crashsafe.add_stop_hook(self._clear)
         from hive.dodo.reconcile import start_run  # a real run only: `doit list` never loads it
         from hive.errors import user_message
-        if self.project is None:   # a bad plan or config: doit reports it and runs nothing
+
+        if self.project is None:  # a bad plan or config: doit reports it and runs nothing
             return
         try:
             lines = start_run(self.project, sys.argv[1:])
-        except Exception as e:   # each task re-checks its own state when it runs
+        except Exception as e:  # each task re-checks its own state when it runs
             message = user_message(e)
             if message is None:
                 raise
@@ -50,14 +52,16 @@ class HiveReporter(ConsoleReporter):
         for line in lines:
             print(f"hive: {line}", file=sys.stderr, flush=True)
         from hive.store.state import StateStore
+
         self.plans = self.project.plans.plans
         self.store = StateStore(self.project.paths)
-        self.states = self.store.read_all()   # then re-read one task at a time, as each finishes
+        self.states = self.store.read_all()  # then re-read one task at a time, as each finishes
         self.total = len(_selected_subtasks(tasks, selected_tasks))
         # Load the runner and its templates once here: forked workers inherit them
         # instead of each importing them while the first agents start.
         import hive.engine.runner  # noqa: F401
         from hive.render import environment
+
         environment().get_template("context.md.j2")
 
     def execute_task(self, task) -> None:
@@ -83,7 +87,7 @@ class HiveReporter(ConsoleReporter):
     def complete_run(self) -> None:
         self._clear()
         if self.plans:
-            self.states = self.store.read_all()   # other runs may have finished tasks too
+            self.states = self.store.read_all()  # other runs may have finished tasks too
             self._write_report()
         super().complete_run()
         crashsafe.run_finished()
@@ -101,6 +105,7 @@ class HiveReporter(ConsoleReporter):
     def _write_report(self) -> None:
         if self.plans and self.project is not None:
             from hive.reports.execution import write_report
+
             write_report(self.project.paths, self.plans, self.states)
 
     def _progress(self) -> None:

@@ -1,6 +1,7 @@
 """doit's `uptodate` checks and `doit list` lines, read from Hive's state: done
 means lifecycle.is_done (recorded done for the task's current text, its merge
 commit on main), so losing `.doit.db` re-runs nothing."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -94,8 +95,6 @@ def describe(plan: Plan, task: Task, view: StateView) -> str:
     else:
         state = st.state + (f": {_short(st.reason)}" if st.reason and st.state != State.DONE else "")
     return f"{task.title}  [{state}]"
-
-
 
 
 def _short(text: str, n: int = 60) -> str:

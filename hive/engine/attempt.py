@@ -1,4 +1,5 @@
 """Starting one attempt of a task (worktree, brief, agent through the executor) and watching it."""
+
 from __future__ import annotations
 
 import os
@@ -30,12 +31,26 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     log = h.paths.log_file(plan, tid)
     # Recorded before anything is created, so a crash at any later line leaves a
     # record that names what to resume or clean up.
-    st = h.update((State.PLANNED, State.FAILED), state=State.IN_PROGRESS, attempt=attempt,
-                  attempts_used=st.attempts_used + 1,
-                  worker=worker.id, pid=os.getpid(), session=names.session(worker.id, plan, tid, attempt),
-                  worktree=str(wt), branch=names.branch(plan, tid, attempt), base=base, started_at=time.time(),
-                  reason="", task_hash=h.task.text_hash, agent_token=0, merging="", output_tail="", resume="",
-                  log_offset=_log_start(log, h.key, attempt, worker.id))
+    st = h.update(
+        (State.PLANNED, State.FAILED),
+        state=State.IN_PROGRESS,
+        attempt=attempt,
+        attempts_used=st.attempts_used + 1,
+        worker=worker.id,
+        pid=os.getpid(),
+        session=names.session(worker.id, plan, tid, attempt),
+        worktree=str(wt),
+        branch=names.branch(plan, tid, attempt),
+        base=base,
+        started_at=time.time(),
+        reason="",
+        task_hash=h.task.text_hash,
+        agent_token=0,
+        merging="",
+        output_tail="",
+        resume="",
+        log_offset=_log_start(log, h.key, attempt, worker.id),
+    )
     crash_point("after-claim")
     workspace.create(root, wt, st.branch, start_point)
     crash_point("after-worktree-add")
@@ -47,16 +62,30 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     if h.cfg.worktree_setup:
         setup = workspace.run_setup(wt, h.cfg.worktree_setup, env, h.cfg.task_timeout)
         if setup.code != 0:
-            raise HiveError(f"worktree setup command failed (exit {setup.code}): {h.cfg.worktree_setup}\n"
-                            f"{clean_tail(setup.output, 15)}")
+            raise HiveError(
+                f"worktree setup command failed (exit {setup.code}): {h.cfg.worktree_setup}\n"
+                f"{clean_tail(setup.output, 15)}"
+            )
         workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *workspace.untracked(wt)])
-    token = h.executor.start(Launch(st.session, _command(h, st, brief), env, wt, log,
-                                    h.paths.exit_file(plan, tid, attempt), brief, unset=SCRUBBED_ENV))
+    token = h.executor.start(
+        Launch(
+            st.session,
+            _command(h, st, brief),
+            env,
+            wt,
+            log,
+            h.paths.exit_file(plan, tid, attempt),
+            brief,
+            unset=SCRUBBED_ENV,
+        )
+    )
     st = h.update((State.IN_PROGRESS,), agent_token=token, event="spawned")
     crash_point("after-spawn")
     what = "script" if h.is_script else f"agent {h.profile().name}"
-    say(f"{h.key}: attempt {attempt} started — {what} in {h.executor.kind} session {st.session} "
-        f"(`hive attach {h.key}`), worktree {h.rel(wt)}")
+    say(
+        f"{h.key}: attempt {attempt} started — {what} in {h.executor.kind} session {st.session} "
+        f"(`hive attach {h.key}`), worktree {h.rel(wt)}"
+    )
     return st
 
 
@@ -64,10 +93,15 @@ def start_merge_only(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     """`hive retry` / `hive approve` of a merge: the work is on the branch; only merge."""
     say(f"{h.key}: merging branch {st.branch}")
     # resume stays set until it is merged: a run stopped half-way merges again next time
-    h.update((State.PLANNED, State.IN_PROGRESS, State.FAILED), state=State.IN_PROGRESS, worker=worker.id,
-             pid=os.getpid(),
-             attempts_used=st.attempts_used + (st.state == "failed"), resume=MERGING if st.resume == MERGING else MERGE,
-             reason="merging its branch")
+    h.update(
+        (State.PLANNED, State.IN_PROGRESS, State.FAILED),
+        state=State.IN_PROGRESS,
+        worker=worker.id,
+        pid=os.getpid(),
+        attempts_used=st.attempts_used + (st.state == "failed"),
+        resume=MERGING if st.resume == MERGING else MERGE,
+        reason="merging its branch",
+    )
     worktree_for_merge(h, h.read(), worker.id)
     return h.read()
 
@@ -86,9 +120,10 @@ def worktree_for_merge(h: TaskRun, st: TaskState, worker: str) -> Path:
     wt = Path(st.worktree) if st.worktree else None
     if wt is not None and sound(h, wt):
         return wt
-    wt = h.executor.worktree_base(h.root, h.cfg.worktree_base) / names.worktree_dir(worker, h.plan_name, h.task.id,
-                                                                                   st.attempt)
-    if not (wt.exists() and sound(h, wt)):   # sound() clears a half-made one away
+    wt = h.executor.worktree_base(h.root, h.cfg.worktree_base) / names.worktree_dir(
+        worker, h.plan_name, h.task.id, st.attempt
+    )
+    if not (wt.exists() and sound(h, wt)):  # sound() clears a half-made one away
         say(f"{h.key}: no usable worktree; merging from a fresh checkout of branch {st.branch}")
         h.update((State.IN_PROGRESS,), worktree=str(wt))
         workspace.checkout_existing(h.root, wt, st.branch)
@@ -113,8 +148,12 @@ def retire_worktree(h: TaskRun, st: TaskState) -> None:
 def _continue_from(h: TaskRun, st: TaskState, base: str) -> str:
     """A new attempt builds on the last attempt's commits, if it made any (a script
     is deterministic and starts afresh)."""
-    if not h.is_script and st.branch and git.branch_exists(h.root, st.branch) and \
-            not git.is_ancestor(h.root, f"refs/heads/{st.branch}", base):
+    if (
+        not h.is_script
+        and st.branch
+        and git.branch_exists(h.root, st.branch)
+        and not git.is_ancestor(h.root, f"refs/heads/{st.branch}", base)
+    ):
         return f"refs/heads/{st.branch}"
     return base
 
@@ -122,11 +161,21 @@ def _continue_from(h: TaskRun, st: TaskState, base: str) -> str:
 def _brief(h: TaskRun, st: TaskState, wt: Path) -> Path:
     name = h.context_name()
     original = workspace.tracked_text(wt, name)
-    text = render_context(ContextInput(
-        key=h.key, attempt=st.attempt, branch=st.branch, main_branch=h.cfg.main_branch, context_file=name,
-        task=h.task, plan=h.job.plan, dependencies=dependency_results(h.store, h.job.plan, h.task),
-        continuation=continuation(h.paths, h.root, st) if st.attempt > 1 else None,
-        decisions=decisions_so_far(h.store, h.job.plan), project_instructions=original or ""))
+    text = render_context(
+        ContextInput(
+            key=h.key,
+            attempt=st.attempt,
+            branch=st.branch,
+            main_branch=h.cfg.main_branch,
+            context_file=name,
+            task=h.task,
+            plan=h.job.plan,
+            dependencies=dependency_results(h.store, h.job.plan, h.task),
+            continuation=continuation(h.paths, h.root, st) if st.attempt > 1 else None,
+            decisions=decisions_so_far(h.store, h.job.plan),
+            project_instructions=original or "",
+        )
+    )
     workspace.place_context(wt, name, text, tracked=original is not None)
     atomic_write(h.paths.context_copy(h.plan_name, h.task.id, st.attempt), text)
     return wt / name
@@ -141,9 +190,14 @@ def _command(h: TaskRun, st: TaskState, brief: Path) -> list[str]:
 
 
 def _agent_env(h: TaskRun, st: TaskState, wt: Path, worker: Worker) -> dict[str, str]:
-    env = {"HIVE_TASK": h.key, "HIVE_ATTEMPT": str(st.attempt), "HIVE_ROOT": str(h.root),
-           "HIVE_WORKTREE": str(wt), "HIVE_PORT": str(41000 + 10 * worker.number),
-           "PATH": f"{agent_signals.ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {
+        "HIVE_TASK": h.key,
+        "HIVE_ATTEMPT": str(st.attempt),
+        "HIVE_ROOT": str(h.root),
+        "HIVE_WORKTREE": str(wt),
+        "HIVE_PORT": str(41000 + 10 * worker.number),
+        "PATH": f"{agent_signals.ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
     if not h.is_script:
         env.update(dict(h.profile().env))
     return env
@@ -160,16 +214,22 @@ def _log_start(log: Path, key: str, attempt: int, worker: str) -> int:
 def watch(h: TaskRun, st: TaskState) -> Outcome:
     profile = None if h.is_script else h.profile()
     plan, tid = h.plan_name, h.task.id
-    w = Watch(agent=h.agent(st), executor=h.executor, signal_path=h.paths.signal_file(plan, tid, st.attempt),
-              exit_file=h.paths.exit_file(plan, tid, st.attempt), stop_file=h.paths.stop_file(plan, tid, st.attempt),
-              log_path=h.paths.log_file(plan, tid), log_offset=st.log_offset, started_at=st.started_at,
-              timeout=h.task.timeout or h.cfg.task_timeout, stuck_threshold=h.cfg.stuck_threshold,
-              grace=None if profile is None else h.cfg.spawn_grace_period,
-              exit_zero_is_done=bool(profile and profile.exit_zero_is_done),
-              stall_patterns=profile.stall_patterns if profile else ())
+    w = Watch(
+        agent=h.agent(st),
+        executor=h.executor,
+        signal_path=h.paths.signal_file(plan, tid, st.attempt),
+        exit_file=h.paths.exit_file(plan, tid, st.attempt),
+        stop_file=h.paths.stop_file(plan, tid, st.attempt),
+        log_path=h.paths.log_file(plan, tid),
+        log_offset=st.log_offset,
+        started_at=st.started_at,
+        timeout=h.task.timeout or h.cfg.task_timeout,
+        stuck_threshold=h.cfg.stuck_threshold,
+        grace=None if profile is None else h.cfg.spawn_grace_period,
+        exit_zero_is_done=bool(profile and profile.exit_zero_is_done),
+        stall_patterns=profile.stall_patterns if profile else (),
+    )
     return wait(w, on_stuck=lambda idle: _stuck(h, idle))
-
-
 
 
 def _stuck(h: TaskRun, idle: float) -> None:

@@ -1,6 +1,7 @@
 """An agent's brief (its context file): what goes into it — the task, its
 dependencies' results, the plan's decisions, and on a re-attempt what the earlier
 attempts committed, noted and printed — rendered from `templates/context.md.j2`."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -56,9 +57,11 @@ def render_context(ci: ContextInput) -> str:
 
 def prompt(key: str, title: str, context_path: str) -> str:
     """The short instruction given on the agent's command line ({prompt})."""
-    return (f"You are working on task {key} ({title}) in this git worktree. Read {context_path} now: "
-            f"it is your complete brief. Do the task, commit with git, then run `hive done` "
-            f"(or `hive blocked --reason ...` / `hive too-big --reason ...`).")
+    return (
+        f"You are working on task {key} ({title}) in this git worktree. Read {context_path} now: "
+        f"it is your complete brief. Do the task, commit with git, then run `hive done` "
+        f"(or `hive blocked --reason ...` / `hive too-big --reason ...`)."
+    )
 
 
 def dependency_results(store: StateStore, plan: Plan, task: Task) -> tuple[DependencyResult, ...]:
@@ -68,17 +71,29 @@ def dependency_results(store: StateStore, plan: Plan, task: Task) -> tuple[Depen
         if dep.type == "gate":
             continue
         st = store.read(plan.name, dep_id)
-        out.append(DependencyResult(key=plan.key(dep_id), title=dep.title, state=st.state,
-                                    commit=st.merge_commit, files=st.files[:30], reason=st.reason))
+        out.append(
+            DependencyResult(
+                key=plan.key(dep_id),
+                title=dep.title,
+                state=st.state,
+                commit=st.merge_commit,
+                files=st.files[:30],
+                reason=st.reason,
+            )
+        )
     return tuple(out)
 
 
 def continuation(paths: Paths, root, st: TaskState) -> Continuation:
     commits = tuple(git.log_oneline(root, f"{st.base}..refs/heads/{st.branch}")) if st.base else ()
     notes = tuple(n for n in agent_signals.notes(paths, st.plan, st.id) if n.get("attempt", 0) < st.attempt)
-    return Continuation(history=tuple(h for h in st.history if h.get("attempt", 0) < st.attempt),
-                        commits=commits, notes=notes[-10:], log_tail=_previous_output(paths, st),
-                        feedback=st.feedback)
+    return Continuation(
+        history=tuple(h for h in st.history if h.get("attempt", 0) < st.attempt),
+        commits=commits,
+        notes=notes[-10:],
+        log_tail=_previous_output(paths, st),
+        feedback=st.feedback,
+    )
 
 
 def decisions_so_far(store: StateStore, plan: Plan) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ A pure function of the recorded state and the facts gathered about it (from git,
 the executor and the signal files): it writes nothing, so every row of the table
 is unit-tested, and the runner applies the decision.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,30 +16,31 @@ from hive.store.state import TaskState
 
 
 class Step(StrEnum):
-    DONE = "done"                  # nothing to do
-    MERGED_ALREADY = "merged"      # its merge reached main before the last run stopped: record it
-    HOLD = "hold"                  # waits for a human
-    CHECKPOINT = "checkpoint"      # a checkpoint reached: stop for a human
-    NEW = "new"                    # start a new attempt
-    ATTACH = "attach"              # its agent still runs: watch it again
-    SIGNALLED = "signalled"        # its agent signalled while no run watched: act on it
-    MERGE = "merge"                # the agent's work is on its branch: merge it
+    DONE = "done"  # nothing to do
+    MERGED_ALREADY = "merged"  # its merge reached main before the last run stopped: record it
+    HOLD = "hold"  # waits for a human
+    CHECKPOINT = "checkpoint"  # a checkpoint reached: stop for a human
+    NEW = "new"  # start a new attempt
+    ATTACH = "attach"  # its agent still runs: watch it again
+    SIGNALLED = "signalled"  # its agent signalled while no run watched: act on it
+    MERGE = "merge"  # the agent's work is on its branch: merge it
 
 
 @dataclass(frozen=True)
 class Facts:
     """What the runner found out before deciding."""
-    merged_already: bool = False    # `st.merging` is on main
-    outdated: str = ""              # why a finished or held task must run again (lifecycle.why_outdated)
+
+    merged_already: bool = False  # `st.merging` is on main
+    outdated: str = ""  # why a finished or held task must run again (lifecycle.why_outdated)
     standing: Standing | None = None  # for a task recorded as running: where it stands
 
 
 @dataclass(frozen=True)
 class Decision:
     step: Step
-    reopen: str = ""                # re-open the task first (this is why)
-    interrupted: bool = False       # record the last attempt as interrupted first
-    token: int | None = None        # the running agent's executor token, to record
+    reopen: str = ""  # re-open the task first (this is why)
+    interrupted: bool = False  # record the last attempt as interrupted first
+    token: int | None = None  # the running agent's executor token, to record
 
 
 _IN_PROGRESS = {SIGNALLED: Step.SIGNALLED, MERGING: Step.MERGE, RUNNING: Step.ATTACH, GONE: Step.NEW}

@@ -1,5 +1,6 @@
 """Ending one attempt: stop what is left of its agent, act on the outcome, merge
 finished work, clean up only what git proves is safe."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -45,19 +46,35 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
             workspace.salvage(wt, f"hive: keep the project's {name} unchanged")
         st = h.update((State.IN_PROGRESS,), resume=MERGING)
     if not h.cfg.auto_merge and not merge_approved:
-        return h.end(st, State.AWAITING_HUMAN, f"review branch {st.branch} (worktree {h.rel(wt)}), then "
-                     f"`hive approve {h.key}` to merge it", resume="review")
-    checks = ((("Verify", h.task.verify),) if h.task.verify else ()) + \
-             ((("test_command", h.cfg.test_command),) if h.cfg.require_tests else ())
-    req = MergeRequest(root=h.root, lock=h.paths.merge_lock, main_branch=h.cfg.main_branch,
-                       worktree=wt, branch=st.branch,
-                       message=f"hive: merge {h.key} — {h.task.title}\n\nbranch {st.branch}",
-                       checks=checks, check_timeout=h.task.timeout or h.cfg.task_timeout,
-                       env={"HIVE_TASK": h.key, "HIVE_ROOT": str(h.root)})
+        return h.end(
+            st,
+            State.AWAITING_HUMAN,
+            f"review branch {st.branch} (worktree {h.rel(wt)}), then `hive approve {h.key}` to merge it",
+            resume="review",
+        )
+    checks = ((("Verify", h.task.verify),) if h.task.verify else ()) + (
+        (("test_command", h.cfg.test_command),) if h.cfg.require_tests else ()
+    )
+    req = MergeRequest(
+        root=h.root,
+        lock=h.paths.merge_lock,
+        main_branch=h.cfg.main_branch,
+        worktree=wt,
+        branch=st.branch,
+        message=f"hive: merge {h.key} — {h.task.title}\n\nbranch {st.branch}",
+        checks=checks,
+        check_timeout=h.task.timeout or h.cfg.task_timeout,
+        env={"HIVE_TASK": h.key, "HIVE_ROOT": str(h.root)},
+    )
     reason = outcome.reason
-    result = merge(req, Recorders(intent=lambda commit: h.update((State.IN_PROGRESS,), merging=commit, event="merging"),
-                                  merged=lambda r: record_merged(h, h.read(), r.commit, r.files, reason or r.reason),
-                                  forget=lambda: h.update((State.IN_PROGRESS,), merging="")))
+    result = merge(
+        req,
+        Recorders(
+            intent=lambda commit: h.update((State.IN_PROGRESS,), merging=commit, event="merging"),
+            merged=lambda r: record_merged(h, h.read(), r.commit, r.files, reason or r.reason),
+            forget=lambda: h.update((State.IN_PROGRESS,), merging=""),
+        ),
+    )
     if result.status == "merged":
         done = h.read()
         tidy_up(h, done)
@@ -71,8 +88,18 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
 
 
 def record_merged(h: TaskRun, st: TaskState, commit: str, files: tuple[str, ...], reason: str) -> TaskState:
-    return h.store.close_attempt(st, State.DONE, reason, merge_commit=commit, files=tuple(files), merging="",
-                                 task_hash=h.task.text_hash, resume="", feedback="", event="merged")
+    return h.store.close_attempt(
+        st,
+        State.DONE,
+        reason,
+        merge_commit=commit,
+        files=tuple(files),
+        merging="",
+        task_hash=h.task.text_hash,
+        resume="",
+        feedback="",
+        event="merged",
+    )
 
 
 def tidy_up(h: TaskRun, st: TaskState) -> None:

@@ -5,6 +5,7 @@ verified there, and only then published: by a fast-forward of the user's
 checkout (git refuses rather than overwrite their uncommitted or untracked work)
 or, when main is not checked out, by a compare-and-swap of the ref.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,14 +29,14 @@ class MergeRequest:
     worktree: Path
     branch: str
     message: str
-    checks: tuple[tuple[str, str], ...]   # (label, bash command) run on the merged result
+    checks: tuple[tuple[str, str], ...]  # (label, bash command) run on the merged result
     check_timeout: float
     env: dict
 
 
 @dataclass(frozen=True)
 class MergeResult:
-    status: str                 # merged | conflict | refused | verify_failed
+    status: str  # merged | conflict | refused | verify_failed
     commit: str = ""
     files: tuple[str, ...] = ()
     reason: str = ""
@@ -44,9 +45,9 @@ class MergeResult:
 
 @dataclass(frozen=True)
 class Recorders:
-    intent: Callable[[str], object]           # just before main moves: the commit it moves to
-    merged: Callable[[MergeResult], object]   # just after
-    forget: Callable[[], object]              # main certainly did not move
+    intent: Callable[[str], object]  # just before main moves: the commit it moves to
+    merged: Callable[[MergeResult], object]  # just after
+    forget: Callable[[], object]  # main certainly did not move
 
 
 def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
@@ -59,8 +60,11 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
             result = _attempt(req, main_ref, rec)
             if result is not None:
                 return result
-        return MergeResult("refused", reason=f"{req.main_branch} kept moving during {MAX_RACES} merge attempts; "
-                                              f"run `hive retry` when it is quiet")
+        return MergeResult(
+            "refused",
+            reason=f"{req.main_branch} kept moving during {MAX_RACES} merge attempts; "
+            f"run `hive retry` when it is quiet",
+        )
 
 
 def _attempt(req: MergeRequest, main_ref: str, rec: Recorders) -> MergeResult | None:
@@ -75,23 +79,31 @@ def _attempt(req: MergeRequest, main_ref: str, rec: Recorders) -> MergeResult | 
         git.merge_abort(wt)
         git.checkout(wt, req.branch)
         if conflicts:
-            return MergeResult("conflict", files=tuple(conflicts),
-                               reason=f"merge conflict with {req.main_branch} in: {', '.join(conflicts)}")
+            return MergeResult(
+                "conflict",
+                files=tuple(conflicts),
+                reason=f"merge conflict with {req.main_branch} in: {', '.join(conflicts)}",
+            )
         return MergeResult("refused", reason=f"git refused the merge: {_tail(res.output, 5)}")
     merged = git.head(wt)
     changes = git.changes(req.root, main_sha, merged)
     lost = _unexpected_deletions(req, main_sha, merged, {path for status, path in changes if status == "D"})
     if lost:
         git.checkout(wt, req.branch)
-        return MergeResult("refused", reason=f"the merge would delete files the task did not delete: "
-                                             f"{', '.join(lost[:10])}; merge by hand or `hive retry`")
+        return MergeResult(
+            "refused",
+            reason=f"the merge would delete files the task did not delete: "
+            f"{', '.join(lost[:10])}; merge by hand or `hive retry`",
+        )
     for label, command in req.checks:
-        check = run(["bash", "-c", command], cwd=wt, check=False, env=clean_env(req.env),
-                    timeout=req.check_timeout)
+        check = run(["bash", "-c", command], cwd=wt, check=False, env=clean_env(req.env), timeout=req.check_timeout)
         if check.code != 0:
             git.checkout(wt, req.branch)
-            return MergeResult("verify_failed", reason=f"{label} failed (exit {check.code}): {command}",
-                               output_tail=_tail(check.output, 30))
+            return MergeResult(
+                "verify_failed",
+                reason=f"{label} failed (exit {check.code}): {command}",
+                output_tail=_tail(check.output, 30),
+            )
     files = tuple(path for _, path in changes)
     if merged == main_sha:
         result = MergeResult("merged", commit=merged, files=(), reason="no changes to merge")
@@ -141,8 +153,10 @@ def _publish(req: MergeRequest, main_ref: str, old: str, new: str) -> str | None
         return ""
     if git.rev_parse(holder, "HEAD") != old:
         return None
-    return (f"could not update your checkout of {req.main_branch} at {holder} without touching your "
-            f"uncommitted work: {_tail(res.output, 6)} — commit or stash those files, then `hive retry`")
+    return (
+        f"could not update your checkout of {req.main_branch} at {holder} without touching your "
+        f"uncommitted work: {_tail(res.output, 6)} — commit or stash those files, then `hive retry`"
+    )
 
 
 # git lists the files it will not overwrite, one per line, indented with a tab
@@ -156,8 +170,9 @@ def _undo_interrupted_update(checkout: Path | str, new: str, refusal: str) -> bo
     leftover (or the user's identical copy: the result is the same) and is put back as
     HEAD has it; anything else is the user's work, and the merge is refused."""
     named = [line.strip() for m in _IN_THE_WAY.finditer(refusal) for line in m.group(1).splitlines()]
-    if not named or any(not (blob := git.blob_of_file(checkout, path)) or blob != git.blob_at(checkout, new, path)
-                        for path in named):
+    if not named or any(
+        not (blob := git.blob_of_file(checkout, path)) or blob != git.blob_at(checkout, new, path) for path in named
+    ):
         return False
     for path in named:
         if git.blob_at(checkout, "HEAD", path):

@@ -4,6 +4,7 @@ claim → decide from the recorded state → (start an attempt | re-attach | mer
 only) → wait → finish, with every step recorded in the state store first, so a
 run killed between any two lines can be resumed by the next one.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -55,13 +56,16 @@ def stopped_watching(h: TaskRun) -> str:
         return f"{key}: stopped watching — it is {st.state}; the next `doit` goes on from there"
     where = standing(h.paths, h.executor, st)
     if where.signal is not None:
-        return (f"{key}: stopped watching — its agent signalled `{where.signal.kind}`; "
-                f"the next `doit` takes it from there")
+        return (
+            f"{key}: stopped watching — its agent signalled `{where.signal.kind}`; the next `doit` takes it from there"
+        )
     if where.kind == MERGING:
         return f"{key}: stopped watching while merging — the next `doit` finishes the merge"
     if where.kind == RUNNING:
-        return (f"{key}: stopped watching — its agent keeps running in {h.executor.kind} session {st.session}; "
-                f"the next `doit` re-attaches to it (`hive stop {key}` stops it)")
+        return (
+            f"{key}: stopped watching — its agent keeps running in {h.executor.kind} session {st.session}; "
+            f"the next `doit` re-attaches to it (`hive stop {key}` stops it)"
+        )
     return f"{key}: stopped watching — its agent is gone; the next `doit` starts a new attempt"
 
 
@@ -76,15 +80,17 @@ def _exit_if_orphaned(parent: int) -> None:
 class TaskRunner:
     def __init__(self, job: Job) -> None:
         self.h = TaskRun(job)
-        self.merge_approved = False   # a human asked for this merge (hive retry / approve)
+        self.merge_approved = False  # a human asked for this merge (hive retry / approve)
 
     def run(self) -> bool | TaskFailed:
         h = self.h
         if not h.job.plan.approved:
             return TaskFailed(f"{h.key}: plan is draft: run `hive approve {h.rel(h.job.plan.path)}` first")
         if not git.try_rev_parse(h.root, h.main_ref):
-            return TaskFailed(f"{h.key}: branch {h.cfg.main_branch!r} does not exist or has no commits; "
-                              f"commit something first or set [merge] main_branch in .hive/config.toml")
+            return TaskFailed(
+                f"{h.key}: branch {h.cfg.main_branch!r} does not exist or has no commits; "
+                f"commit something first or set [merge] main_branch in .hive/config.toml"
+            )
         claim = HeldLock(h.paths.claim_lock(h.plan_name, h.task.id))
         claim.acquire(on_wait=lambda pid: say(f"{h.key}: another run (pid {pid}) is running it; waiting for it"))
         try:
@@ -126,8 +132,10 @@ class TaskRunner:
             if st.state == State.DONE:
                 return True
             if STATES[State(st.state)].retried and st.attempts_used < h.cfg.max_attempts:
-                say(f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
-                    f"({st.attempts_used} of {h.cfg.max_attempts} attempts used)")
+                say(
+                    f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
+                    f"({st.attempts_used} of {h.cfg.max_attempts} attempts used)"
+                )
                 continue
             return self._held(st)
 
@@ -135,10 +143,13 @@ class TaskRunner:
         """What git, the executor and the signal files say about the recorded state."""
         h = self.h
         on_main = lambda commit: git.is_ancestor(h.root, commit, h.main_ref)  # noqa: E731
-        return Facts(merged_already=bool(st.merging) and st.state != State.DONE and on_main(st.merging),
-                     outdated="" if st.state == State.IN_PROGRESS else why_outdated(st, h.task.text_hash, on_main,
-                                                                                   h.cfg.main_branch),
-                     standing=standing(h.paths, h.executor, st) if st.state == State.IN_PROGRESS else None)
+        return Facts(
+            merged_already=bool(st.merging) and st.state != State.DONE and on_main(st.merging),
+            outdated=""
+            if st.state == State.IN_PROGRESS
+            else why_outdated(st, h.task.text_hash, on_main, h.cfg.main_branch),
+            standing=standing(h.paths, h.executor, st) if st.state == State.IN_PROGRESS else None,
+        )
 
     def _apply(self, d: Decision, st: TaskState) -> TaskState:
         """Record what the decision found before acting on it."""
@@ -149,13 +160,20 @@ class TaskRunner:
             h.executor.close(st.session)
             tidy_up(h, st)
             say(f"{h.key}: done — its merge {st.merge_commit[:10]} landed before the last run stopped")
-        if d.token is not None:   # the last run died before it recorded it
+        if d.token is not None:  # the last run died before it recorded it
             st = h.update((State.IN_PROGRESS,), agent_token=d.token)
         if d.interrupted:
             st = interrupted(h.paths, h.executor, st, h.cfg.stop_patience, prefixed(say, h.key))
         if d.reopen:
-            st = h.update((st.state,), state=State.PLANNED, attempts_used=0, reason="", merge_commit="", resume="",
-                          event=f"reopened: {d.reopen}")
+            st = h.update(
+                (st.state,),
+                state=State.PLANNED,
+                attempts_used=0,
+                reason="",
+                merge_commit="",
+                resume="",
+                event=f"reopened: {d.reopen}",
+            )
             say(f"{h.key}: re-opened because {d.reopen}")
         return st
 
@@ -166,10 +184,12 @@ class TaskRunner:
             return attempt.watch(h, st)
         if d.step == Step.SIGNALLED:
             where = standing(h.paths, h.executor, st)
-            if where.signal is None:   # the runner decided on the signal file: it is never removed
+            if where.signal is None:  # the runner decided on the signal file: it is never removed
                 raise HiveError(f"{h.key}: the signal of attempt {st.attempt} disappeared")
-            say(f"{h.key}: found its `hive {where.signal.kind}` signal from attempt {st.attempt} "
-                f"(sent while no run watched)")
+            say(
+                f"{h.key}: found its `hive {where.signal.kind}` signal from attempt {st.attempt} "
+                f"(sent while no run watched)"
+            )
             return signalled(where.signal)
         if d.step == Step.MERGE:
             self.merge_approved = True
@@ -186,23 +206,38 @@ class TaskRunner:
         report = checkpoint_report(h.store, h.job.plan, h.task, h.cfg.main_branch)
         atomic_write(h.paths.checkpoint_file(h.plan_name, h.task.id), report)
         kind = checkpoint_kind(h.task)
-        return h.update((State.PLANNED,), state=State.AWAITING_HUMAN, task_hash=h.task.text_hash, answer="",
-                        reason=f"{kind}: answer with `{how_to_answer(h.key, h.task)}`",
-                        event=f"checkpoint reached ({kind})")
+        return h.update(
+            (State.PLANNED,),
+            state=State.AWAITING_HUMAN,
+            task_hash=h.task.text_hash,
+            answer="",
+            reason=f"{kind}: answer with `{how_to_answer(h.key, h.task)}`",
+            event=f"checkpoint reached ({kind})",
+        )
 
     def _exclusion(self, held: ExitStack) -> None:
         """Tasks sharing a Module never overlap, and a `Parallel-safe: no` task runs
         alone: locks, so the rule holds across workers and across doit processes."""
         h = self.h
         alone = HeldLock(h.paths.parallel_lock, shared=h.task.parallel_safe)
-        alone.acquire(on_wait=lambda _: say(f"{h.key}: waiting — " + (
-            "a task marked Parallel-safe: no is running" if h.task.parallel_safe
-            else "it is marked Parallel-safe: no and runs alone")))
+        alone.acquire(
+            on_wait=lambda _: say(
+                f"{h.key}: waiting — "
+                + (
+                    "a task marked Parallel-safe: no is running"
+                    if h.task.parallel_safe
+                    else "it is marked Parallel-safe: no and runs alone"
+                )
+            )
+        )
         held.callback(alone.release)
         if h.task.module:
             module = HeldLock(h.paths.module_lock(h.task.module))
-            module.acquire(on_wait=lambda pid: say(f"{h.key}: waiting for another task in module "
-                                                   f"{h.task.module!r} (pid {pid}) to finish"))
+            module.acquire(
+                on_wait=lambda pid: say(
+                    f"{h.key}: waiting for another task in module {h.task.module!r} (pid {pid}) to finish"
+                )
+            )
             held.callback(module.release)
 
     def _held(self, st: TaskState) -> TaskFailed:

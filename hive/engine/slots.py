@@ -1,5 +1,6 @@
 """Worker slots: `max_workers` lock files, one held while an agent runs, so the
 cap holds across every doit process on the repo."""
+
 from __future__ import annotations
 
 import time

@@ -5,6 +5,7 @@ a signal is seen well under a second after it is sent; the executor's service
 (tmux) is asked once a second. Time comes from a `Clock`, so the rules (spawn
 grace, stall, timeout) are unit-tested without waiting for them.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,7 +32,7 @@ class Clock(Protocol):
 
 class SystemClock:
     def time(self) -> float:
-        return time.time()   # wall clock: a re-attached run keeps the original deadlines
+        return time.time()  # wall clock: a re-attached run keeps the original deadlines
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
@@ -49,10 +50,10 @@ class Watch:
     stop_file: Path
     log_path: Path
     log_offset: int
-    started_at: float           # wall clock, so a re-attached run keeps the original deadlines
+    started_at: float  # wall clock, so a re-attached run keeps the original deadlines
     timeout: float
     stuck_threshold: float
-    grace: float | None         # spawn check deadline; None for scripts
+    grace: float | None  # spawn check deadline; None for scripts
     exit_zero_is_done: bool = False
     stall_patterns: tuple[str, ...] = ()
 
@@ -80,13 +81,11 @@ def output_tail(watch: Watch, lines: int = 20) -> str:
 def clean_tail(text: str, lines: int) -> str:
     """The last lines worth reading: no terminal escapes, no blank lines, and not tmux's
     own "Pane is dead" notice (remain-on-exit)."""
-    kept = [ln.rstrip() for ln in _ANSI.sub("", text).splitlines()
-            if ln.strip() and not ln.startswith("Pane is dead")]
+    kept = [ln.rstrip() for ln in _ANSI.sub("", text).splitlines() if ln.strip() and not ln.startswith("Pane is dead")]
     return "\n".join(kept[-lines:])
 
 
-def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None,
-         clock: Clock = SYSTEM_CLOCK) -> Outcome:
+def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None, clock: Clock = SYSTEM_CLOCK) -> Outcome:
     size = log_size(watch.log_path)
     alive_seen = size > watch.log_offset
     last_change = clock.time()
@@ -112,14 +111,20 @@ def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None,
             warned = False
         in_grace = watch.grace is not None and now < watch.started_at + watch.grace
         if watch.grace is not None and not alive_seen and not in_grace:
-            return Outcome(Kind.SPAWN_FAILED, f"agent_spawn_failed: no output and no signal within "
-                                           f"{watch.grace:g}s", output_tail(watch))
+            return Outcome(
+                Kind.SPAWN_FAILED,
+                f"agent_spawn_failed: no output and no signal within {watch.grace:g}s",
+                output_tail(watch),
+            )
         if in_grace and watch.stall_patterns and now >= next_screen_check:
             next_screen_check = now + 0.5
             stall = _stalled(watch)
             if stall:
-                return Outcome(Kind.SPAWN_FAILED, f"agent_spawn_failed: the agent is waiting at a prompt "
-                                               f"({stall!r}) instead of working", output_tail(watch))
+                return Outcome(
+                    Kind.SPAWN_FAILED,
+                    f"agent_spawn_failed: the agent is waiting at a prompt ({stall!r}) instead of working",
+                    output_tail(watch),
+                )
         if now > watch.started_at + watch.timeout:
             return Outcome(Kind.TIMEOUT, f"timeout: no signal after {watch.timeout / 60:g} min", output_tail(watch))
         if not warned and now - last_change > watch.stuck_threshold:
@@ -151,7 +156,7 @@ def exit_status(path: Path, clock: Clock, patience: float = 1.0) -> int | None:
 
 
 def _exited(watch: Watch, alive_seen: bool, clock: Clock) -> Outcome:
-    sig = agent_signals.read(watch.signal_path)   # it may have signalled just before exiting
+    sig = agent_signals.read(watch.signal_path)  # it may have signalled just before exiting
     if sig:
         return signalled(sig)
     status = exit_status(watch.exit_file, clock)
@@ -164,6 +169,9 @@ def _exited(watch: Watch, alive_seen: bool, clock: Clock) -> Outcome:
         return Outcome(Kind.SCRIPT_FAILED, f"script exited with status {status}", tail)
     if not alive_seen or clock.time() < watch.started_at + (watch.grace or 0):
         # an agent that ends this early never really started (missing binary, not logged in...)
-        return Outcome(Kind.SPAWN_FAILED, f"agent_spawn_failed: the agent exited (status {status}) "
-                                          f"within {watch.grace:g}s without signalling", tail)
+        return Outcome(
+            Kind.SPAWN_FAILED,
+            f"agent_spawn_failed: the agent exited (status {status}) within {watch.grace:g}s without signalling",
+            tail,
+        )
     return Outcome(Kind.CRASHED, f"crashed: the agent exited (status {status}) without signalling", tail)

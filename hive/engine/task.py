@@ -1,5 +1,6 @@
 """One task's run as every engine step sees it: the job (plan, task, config), its
 recorded state, its executor and its worker slot."""
+
 from __future__ import annotations
 
 import sys
@@ -23,6 +24,7 @@ SCRIPT_BRIEF = "HIVE_TASK.md"
 @dataclass(frozen=True)
 class Job:
     """Everything one doit task needs; built by the compiler, never re-parsed."""
+
     root: Path
     plan: Plan
     task: Task
@@ -45,6 +47,7 @@ def say(message: str) -> None:
 @dataclass(frozen=True)
 class Worker:
     """One of `max_workers` slots (`engine.slots`): its number picks the agent's port."""
+
     number: int
 
     @property
@@ -76,11 +79,20 @@ class TaskRun:
         try:
             return self.store.update(self.plan_name, self.task.id, expect=expect, event=event, **changes)
         except StaleState as e:
-            raise HiveError(f"{self.key} changed to {e.current.state} under us (is another run or a "
-                            f"`hive` command changing it?)") from None
+            raise HiveError(
+                f"{self.key} changed to {e.current.state} under us (is another run or a `hive` command changing it?)"
+            ) from None
 
-    def end(self, st: TaskState, state: State, reason: str, output_tail: str = "", note: str = "",
-            files: tuple[str, ...] = (), resume: str = "") -> TaskState:
+    def end(
+        self,
+        st: TaskState,
+        state: State,
+        reason: str,
+        output_tail: str = "",
+        note: str = "",
+        files: tuple[str, ...] = (),
+        resume: str = "",
+    ) -> TaskState:
         """Close the current attempt in `state`, and say so."""
         # `merging` stays: only the merge step knows whether main moved (the next run checks it)
         st = self.store.close_attempt(st, state, reason, output_tail=output_tail, files=files, resume=resume)

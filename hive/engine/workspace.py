@@ -1,5 +1,6 @@
 """A task attempt's worktree: create it, brief the agent in it, remove it only
 when git proves its work is safe."""
+
 from __future__ import annotations
 
 import shutil
@@ -35,7 +36,7 @@ def create(root: Path, path: Path, branch: str, start: str) -> None:
 def checkout_existing(root: Path, path: Path, branch: str) -> None:
     """A worktree for an existing branch (to merge work whose worktree was removed)."""
     ensure_ignored_dir(path.parent)
-    git.worktree_prune(root)   # a deleted worktree still "has the branch checked out" until pruned
+    git.worktree_prune(root)  # a deleted worktree still "has the branch checked out" until pruned
     git.worktree_checkout(root, path, branch)
 
 
@@ -84,12 +85,13 @@ def repair(root: Path, path: Path, state: str) -> str:
     elif state == FOREIGN:
         try:
             note = _clear_foreign(root, path)
-        except FileNotFoundError:   # someone removed it meanwhile
+        except FileNotFoundError:  # someone removed it meanwhile
             note = ""
         except OSError as e:
-            raise HiveError(f"{path}: git does not see a worktree there, and it cannot be moved aside: {e}; "
-                            f"move it away yourself") from None
-    git.worktree_unlock(root, path)   # git never prunes a worktree left locked "initializing"
+            raise HiveError(
+                f"{path}: git does not see a worktree there, and it cannot be moved aside: {e}; move it away yourself"
+            ) from None
+    git.worktree_unlock(root, path)  # git never prunes a worktree left locked "initializing"
     git.worktree_prune(root)
     return note
 
@@ -138,7 +140,7 @@ def set_excludes(root: Path, worktree: Path, excludes: Path, names: list[str]) -
 def copy_files(root: Path, worktree: Path, files: tuple[str, ...]) -> list[str]:
     copied = []
     for name in files:
-        src = (root / name)
+        src = root / name
         if not src.exists():
             raise HiveError(f".hive/config.toml: worktrees.copy: {name!r} does not exist in {root}")
         dest = worktree / name
@@ -204,8 +206,10 @@ def salvage(worktree: Path, message: str) -> bool:
     changes = git.status(worktree)
     deleted = sum(1 for line in changes if "D" in line[:2])
     if deleted and deleted >= git.count_files(worktree, "HEAD"):
-        raise HiveError(f"{worktree}: every file of its branch is missing; not committing that "
-                        f"(an interrupted checkout, or someone emptied it) — look at it, then `hive retry`")
+        raise HiveError(
+            f"{worktree}: every file of its branch is missing; not committing that "
+            f"(an interrupted checkout, or someone emptied it) — look at it, then `hive retry`"
+        )
     return bool(changes) and git.commit_all(worktree, message)
 
 
@@ -252,7 +256,7 @@ def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
         return ""
     contained = git.contained(root, f"refs/heads/{branch}", main)
     if contained is None:
-        return ""   # already gone
+        return ""  # already gone
     if not contained:
         return f"kept branch {branch}: it has commits that are not in {main}"
     res = git.delete_branch(root, branch)
@@ -264,8 +268,11 @@ def unused_worktrees(root: Path, base: Path, states: Iterable[TaskState]) -> lis
     a crash, of a lost state file, or made by hand)."""
     used = {Path(st.worktree).resolve() for st in states if st.worktree and st.state != "done"}
     base = base.resolve()
-    return [path for path in (Path(wt["path"]).resolve() for wt in git.worktrees(root))
-            if base in path.parents and path not in used]
+    return [
+        path
+        for path in (Path(wt["path"]).resolve() for wt in git.worktrees(root))
+        if base in path.parents and path not in used
+    ]
 
 
 def remove_merged_leftovers(root: Path, st: TaskState, main_ref: str, existing: set[str] | None = None) -> list[str]:
@@ -273,7 +280,7 @@ def remove_merged_leftovers(root: Path, st: TaskState, main_ref: str, existing: 
     if git shows it is contained in main. `existing` (branch names, if known) spares
     a git call per branch that is already gone. Returns what was kept, and why."""
     kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if st.worktree and Path(st.worktree).exists() else []
-    git.worktree_prune(root)   # else a branch whose worktree was deleted is still "checked out" there
+    git.worktree_prune(root)  # else a branch whose worktree was deleted is still "checked out" there
     crash_point("before-branch-delete")
     branches = {h.get("branch", "") for h in st.history} | {st.branch}
     if existing is not None:

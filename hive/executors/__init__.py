@@ -1,5 +1,6 @@
 """Executors run agents (`base.Executor`); `[executor] kind` picks one. A new
 executor is one module and one line in KINDS."""
+
 from __future__ import annotations
 
 import importlib

@@ -6,6 +6,7 @@ still there, shows its screen, stops it and tells a human how to watch it. Shape
 after tox 4's `execute/api.py`: one protocol, one module per implementation, a
 registry keyed by `[executor] kind`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -21,12 +22,13 @@ Report = Callable[[str], None]
 @dataclass(frozen=True)
 class Launch:
     """One agent process to start."""
-    name: str                 # unique per attempt; also what `hive attach` targets
+
+    name: str  # unique per attempt; also what `hive attach` targets
     argv: list[str]
-    env: dict[str, str]       # the agent's whole Hive environment, passed explicitly
-    cwd: Path                 # the attempt's worktree
-    log: Path                 # every byte of its output is appended here
-    exit_file: Path           # its exit status is written here as it ends
+    env: dict[str, str]  # the agent's whole Hive environment, passed explicitly
+    cwd: Path  # the attempt's worktree
+    log: Path  # every byte of its output is appended here
+    exit_file: Path  # its exit status is written here as it ends
     brief: Path | None = None  # the context file it reads (an executor on another host ships it)
     unset: tuple[str, ...] = ()  # variables of ours the agent must not inherit
 
@@ -35,11 +37,12 @@ class Launch:
 class AgentRef:
     """What the state store keeps about a started agent: enough for any executor
     to find it again, from this run or the next one."""
+
     root: str
     task: str
     attempt: int
     name: str
-    token: int = 0            # the executor's own handle (tmux: the pane's process)
+    token: int = 0  # the executor's own handle (tmux: the pane's process)
 
     @classmethod
     def of(cls, root: Path, st: TaskState) -> AgentRef:

@@ -1,6 +1,7 @@
 """The local executor: each agent in its own tmux session on this machine (Hive's
 own tmux server, so agents never mix with the user's sessions). The only code that
 uses the tmux adapter; processes are found through /proc (`adapters.processes`)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,8 +21,15 @@ class TmuxExecutor:
         return root / configured
 
     def start(self, launch: Launch) -> int:
-        return tmux.new_session(launch.name, launch.cwd, launch.argv, launch.log, launch.exit_file,
-                                {**launch.env, **self.environment()}, unset=launch.unset)
+        return tmux.new_session(
+            launch.name,
+            launch.cwd,
+            launch.argv,
+            launch.log,
+            launch.exit_file,
+            {**launch.env, **self.environment()},
+            unset=launch.unset,
+        )
 
     def locate(self, name: str) -> int | None:
         pane = tmux.pane(name) if name else None
@@ -46,14 +54,15 @@ class TmuxExecutor:
         pane's shell with ppid 1, so its processes are found by the environment Hive
         gave the attempt, and "stopped" means none of them is left."""
         mark = processes.AgentMark(ref.root, ref.task, ref.attempt, ref.token)
-        survivors = processes.stop_in_stages(mark, processes.stages(patience, finished), report,
-                                             quiet_first=finished)
+        survivors = processes.stop_in_stages(mark, processes.stages(patience, finished), report, quiet_first=finished)
         tmux.kill_session(ref.name)
         if not survivors:
             return ""
         listed = ",".join(map(str, sorted(survivors)))
-        return (f"processes {sorted(survivors)} of its agent survived SIGKILL; look at them with "
-                f"`ps -o pid,stat,args -p {listed}`")
+        return (
+            f"processes {sorted(survivors)} of its agent survived SIGKILL; look at them with "
+            f"`ps -o pid,stat,args -p {listed}`"
+        )
 
     def close(self, name: str) -> None:
         tmux.kill_session(name)

@@ -1,6 +1,7 @@
 """Every plan in `plans/`, compiled — from a cache when the plan file and the
 config are unchanged, so `doit list` on a big plan skips markdown parsing and
 networkx altogether (measured in bench/)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -21,6 +22,7 @@ from hive.store.files import atomic_write_bytes
 @dataclass(frozen=True)
 class PlanSet:
     """Every valid plan (approved or draft); `warnings` are problems in draft plans."""
+
     plans: tuple[Plan, ...]
     orders: dict[str, tuple[str, ...]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
@@ -47,8 +49,10 @@ def load_plans(plans_dir: Path, config: Config, cache_dir: Path | None = None) -
     for path in sorted(plans_dir.glob("*.md")) if plans_dir.is_dir() else []:
         plan, order, problems = _compiled(path, config, cache_dir)
         if plan.name in names:
-            problems = problems + [f"{display_path(path)}:1: plan name {plan.name!r} is also used by "
-                                   f"{display_path(names[plan.name])}; set a different `plan:` in one front matter"]
+            problems = problems + [
+                f"{display_path(path)}:1: plan name {plan.name!r} is also used by "
+                f"{display_path(names[plan.name])}; set a different `plan:` in one front matter"
+            ]
         names.setdefault(plan.name, path)
         if problems:
             (errors if plan.approved else warnings).extend(problems)
@@ -81,16 +85,19 @@ def code_stamp(package: Path, version: str) -> str:
 
 def _compiled(path: Path, config: Config, cache_dir: Path | None) -> tuple[Plan, tuple[str, ...], list[str]]:
     data = path.read_bytes()
-    key = hashlib.sha256(b"\0".join([data, repr(config).encode(), str(path.resolve()).encode(),
-                                     _code_stamp().encode()])).hexdigest()
+    key = hashlib.sha256(
+        b"\0".join([data, repr(config).encode(), str(path.resolve()).encode(), _code_stamp().encode()])
+    ).hexdigest()
     if cache_dir is None:
         from hive.plan.graph import compile_plan
+
         return compile_plan(path, config)
     cached = cache_dir / f"{path.stem}.{key[:20]}.pickle"
     if cached.exists():
         with contextlib.suppress(Exception):  # a stale or torn cache file is only a cache: rebuild it
             return pickle.loads(cached.read_bytes())
     from hive.plan.graph import compile_plan  # networkx and markdown-it only on a cache miss
+
     result = compile_plan(path, config)
     if not result[2]:
         for old in cache_dir.glob(f"{path.stem}.*.pickle"):

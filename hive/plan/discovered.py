@@ -1,6 +1,7 @@
 """Work an agent discovers on the way: `hive discover` files it under
 `.hive/discovered/`; only a human's `hive approve` adds it to the plan (humans own
 plans/), so it never runs unapproved."""
+
 from __future__ import annotations
 
 import json
@@ -38,13 +39,21 @@ def file_item(who: AgentIdentity, title: str, details: str) -> str:
     """Record a discovered task (agents only signal: this is not the plan)."""
     title = " ".join(title.split())
     if not title:
-        raise HiveError("hive discover needs a title, e.g. hive discover \"Add rate limiting\" --details \"...\"")
+        raise HiveError('hive discover needs a title, e.g. hive discover "Add rate limiting" --details "..."')
     paths = Paths(who.root)
-    payload = json.dumps({"title": title[:150], "details": details, "discovered_from": who.key,
-                          "attempt": who.attempt, "time": time.time()})
+    payload = json.dumps(
+        {
+            "title": title[:150],
+            "details": details,
+            "discovered_from": who.key,
+            "attempt": who.attempt,
+            "time": time.time(),
+        }
+    )
     n = 1
-    while paths.discovered_item(who.plan, f"{PREFIX}{n}", settled=True).exists() or \
-            not create_exclusive(paths.discovered_item(who.plan, f"{PREFIX}{n}"), payload):
+    while paths.discovered_item(who.plan, f"{PREFIX}{n}", settled=True).exists() or not create_exclusive(
+        paths.discovered_item(who.plan, f"{PREFIX}{n}"), payload
+    ):
         n += 1
     return task_key(who.plan, f"{PREFIX}{n}")
 
@@ -57,8 +66,16 @@ def pending(paths: Paths) -> list[Discovered]:
             data = json.loads(f.read_text())
         except ValueError:
             continue
-        out.append(Discovered(f.parent.name, f.stem, data.get("title", ""), data.get("details", ""),
-                              data.get("discovered_from", ""), f))
+        out.append(
+            Discovered(
+                f.parent.name,
+                f.stem,
+                data.get("title", ""),
+                data.get("details", ""),
+                data.get("discovered_from", ""),
+                f,
+            )
+        )
     return out
 
 
@@ -75,16 +92,19 @@ def approve(paths: Paths, config: Config, plan: Plan, item: Discovered) -> str:
     original = plan.path.read_bytes()
     text = original.decode("utf-8")
     details = "\n".join(f"> {line}" if line.strip() else ">" for line in item.details.splitlines())
-    section = (f"\n### Task {task_id}: {item.title}\n**Depends on:** none\n"
-               f"**Discovered from:** {item.discovered_from}\n\n{details}\n")
+    section = (
+        f"\n### Task {task_id}: {item.title}\n**Depends on:** none\n"
+        f"**Discovered from:** {item.discovered_from}\n\n{details}\n"
+    )
     atomic_write(plan.path, text + ("" if text.endswith("\n") else "\n") + section)
     _, _, problems = load_plan(plan.path, config)
     if problems:
-        atomic_write(plan.path, text)   # never leave the human's plan broken
+        atomic_write(plan.path, text)  # never leave the human's plan broken
         raise HiveError(*problems, f"{item.key} was not added: the plan would not be valid")
     _settle(paths, item, "approved")
     return f"{item.key} added to {plan.path.name} as task {plan.name}:{task_id}" + (
-        " — it runs on the next `doit`" if plan.approved else " (the plan is a draft)")
+        " — it runs on the next `doit`" if plan.approved else " (the plan is a draft)"
+    )
 
 
 def reject(paths: Paths, item: Discovered, why: str) -> str:

@@ -3,6 +3,7 @@ run after a task marked `<!-- checkpoint -->`, and (when switched on in [gates])
 after the first batch and after dependency hubs. Dependents of the gated task
 wait for the gate; a gate after `N-tests` also waits for `N-impl`, so a
 test/implementation pair is never split."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,7 +20,7 @@ FIRST_BATCH = "_gate-first-batch"
 def add_gates(plan: Plan, graph: nx.DiGraph, config: Config) -> Plan:
     """The plan with its gate tasks: dependencies live in `depends_on` only (the
     caller builds the graph again from them)."""
-    gates: dict[str, tuple[tuple[str, ...], list[str]]] = {}   # gate id -> (after, reasons)
+    gates: dict[str, tuple[tuple[str, ...], list[str]]] = {}  # gate id -> (after, reasons)
     for t in plan.tasks:
         reasons = []
         if t.hard_stop:
@@ -37,16 +38,25 @@ def add_gates(plan: Plan, graph: nx.DiGraph, config: Config) -> Plan:
     for gid, (after, reasons) in gates.items():
         blocked = _blocked(plan, graph, gid, after)
         if not blocked:
-            continue   # nothing waits behind it: the run ends there anyway
+            continue  # nothing waits behind it: the run ends there anyway
         for b in blocked:
             extra_deps.setdefault(b, []).append(gid)
         first = tasks[after[0]]
-        gate_tasks.append(Task(id=gid, title=f"Review after {', '.join(after)} before going on",
-                               line=first.line, type=GATE, depends_on=after, description="; ".join(reasons)))
+        gate_tasks.append(
+            Task(
+                id=gid,
+                title=f"Review after {', '.join(after)} before going on",
+                line=first.line,
+                type=GATE,
+                depends_on=after,
+                description="; ".join(reasons),
+            )
+        )
     if not gate_tasks:
         return plan
-    new_tasks = tuple(dataclasses.replace(t, depends_on=t.depends_on + tuple(extra_deps.get(t.id, ())))
-                      for t in plan.tasks) + tuple(gate_tasks)
+    new_tasks = tuple(
+        dataclasses.replace(t, depends_on=t.depends_on + tuple(extra_deps.get(t.id, ()))) for t in plan.tasks
+    ) + tuple(gate_tasks)
     return dataclasses.replace(plan, tasks=new_tasks)
 
 

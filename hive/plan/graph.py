@@ -1,4 +1,5 @@
 """Plans → validated networkx DAGs, and the order doit should see them in."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,8 +21,10 @@ def build_graph(plan: Plan) -> tuple[nx.DiGraph, list[str]]:
     for t in plan.tasks:
         for dep in t.depends_on:
             if dep not in g:
-                problems.append(f"{display_path(plan.path)}:{t.line_of('depends_on')}: task {t.id} depends on "
-                                f"unknown task {dep!r}; known IDs: {', '.join(g.nodes) or 'none'}")
+                problems.append(
+                    f"{display_path(plan.path)}:{t.line_of('depends_on')}: task {t.id} depends on "
+                    f"unknown task {dep!r}; known IDs: {', '.join(g.nodes) or 'none'}"
+                )
             elif dep == t.id:
                 problems.append(f"{display_path(plan.path)}:{t.line_of('depends_on')}: task {t.id} depends on itself")
             else:
@@ -33,8 +36,10 @@ def build_graph(plan: Plan) -> tuple[nx.DiGraph, list[str]]:
     if cycle:
         path = " → ".join([u for u, _ in cycle] + [cycle[0][0]])
         first = plan.task(cycle[0][1])
-        problems.append(f"{display_path(plan.path)}:{first.line_of('depends_on')}: dependency cycle: {path}; "
-                        f"remove one of these dependencies")
+        problems.append(
+            f"{display_path(plan.path)}:{first.line_of('depends_on')}: dependency cycle: {path}; "
+            f"remove one of these dependencies"
+        )
     return g, problems
 
 
@@ -42,12 +47,16 @@ def check_agents(plan: Plan, config: Config) -> list[str]:
     known = set(config.agents)
     problems = []
     if plan.agent and plan.agent not in known:
-        problems.append(f"{display_path(plan.path)}:1: front matter agent: {plan.agent!r} is not a known agent "
-                        f"profile; known: {', '.join(sorted(known))} (add [agents.{plan.agent}] to .hive/config.toml)")
+        problems.append(
+            f"{display_path(plan.path)}:1: front matter agent: {plan.agent!r} is not a known agent "
+            f"profile; known: {', '.join(sorted(known))} (add [agents.{plan.agent}] to .hive/config.toml)"
+        )
     for t in plan.tasks:
         if t.agent and t.agent not in known:
-            problems.append(f"{display_path(plan.path)}:{t.line_of('agent')}: task {t.id}: unknown Agent {t.agent!r}; "
-                            f"known: {', '.join(sorted(known))} (add [agents.{t.agent}] to .hive/config.toml)")
+            problems.append(
+                f"{display_path(plan.path)}:{t.line_of('agent')}: task {t.id}: unknown Agent {t.agent!r}; "
+                f"known: {', '.join(sorted(known))} (add [agents.{t.agent}] to .hive/config.toml)"
+            )
     return problems
 
 

@@ -1,4 +1,5 @@
 """The plan as records: frozen `Plan` and `Task`, built by the parser, never changed."""
+
 from __future__ import annotations
 
 import hashlib

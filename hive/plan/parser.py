@@ -4,6 +4,7 @@ markdown-it finds the structure (headings, fences, HTML comments) so a
 `### Task` line inside a code block or a comment is never a task; the raw lines
 give the field values and descriptions exactly as written.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -17,12 +18,37 @@ from hive.settings.config import parse_duration
 from hive.store.names import ID_RE, PLAN_RE
 
 # A plan named like a doit command would break every doit invocation.
-DOIT_COMMANDS = frozenset({"list", "run", "info", "forget", "clean", "ignore", "dumpdb", "reset-dep",
-                           "strace", "help", "tabcompletion", "auto"})
-FIELDS = {"depends on": "depends_on", "blocked by": "depends_on", "type": "type", "acceptance": "acceptance",
-          "verify": "verify", "files": "files", "module": "module", "parallel-safe": "parallel_safe",
-          "priority": "priority", "agent": "agent", "timeout": "timeout", "options": "options",
-          "discovered from": "discovered_from"}
+DOIT_COMMANDS = frozenset(
+    {
+        "list",
+        "run",
+        "info",
+        "forget",
+        "clean",
+        "ignore",
+        "dumpdb",
+        "reset-dep",
+        "strace",
+        "help",
+        "tabcompletion",
+        "auto",
+    }
+)
+FIELDS = {
+    "depends on": "depends_on",
+    "blocked by": "depends_on",
+    "type": "type",
+    "acceptance": "acceptance",
+    "verify": "verify",
+    "files": "files",
+    "module": "module",
+    "parallel-safe": "parallel_safe",
+    "priority": "priority",
+    "agent": "agent",
+    "timeout": "timeout",
+    "options": "options",
+    "discovered from": "discovered_from",
+}
 FRONT_MATTER_KEYS = ("plan", "status", "agent")
 CHECKPOINT_MARKER = "<!-- checkpoint -->"
 
@@ -35,6 +61,7 @@ _FIELD = re.compile(r"^\s*[-*]?\s*\*\*([^*:]+?)\s*:\s*\*\*\s*(.*?)\s*$|^\s*[-*]?
 def _markdown():
     """The tokenizer, loaded on first parse (a cached plan needs no parsing)."""
     from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark")
 
 
@@ -62,8 +89,8 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
     for i, (line0, level, content) in enumerate(headings):
         if level != 3:
             continue
-        end = next((h[0] for h in headings[i + 1:] if h[1] <= 3), len(lines))
-        section = tokens[bisect.bisect_right(starts, line0):bisect.bisect_left(starts, end)]
+        end = next((h[0] for h in headings[i + 1 :] if h[1] <= 3), len(lines))
+        section = tokens[bisect.bisect_right(starts, line0) : bisect.bisect_left(starts, end)]
         task = _parse_task(path, lines, section, line0, end, content, problems)
         if task is not None:
             tasks.append(task)
@@ -71,13 +98,21 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
     seen: dict[str, int] = {}
     for t in tasks:
         if t.id in seen:
-            problems.append(f"{path}:{t.line}: duplicate task ID {t.id!r} (first at line {seen[t.id]}); "
-                            f"give each task its own ID")
+            problems.append(
+                f"{path}:{t.line}: duplicate task ID {t.id!r} (first at line {seen[t.id]}); give each task its own ID"
+            )
         seen.setdefault(t.id, t.line)
     context_lines = [ln for i, ln in enumerate(lines) if i >= body_start and not in_task[i]]
     title = next((c for _, lvl, c in headings if lvl == 1), name)
-    plan = Plan(name=name, path=real, status=status, agent=str(meta.get("agent") or ""),
-                title=title, context="\n".join(context_lines).strip(), tasks=tuple(tasks))
+    plan = Plan(
+        name=name,
+        path=real,
+        status=status,
+        agent=str(meta.get("agent") or ""),
+        title=title,
+        context="\n".join(context_lines).strip(),
+        tasks=tuple(tasks),
+    )
     return plan, problems
 
 
@@ -97,6 +132,7 @@ def _front_matter(path: Path, lines: list[str], problems: list[str]) -> tuple[di
         problems.append(f"{path}:1: front matter starts with '---' but has no closing '---' line")
         return {}, 0
     import yaml
+
     try:
         meta = yaml.safe_load("\n".join(lines[1:end])) or {}
     except yaml.YAMLError as e:
@@ -116,11 +152,15 @@ def _front_matter(path: Path, lines: list[str], problems: list[str]) -> tuple[di
 
 def _check_plan_name(path: Path, name: str, problems: list[str]) -> None:
     if not PLAN_RE.match(name):
-        problems.append(f"{path}:1: plan name {name!r} must be letters, digits, '_' or '-' "
-                        f"(set `plan:` in the front matter or rename the file)")
+        problems.append(
+            f"{path}:1: plan name {name!r} must be letters, digits, '_' or '-' "
+            f"(set `plan:` in the front matter or rename the file)"
+        )
     elif name in DOIT_COMMANDS:
-        problems.append(f"{path}:1: plan name {name!r} is a doit command and would break `doit`; "
-                        f"set another `plan:` name in the front matter")
+        problems.append(
+            f"{path}:1: plan name {name!r} is a doit command and would break `doit`; "
+            f"set another `plan:` name in the front matter"
+        )
 
 
 def _headings(tokens: list) -> list[tuple[int, int, str]]:
@@ -131,8 +171,9 @@ def _headings(tokens: list) -> list[tuple[int, int, str]]:
     return out
 
 
-def _parse_task(path: Path, lines: list[str], section: list, line0: int, end: int, heading: str,
-                problems: list[str]) -> Task | None:
+def _parse_task(
+    path: Path, lines: list[str], section: list, line0: int, end: int, heading: str, problems: list[str]
+) -> Task | None:
     """One task from its section (`section`: the top-level tokens inside it)."""
     where = f"{path}:{line0 + 1}"
     m = _HEADING.match(heading)
@@ -142,8 +183,10 @@ def _parse_task(path: Path, lines: list[str], section: list, line0: int, end: in
         return None
     task_id, title = m.group(1), m.group(2)
     if not ID_RE.match(task_id):
-        problems.append(f"{where}: invalid task ID {task_id!r}: use letters, digits, '.', '_', '-', "
-                        f"starting with a letter or digit (e.g. 3, 2-tests, api)")
+        problems.append(
+            f"{where}: invalid task ID {task_id!r}: use letters, digits, '.', '_', '-', "
+            f"starting with a letter or digit (e.g. 3, 2-tests, api)"
+        )
         return None
     if not title:
         problems.append(f"{where}: task {task_id} has no title; write '### Task {task_id}: <what it does>'")
@@ -152,9 +195,16 @@ def _parse_task(path: Path, lines: list[str], section: list, line0: int, end: in
     values, field_lines, body_from = _fields(path, lines, line0 + 1, end, skip - markers, problems)
     fence = next((t for t in section if t.type == "fence"), None)
     description = _without_markers(lines[body_from:end], {i - body_from for i in markers})
-    task = Task(id=task_id, title=title, line=line0 + 1, description=description,
-                script=fence.content if fence else "", hard_stop=bool(markers),
-                field_lines=tuple(field_lines.items()), **_convert_fields(path, task_id, values, field_lines, problems))
+    task = Task(
+        id=task_id,
+        title=title,
+        line=line0 + 1,
+        description=description,
+        script=fence.content if fence else "",
+        hard_stop=bool(markers),
+        field_lines=tuple(field_lines.items()),
+        **_convert_fields(path, task_id, values, field_lines, problems),
+    )
     if task.type == "script" and not fence:
         problems.append(f"{where}: script task {task_id} has no fenced code block to run; add one (```sh ... ```)")
     if task.type == "checkpoint:decision" and not task.options:
@@ -173,8 +223,9 @@ def _without_markers(lines: list[str], markers: set[int]) -> str:
     return "\n".join(kept).strip()
 
 
-def _fields(path: Path, lines: list[str], start: int, end: int, skip: set[int],
-            problems: list[str]) -> tuple[dict[str, str], dict[str, int], int]:
+def _fields(
+    path: Path, lines: list[str], start: int, end: int, skip: set[int], problems: list[str]
+) -> tuple[dict[str, str], dict[str, int], int]:
     """Read `**Name:** value` lines directly under the heading; returns where the description starts."""
     values: dict[str, str] = {}
     where: dict[str, int] = {}
@@ -190,8 +241,10 @@ def _fields(path: Path, lines: list[str], start: int, end: int, skip: set[int],
         value = (m.group(2) if m.group(1) else m.group(4)) or ""
         key = FIELDS.get(raw_name.lower())
         if key is None:
-            problems.append(f"{path}:{i + 1}: unknown field '**{raw_name}:**'; known fields: "
-                            f"{', '.join(n.capitalize() for n in FIELDS)}")
+            problems.append(
+                f"{path}:{i + 1}: unknown field '**{raw_name}:**'; known fields: "
+                f"{', '.join(n.capitalize() for n in FIELDS)}"
+            )
         else:
             values[key] = value.strip()
             where[key] = i + 1
@@ -199,8 +252,7 @@ def _fields(path: Path, lines: list[str], start: int, end: int, skip: set[int],
     return values, where, i
 
 
-def _convert_fields(path: Path, task_id: str, v: dict[str, str], where: dict[str, int],
-                    problems: list[str]) -> dict:
+def _convert_fields(path: Path, task_id: str, v: dict[str, str], where: dict[str, int], problems: list[str]) -> dict:
     out: dict = {}
 
     def bad(key: str, msg: str) -> None:

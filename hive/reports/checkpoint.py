@@ -1,5 +1,6 @@
 """The checkpoint report: what a human reviews or decides at a checkpoint or gate,
 and the exact commands that answer it."""
+
 from __future__ import annotations
 
 from hive.engine.brief import dependency_results
@@ -20,7 +21,7 @@ def answer_commands(key: str, task: Task) -> list[str]:
         return [f"hive approve {key} --choice {option}" for option in task.options]
     if kind == "human-action":
         return [f"hive approve {key} --done"]
-    return [f"hive approve {key}", f"hive approve {key} --reject \"what is wrong\""]
+    return [f"hive approve {key}", f'hive approve {key} --reject "what is wrong"']
 
 
 def how_to_answer(key: str, task: Task) -> str:
@@ -34,9 +35,22 @@ def checkpoint_report(store: StateStore, plan: Plan, task: Task, main_branch: st
     key = plan.key(task.id)
     real = [t for t in plan.tasks if t.type != "gate"]
     states = {t.id: store.read(plan.name, t.id) for t in real}
-    completed = [{"key": plan.key(t.id), "title": t.title, "commit": states[t.id].merge_commit,
-                  "files": states[t.id].files[:6]} for t in real if states[t.id].state == "done"]
-    return render("checkpoint.md.j2", key=key, task=task, plan=plan, kind=checkpoint_kind(task),
-                  plan_file=display_path(plan.path), done_count=len(completed), total=len(real),
-                  completed=completed, main_branch=main_branch, answers=answer_commands(key, task),
-                  dependencies=[d for d in dependency_results(store, plan, task) if "_gate-" not in d.key])
+    completed = [
+        {"key": plan.key(t.id), "title": t.title, "commit": states[t.id].merge_commit, "files": states[t.id].files[:6]}
+        for t in real
+        if states[t.id].state == "done"
+    ]
+    return render(
+        "checkpoint.md.j2",
+        key=key,
+        task=task,
+        plan=plan,
+        kind=checkpoint_kind(task),
+        plan_file=display_path(plan.path),
+        done_count=len(completed),
+        total=len(real),
+        completed=completed,
+        main_branch=main_branch,
+        answers=answer_commands(key, task),
+        dependencies=[d for d in dependency_results(store, plan, task) if "_gate-" not in d.key],
+    )

@@ -1,5 +1,6 @@
 """The execution report `.hive/report.md`: every approved plan's tasks, their state
 and evidence, rewritten by the run's main process as tasks finish."""
+
 from __future__ import annotations
 
 import time
@@ -33,18 +34,37 @@ def execution_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, 
         for task in plan.tasks:
             st = recorded.get(plan.key(task.id)) or TaskState(plan.name, task.id)
             state = shown_state(st, task.text_hash)
-            rows.append({"key": plan.key(task.id), "title": _cell(task.title), "state": state,
-                         "icon": STATES[state].icon, "commit": st.merge_commit if state == State.DONE else "",
-                         "files": _files(st.files) if state == State.DONE else "",
-                         "reason": _cell(_evidence(st, state))})
+            rows.append(
+                {
+                    "key": plan.key(task.id),
+                    "title": _cell(task.title),
+                    "state": state,
+                    "icon": STATES[state].icon,
+                    "commit": st.merge_commit if state == State.DONE else "",
+                    "files": _files(st.files) if state == State.DONE else "",
+                    "reason": _cell(_evidence(st, state)),
+                }
+            )
         states = [r["state"] for r in rows]
         every_state += states
-        sections.append({"name": plan.name, "title": plan.title, "file": display_path(plan.path),
-                         "status": terminal_status(states), "rows": rows})
+        sections.append(
+            {
+                "name": plan.name,
+                "title": plan.title,
+                "file": display_path(plan.path),
+                "status": terminal_status(states),
+                "rows": rows,
+            }
+        )
     counts = {str(s): every_state.count(s) for s in STATES}
-    return render("report.md.j2", status=terminal_status(every_state) if every_state else "complete",
-                  updated=time.strftime("%Y-%m-%d %H:%M:%S"), total=len(every_state), counts=counts,
-                  plans=sections)
+    return render(
+        "report.md.j2",
+        status=terminal_status(every_state) if every_state else "complete",
+        updated=time.strftime("%Y-%m-%d %H:%M:%S"),
+        total=len(every_state),
+        counts=counts,
+        plans=sections,
+    )
 
 
 def write_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, TaskState] | None = None) -> Path:

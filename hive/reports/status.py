@@ -1,4 +1,5 @@
 """`hive status`: every task's state and why, as records (rendered by the CLI)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -71,12 +72,29 @@ def collect(root: Path) -> list[TaskStatus]:
             idle = now - log.stat().st_mtime if running and not signalled and log_size(log) > st.log_offset else None
             state = shown_state(st, task.text_hash)
             reason = _unwatched(where) if where and not holder else st.reason
-            rows.append(TaskStatus(plan.name, task.id, task.title, state, reason, st.attempt, st.worker,
-                                   st.worktree if running or st.state == "blocked" else "", st.session if alive else "",
-                                   st.branch, st.merge_commit, st.files, holder, alive,
-                                   now - st.started_at if running and st.started_at else None, idle,
-                                   idle is not None and idle > project.config.stuck_threshold, not plan.approved,
-                                   st.output_tail if st.state in ("failed", "blocked") else ""))
+            rows.append(
+                TaskStatus(
+                    plan.name,
+                    task.id,
+                    task.title,
+                    state,
+                    reason,
+                    st.attempt,
+                    st.worker,
+                    st.worktree if running or st.state == "blocked" else "",
+                    st.session if alive else "",
+                    st.branch,
+                    st.merge_commit,
+                    st.files,
+                    holder,
+                    alive,
+                    now - st.started_at if running and st.started_at else None,
+                    idle,
+                    idle is not None and idle > project.config.stuck_threshold,
+                    not plan.approved,
+                    st.output_tail if st.state in ("failed", "blocked") else "",
+                )
+            )
     return rows
 
 
@@ -85,7 +103,8 @@ def _unwatched(where: Standing) -> str:
     will act on (the runner decides from the same standing)."""
     if where.signal is not None:
         return f"signalled `{where.signal.kind}` while no run watched; the next `doit` takes it from there" + (
-            ", merging it" if where.signal.kind == "done" else "")
+            ", merging it" if where.signal.kind == "done" else ""
+        )
     if where.kind == MERGING:
         return "a run stopped while merging it; the next `doit` finishes the merge"
     if where.kind == RUNNING:
@@ -101,8 +120,10 @@ def counts(rows: list[TaskStatus]) -> dict[str, int]:
 
 
 def discovered_items(root: Path) -> list[dict]:
-    return [{"key": d.key, "title": d.title, "details": d.details, "discovered_from": d.discovered_from}
-            for d in discovered.pending(Paths(root))]
+    return [
+        {"key": d.key, "title": d.title, "details": d.details, "discovered_from": d.discovered_from}
+        for d in discovered.pending(Paths(root))
+    ]
 
 
 def render_discovered(items: list[dict]) -> str:
@@ -110,8 +131,10 @@ def render_discovered(items: list[dict]) -> str:
         return ""
     lines = ["", "Discovered work waiting for your review (it never runs unapproved):"]
     for d in items:
-        lines.append(f"  {d['key']}  {d['title']}  (from {d['discovered_from']}) — `hive approve {d['key']}` adds it "
-                     f"to the plan; `hive approve {d['key']} --reject \"why\"` discards it")
+        lines.append(
+            f"  {d['key']}  {d['title']}  (from {d['discovered_from']}) — `hive approve {d['key']}` adds it "
+            f'to the plan; `hive approve {d["key"]} --reject "why"` discards it'
+        )
     return "\n".join(lines)
 
 
@@ -120,8 +143,7 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
     total = len(rows) or 1
     done = c["done"]
     bar = "#" * round(width * done / total) + "-" * (width - round(width * done / total))
-    lines = [f"[{bar}] {done}/{len(rows)} done  " +
-             "  ".join(f"{n} {s}" for s, n in c.items() if n and s != "done")]
+    lines = [f"[{bar}] {done}/{len(rows)} done  " + "  ".join(f"{n} {s}" for s, n in c.items() if n and s != "done")]
     key_w = max([len(r.key) for r in rows] + [4])
     for r in sorted(rows, key=lambda r: (ORDER.index(r.state) if r.state in ORDER else 9, r.plan)):
         state = r.state + (" (draft)" if r.draft else "")

@@ -3,6 +3,7 @@
 Adding an agent is adding data (a built-in below or an `[agents.NAME]` table),
 never editing the runner.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,8 +22,8 @@ class AgentProfile:
     name: str
     command: tuple[str, ...]
     context_file: str = "AGENTS.md"
-    mode: str = "headless"            # "interactive" (a TUI that stays open) or "headless"
-    exit_zero_is_done: bool = False    # exiting 0 without `hive done` counts as done
+    mode: str = "headless"  # "interactive" (a TUI that stays open) or "headless"
+    exit_zero_is_done: bool = False  # exiting 0 without `hive done` counts as done
     stall_patterns: tuple[str, ...] = ()  # screen text meaning "stuck at a prompt, not working"
     env: tuple[tuple[str, str], ...] = ()  # extra environment for the agent
 
@@ -46,32 +47,59 @@ def stall_match(patterns: tuple[str, ...], screen: str) -> str | None:
 
 # Prompts Claude Code / Codex / Gemini show on a first run in a new directory:
 # waiting at one of them must fail the task within the grace period, not hang.
-_TRUST = (r"trust (the files in )?this folder", r"Do you trust", r"Yes, proceed",
-          r"Please log ?in", r"/login", r"Select login method", r"sign in")
+_TRUST = (
+    r"trust (the files in )?this folder",
+    r"Do you trust",
+    r"Yes, proceed",
+    r"Please log ?in",
+    r"/login",
+    r"Select login method",
+    r"sign in",
+)
 
 BUILTIN_PROFILES: dict[str, AgentProfile] = {
     # Headless `-p` skips the per-directory trust dialog (every worktree is a new
     # directory); stream-json prints as it works, which is the sign of life.
     "claude": AgentProfile(
-        "claude", ("claude", "-p", "--dangerously-skip-permissions", "--output-format", "stream-json",
-                   "--verbose", PROMPT), context_file="CLAUDE.md", mode="headless", stall_patterns=_TRUST),
+        "claude",
+        ("claude", "-p", "--dangerously-skip-permissions", "--output-format", "stream-json", "--verbose", PROMPT),
+        context_file="CLAUDE.md",
+        mode="headless",
+        stall_patterns=_TRUST,
+    ),
     "claude-interactive": AgentProfile(
-        "claude-interactive", ("claude", "--dangerously-skip-permissions", PROMPT),
-        context_file="CLAUDE.md", mode="interactive", stall_patterns=_TRUST),
+        "claude-interactive",
+        ("claude", "--dangerously-skip-permissions", PROMPT),
+        context_file="CLAUDE.md",
+        mode="interactive",
+        stall_patterns=_TRUST,
+    ),
     "codex": AgentProfile(
         # `exec` never asks for approval; the bypass flag lifts its read-only sandbox.
-        "codex", ("codex", "exec", "--dangerously-bypass-approvals-and-sandbox", PROMPT),
-        context_file="AGENTS.md", mode="headless", stall_patterns=_TRUST),
+        "codex",
+        ("codex", "exec", "--dangerously-bypass-approvals-and-sandbox", PROMPT),
+        context_file="AGENTS.md",
+        mode="headless",
+        stall_patterns=_TRUST,
+    ),
     "aider": AgentProfile(
         # aider edits and commits by itself and exits after one message; --yes-always
         # answers "no" to running shell commands, so it cannot call `hive done` itself.
-        "aider", ("aider", "--yes-always", "--no-check-update", "--read", CONTEXT_FILE, "--message", PROMPT),
-        context_file="AGENTS.md", mode="headless", exit_zero_is_done=True),
+        "aider",
+        ("aider", "--yes-always", "--no-check-update", "--read", CONTEXT_FILE, "--message", PROMPT),
+        context_file="AGENTS.md",
+        mode="headless",
+        exit_zero_is_done=True,
+    ),
     "gemini": AgentProfile(
-        "gemini", ("gemini", "--approval-mode=yolo", "--output-format", "stream-json", "--prompt", PROMPT),
-        context_file="GEMINI.md", mode="headless", stall_patterns=_TRUST,
+        "gemini",
+        ("gemini", "--approval-mode=yolo", "--output-format", "stream-json", "--prompt", PROMPT),
+        context_file="GEMINI.md",
+        mode="headless",
+        stall_patterns=_TRUST,
         # an untrusted folder makes gemini exit (or silently leave yolo mode)
-        env=(("GEMINI_CLI_TRUST_WORKSPACE", "true"),)),
+        env=(("GEMINI_CLI_TRUST_WORKSPACE", "true"),),
+    ),
 }
 
 _KEYS = {"command", "context_file", "mode", "exit_zero_is_done", "stall_patterns", "env"}
@@ -84,17 +112,19 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
     problems = [f"{where}: unknown key {k!r}; known: {', '.join(sorted(_KEYS))}" for k in table if k not in _KEYS]
     command = table.get("command", base.command if base else None)
     if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
-        problems.append(f"{where}.command must be a non-empty list of strings, "
-                        f"e.g. [\"my-agent\", \"{{context_file}}\"] (not one shell string)")
+        problems.append(
+            f"{where}.command must be a non-empty list of strings, "
+            f'e.g. ["my-agent", "{{context_file}}"] (not one shell string)'
+        )
     mode = table.get("mode", base.mode if base else "headless")
     if mode not in ("interactive", "headless"):
-        problems.append(f"{where}.mode = {mode!r} must be \"interactive\" or \"headless\"")
+        problems.append(f'{where}.mode = {mode!r} must be "interactive" or "headless"')
     for key, kind in (("context_file", str), ("exit_zero_is_done", bool)):
         if key in table and not isinstance(table[key], kind):
             problems.append(f"{where}.{key} = {table[key]!r} has the wrong type")
     name_ = table.get("context_file", "AGENTS.md")
     if isinstance(name_, str) and ("/" in name_ or name_ in ("", ".", "..")):
-        problems.append(f"{where}.context_file must be a plain file name like \"AGENTS.md\"")
+        problems.append(f'{where}.context_file must be a plain file name like "AGENTS.md"')
     patterns = table.get("stall_patterns", [])
     if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
         problems.append(f"{where}.stall_patterns must be a list of regular expressions")
@@ -106,10 +136,10 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
                 problems.append(f"{where}.stall_patterns: {pattern!r} is not a valid regular expression ({e})")
     env = table.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        problems.append(f"{where}.env must be a table of strings, e.g. env = {{ FOO = \"1\" }}")
+        problems.append(f'{where}.env must be a table of strings, e.g. env = {{ FOO = "1" }}')
     if problems:
         raise HiveError(*problems)
-    assert command is not None   # checked above
+    assert command is not None  # checked above
     start = base or AgentProfile(name, tuple(command))
     changes = {k: v for k, v in table.items() if k in _KEYS}
     changes["command"] = tuple(command)

@@ -1,4 +1,5 @@
 """`.hive/config.toml`: defaults, validation (unknown keys and bad values name the key)."""
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,7 @@ def parse_duration(value: Any, where: str) -> float:
         return float(value)
     m = _DURATION.match(str(value)) if isinstance(value, str) else None
     if not m:
-        raise HiveError(f"{where}: {value!r} is not a duration; write e.g. \"30s\", \"45m\" or \"1h\"")
+        raise HiveError(f'{where}: {value!r} is not a duration; write e.g. "30s", "45m" or "1h"')
     return float(m.group(1)) * _UNITS[m.group(2)]
 
 
@@ -50,15 +51,24 @@ class Config:
 # section -> key -> (Config field, kind)
 _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
     "agent": {"default": ("default_agent", "str"), "planner": ("planner", "str")},
-    "execution": {"task_timeout": ("task_timeout", "duration"),
-                  "spawn_grace_period": ("spawn_grace_period", "duration"),
-                  "stuck_threshold": ("stuck_threshold", "duration"),
-                  "stop_patience": ("stop_patience", "duration"),
-                  "max_attempts": ("max_attempts", "posint")},
-    "merge": {"main_branch": ("main_branch", "str"), "auto_merge": ("auto_merge", "bool"),
-              "require_tests": ("require_tests", "bool"), "test_command": ("test_command", "str")},
-    "worktrees": {"base_path": ("worktree_base", "str"), "setup": ("worktree_setup", "str"),
-                  "copy": ("worktree_copy", "strlist")},
+    "execution": {
+        "task_timeout": ("task_timeout", "duration"),
+        "spawn_grace_period": ("spawn_grace_period", "duration"),
+        "stuck_threshold": ("stuck_threshold", "duration"),
+        "stop_patience": ("stop_patience", "duration"),
+        "max_attempts": ("max_attempts", "posint"),
+    },
+    "merge": {
+        "main_branch": ("main_branch", "str"),
+        "auto_merge": ("auto_merge", "bool"),
+        "require_tests": ("require_tests", "bool"),
+        "test_command": ("test_command", "str"),
+    },
+    "worktrees": {
+        "base_path": ("worktree_base", "str"),
+        "setup": ("worktree_setup", "str"),
+        "copy": ("worktree_copy", "strlist"),
+    },
     "parallel": {"max_workers": ("max_workers", "posint")},
     "executor": {"kind": ("executor", "executor")},
     "gates": {"first_batch": ("gate_first_batch", "bool"), "hub_threshold": ("hub_threshold", "nonnegint")},
@@ -69,6 +79,7 @@ def load_repo_config(root: Path) -> Config:
     """The repo's config; without a config file, main is the branch checked out now."""
     from hive.adapters import git
     from hive.store.paths import Paths
+
     path = Paths(root).config
     fallback = git.current_branch(root) if not path.exists() else None
     return load_config(path, main_branch_fallback=fallback or None)
@@ -108,11 +119,15 @@ def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
                 problems += e.problems
     config = Config(agents=agents, **values)
     if config.default_agent not in agents and config.default_agent != "script":
-        problems.append(f"{path}: agent.default = {config.default_agent!r} is not a known agent profile; "
-                        f"known: {', '.join(sorted(agents))}")
+        problems.append(
+            f"{path}: agent.default = {config.default_agent!r} is not a known agent profile; "
+            f"known: {', '.join(sorted(agents))}"
+        )
     if config.planner not in agents:
-        problems.append(f"{path}: agent.planner = {config.planner!r} is not a known agent profile; "
-                        f"known: {', '.join(sorted(agents))}")
+        problems.append(
+            f"{path}: agent.planner = {config.planner!r} is not a known agent profile; "
+            f"known: {', '.join(sorted(agents))}"
+        )
     if problems:
         raise HiveError(*problems)
     return config
@@ -135,16 +150,24 @@ def _convert(value: Any, kind: str, where: str) -> Any:
         return parse_duration(value, where)
     if kind == "executor":
         from hive.executors import KINDS
+
         if value not in KINDS:
             raise HiveError(f"{where} = {value!r} is not an executor; known: {', '.join(sorted(KINDS))}")
         return value
-    ok = {"str": isinstance(value, str),
-          "bool": isinstance(value, bool),
-          "posint": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
-          "nonnegint": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-          "strlist": isinstance(value, list) and all(isinstance(v, str) for v in value)}[kind]
+    ok = {
+        "str": isinstance(value, str),
+        "bool": isinstance(value, bool),
+        "posint": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+        "nonnegint": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+        "strlist": isinstance(value, list) and all(isinstance(v, str) for v in value),
+    }[kind]
     if not ok:
-        wanted = {"str": "a string", "bool": "true or false", "posint": "a whole number >= 1",
-                  "nonnegint": "a whole number >= 0", "strlist": "a list of strings"}[kind]
+        wanted = {
+            "str": "a string",
+            "bool": "true or false",
+            "posint": "a whole number >= 1",
+            "nonnegint": "a whole number >= 0",
+            "strlist": "a list of strings",
+        }[kind]
         raise HiveError(f"{where} = {value!r} must be {wanted}")
     return tuple(value) if kind == "strlist" else value

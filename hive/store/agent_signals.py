@@ -1,6 +1,7 @@
 """Agent → orchestrator signals: one small file per task *attempt*, so a leftover
 agent of an old attempt can never finish a newer one. Agents only ever write
 these (and notes); the orchestrator alone writes task state."""
+
 from __future__ import annotations
 
 import json
@@ -30,6 +31,7 @@ class Signal:
 @dataclass(frozen=True)
 class AgentIdentity:
     """Who is signalling, from the environment Hive gave the agent."""
+
     root: Path
     plan: str
     task_id: str
@@ -39,8 +41,10 @@ class AgentIdentity:
     def from_env(cls) -> AgentIdentity:
         key, attempt, root = (os.environ.get(v, "") for v in ("HIVE_TASK", "HIVE_ATTEMPT", "HIVE_ROOT"))
         if not key or not attempt.isdigit() or not root:
-            raise HiveError("this command is for agents run by Hive: HIVE_TASK, HIVE_ATTEMPT and HIVE_ROOT "
-                            "are not set (run it inside the task's tmux session)")
+            raise HiveError(
+                "this command is for agents run by Hive: HIVE_TASK, HIVE_ATTEMPT and HIVE_ROOT "
+                "are not set (run it inside the task's tmux session)"
+            )
         try:
             plan, task_id = split_key(key)
         except ValueError:
@@ -59,8 +63,9 @@ def send(who: AgentIdentity, kind: Kind, reason: str) -> bool:
     if kind not in KINDS:
         raise ValueError(kind)
     path = Paths(who.root).signal_file(who.plan, who.task_id, who.attempt)
-    payload = json.dumps({"signal": kind, "reason": reason, "time": time.time(),
-                          "task": who.key, "attempt": who.attempt})
+    payload = json.dumps(
+        {"signal": kind, "reason": reason, "time": time.time(), "task": who.key, "attempt": who.attempt}
+    )
     return create_exclusive(path, payload)
 
 
@@ -96,7 +101,7 @@ def notes(paths: Paths, plan: str, task_id: str) -> list[dict]:
 def ensure_shim(paths: Paths) -> Path:
     """`.hive/bin/hive` runs this very Hive, so agents find `hive` even when it lives in a venv."""
     shim = paths.shim
-    text = f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m hive \"$@\"\n"
+    text = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m hive "$@"\n'
     if not shim.exists() or shim.read_text() != text:
         atomic_write(shim, text)
         shim.chmod(0o755)

@@ -1,4 +1,5 @@
 """Crash-safe file primitives: whole-file atomic writes and flock-based locks."""
+
 from __future__ import annotations
 
 import contextlib

@@ -3,19 +3,20 @@
 A slug alone could collide (`auth:2.1` vs `auth:2_1`), so every name carries a
 short hash of the full task name; every name is a valid git ref and tmux target.
 """
+
 from __future__ import annotations
 
 import hashlib
 import re
 
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-SAFE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")   # IDs plus Hive's own `_gate-...`
+SAFE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")  # IDs plus Hive's own `_gate-...`
 PLAN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
 
 def slug(text: str, limit: int = 24) -> str:
     s = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_")
-    return (s[:limit].rstrip("-_") or "x")
+    return s[:limit].rstrip("-_") or "x"
 
 
 def short_hash(text: str, n: int = 6) -> str:
@@ -67,6 +68,7 @@ def module_lock(module: str) -> str:
 def parse_key(text: str) -> tuple[str, str]:
     """A task the user typed, `<plan>:<ID>`; a clear error otherwise."""
     from hive.errors import HiveError
+
     try:
         return split_key(text)
     except ValueError:

@@ -1,5 +1,6 @@
 """Where everything lives in a Hive repo. Plan and task names reach the
 filesystem only through `names`, so `../x` can never escape `.hive/`."""
+
 from __future__ import annotations
 
 import time

@@ -1,6 +1,7 @@
 """Hive's on-disk task state: `.hive/state/<plan>/<ID>.json`, one file per task,
 written whole and atomically under a lock, every change appended to
 `.hive/events.jsonl`. This — not doit's database — is what says a task is done."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,9 +19,9 @@ from hive.store.names import task_key
 from hive.store.paths import Paths
 
 # What is left of a task whose agent finished (TaskState.resume):
-MERGE = "merge"        # merge its branch (a human's go-ahead: what its worktree holds is committed first)
-MERGING = "merging"    # Hive's merge step is under way: the branch holds all the work, and anything
-                       # else in the worktree was left by an interrupted merge (never committed)
+MERGE = "merge"  # merge its branch (a human's go-ahead: what its worktree holds is committed first)
+MERGING = "merging"  # Hive's merge step is under way: the branch holds all the work, and anything
+# else in the worktree was left by an interrupted merge (never committed)
 
 
 # fields renamed since 0.1, so state written by an older Hive reads the same
@@ -32,8 +33,8 @@ class TaskState:
     plan: str
     id: str
     state: str = "planned"
-    attempt: int = 0            # number of the latest attempt (names, signals, logs)
-    attempts_used: int = 0      # attempts that count against max_attempts
+    attempt: int = 0  # number of the latest attempt (names, signals, logs)
+    attempts_used: int = 0  # attempts that count against max_attempts
     reason: str = ""
     task_hash: str = ""
     worker: str = ""
@@ -41,18 +42,18 @@ class TaskState:
     session: str = ""
     worktree: str = ""
     branch: str = ""
-    base: str = ""              # main's commit the attempt started from
-    agent_token: int = 0        # the executor's handle on the running agent (executors.AgentRef)
+    base: str = ""  # main's commit the attempt started from
+    agent_token: int = 0  # the executor's handle on the running agent (executors.AgentRef)
     log_offset: int = 0
     started_at: float = 0.0
     updated_at: float = 0.0
     merge_commit: str = ""
-    merging: str = ""           # a merge commit being published to main (intent record)
+    merging: str = ""  # a merge commit being published to main (intent record)
     files: tuple[str, ...] = ()
     output_tail: str = ""
-    resume: str = ""            # MERGE, MERGING or "review" (below)
-    answer: str = ""            # a human's answer to this checkpoint ("approved", "choice: B", ...)
-    feedback: str = ""          # a human's --reject text, for this task's next attempt
+    resume: str = ""  # MERGE, MERGING or "review" (below)
+    answer: str = ""  # a human's answer to this checkpoint ("approved", "choice: B", ...)
+    feedback: str = ""  # a human's --reject text, for this task's next attempt
     history: tuple[dict, ...] = field(default=())
 
     @property
@@ -107,11 +108,12 @@ class StateStore:
                     out[st.key] = st
         return out
 
-    def update(self, plan: str, task_id: str, *, expect: tuple[str, ...] | None = None,
-               event: str = "", **changes: Any) -> TaskState:
+    def update(
+        self, plan: str, task_id: str, *, expect: tuple[str, ...] | None = None, event: str = "", **changes: Any
+    ) -> TaskState:
         """Apply `changes`; if `expect` is given the current state must be one of
         them, else `StaleState` is raised and nothing is written."""
-        with uninterruptible(), locked(self._lock):   # the state file and its event line go together
+        with uninterruptible(), locked(self._lock):  # the state file and its event line go together
             old = self.read(plan, task_id)
             if expect is not None and old.state not in expect:
                 raise StaleState(old)
@@ -123,32 +125,70 @@ class StateStore:
                 self._event(old, new, event)
             return new
 
-    def close_attempt(self, st: TaskState, state: State, reason: str, *, expect: tuple[str, ...] | None = None,
-                      outcome: str = "", event: str = "", **changes: Any) -> TaskState:
+    def close_attempt(
+        self,
+        st: TaskState,
+        state: State,
+        reason: str,
+        *,
+        expect: tuple[str, ...] | None = None,
+        outcome: str = "",
+        event: str = "",
+        **changes: Any,
+    ) -> TaskState:
         """End the attempt `st` in `state`, keeping its story in the history (what
         continuation briefs and the report tell)."""
         entry = history_entry(st, outcome or state, reason)
-        return self.update(st.plan, st.id, expect=expect, event=event, state=state, reason=reason,
-                           history=st.history + (entry,), **changes)
+        return self.update(
+            st.plan,
+            st.id,
+            expect=expect,
+            event=event,
+            state=state,
+            reason=reason,
+            history=st.history + (entry,),
+            **changes,
+        )
 
     def mark_interrupted(self, st: TaskState) -> TaskState:
         """Its agent is gone and no run holds it: the attempt was interrupted (an
         orchestrator crash), which does not count against max_attempts."""
-        return self.close_attempt(st, State.FAILED, INTERRUPTED, expect=(State.IN_PROGRESS,), outcome=INTERRUPTED,
-                                  attempts_used=max(st.attempts_used - 1, 0),
-                                  event="interrupted: its agent is gone and no run held it")
+        return self.close_attempt(
+            st,
+            State.FAILED,
+            INTERRUPTED,
+            expect=(State.IN_PROGRESS,),
+            outcome=INTERRUPTED,
+            attempts_used=max(st.attempts_used - 1, 0),
+            event="interrupted: its agent is gone and no run held it",
+        )
 
     def _event(self, old: TaskState, new: TaskState, event: str) -> None:
-        record = {"time": round(time.time(), 3), "task": new.key, "from": old.state, "to": new.state,
-                  "attempt": new.attempt, "event": event or new.state, "reason": new.reason,
-                  "pid": os.getpid()}
+        record = {
+            "time": round(time.time(), 3),
+            "task": new.key,
+            "from": old.state,
+            "to": new.state,
+            "attempt": new.attempt,
+            "event": event or new.state,
+            "reason": new.reason,
+            "pid": os.getpid(),
+        }
         append_line(self.paths.events, json.dumps(record))
 
 
 def history_entry(st: TaskState, outcome: str, reason: str) -> dict:
     """How one attempt ended, kept for continuation context and the report."""
-    return {"attempt": st.attempt, "outcome": outcome, "reason": reason, "branch": st.branch, "base": st.base,
-            "worker": st.worker, "log_offset": st.log_offset, "finished_at": round(time.time(), 3)}
+    return {
+        "attempt": st.attempt,
+        "outcome": outcome,
+        "reason": reason,
+        "branch": st.branch,
+        "base": st.base,
+        "worker": st.worker,
+        "log_offset": st.log_offset,
+        "finished_at": round(time.time(), 3),
+    }
 
 
 class StaleState(Exception):

@@ -1,4 +1,5 @@
 """Humans in the loop: checkpoint tasks, hard-stop gates and the execution report."""
+
 from __future__ import annotations
 
 VERIFY_PLAN = """
@@ -25,9 +26,16 @@ def test_human_verify_checkpoint_stops_reports_and_resumes_after_approval(repo):
     repo.write_plan("p", VERIFY_PLAN)
     r = repo.doit()
     assert r.returncode == 1
-    for expected in ("CHECKPOINT REACHED: p:2", "**Type:** human-verify", "**Progress:** 1/3",
-                     repo.state("p", "1")["merge_commit"][:10], "page.html", "Open page.html and check the heading.",
-                     "hive approve p:2", 'hive approve p:2 --reject "what is wrong"'):
+    for expected in (
+        "CHECKPOINT REACHED: p:2",
+        "**Type:** human-verify",
+        "**Progress:** 1/3",
+        repo.state("p", "1")["merge_commit"][:10],
+        "page.html",
+        "Open page.html and check the heading.",
+        "hive approve p:2",
+        'hive approve p:2 --reject "what is wrong"',
+    ):
         assert expected in r.stderr, expected
     saved = (repo.root / ".hive" / "checkpoints" / "p" / "2.md").read_text()
     assert "CHECKPOINT REACHED: p:2" in saved
@@ -45,7 +53,9 @@ def test_human_verify_checkpoint_stops_reports_and_resumes_after_approval(repo):
 
 
 def test_decision_checkpoint_needs_one_of_its_options_and_later_agents_see_the_choice(repo):
-    repo.write_plan("d", """
+    repo.write_plan(
+        "d",
+        """
     ### Task 1: Pick a database
     **Type:** checkpoint:decision
     **Options:** Postgres, SQLite
@@ -55,7 +65,8 @@ def test_decision_checkpoint_needs_one_of_its_options_and_later_agents_see_the_c
     **Depends on:** 1
     fake: dump-context
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 1
     assert "**Options:** Postgres | SQLite" in r.stderr and "hive approve d:1 --choice SQLite" in r.stderr
@@ -71,7 +82,9 @@ def test_decision_checkpoint_needs_one_of_its_options_and_later_agents_see_the_c
 
 
 def test_human_action_checkpoint_is_answered_with_done(repo):
-    repo.write_plan("h", """
+    repo.write_plan(
+        "h",
+        """
     ### Task 1: Click the link in the verification email
     **Type:** checkpoint:human-action
     Open the email from the provider and click "verify".
@@ -79,7 +92,8 @@ def test_human_action_checkpoint_is_answered_with_done(repo):
     ### Task 2: Continue
     **Depends on:** 1
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 1 and "**What you need to do:**" in r.stderr and "hive approve h:1 --done" in r.stderr
     refused = repo.hive("approve", "h:1")
@@ -90,9 +104,13 @@ def test_human_action_checkpoint_is_answered_with_done(repo):
 
 
 def test_reject_reopens_the_task_before_the_checkpoint_with_the_feedback(repo):
-    repo.write_plan("p", VERIFY_PLAN.replace("fake: write page.html <h1>hi</h1>",
-                                             "fake: dump-context\nfake@1: write page.html <h1>hi</h1>\n"
-                                             "fake@2: write page.html <h1>hello</h1>"))
+    repo.write_plan(
+        "p",
+        VERIFY_PLAN.replace(
+            "fake: write page.html <h1>hi</h1>",
+            "fake: dump-context\nfake@1: write page.html <h1>hi</h1>\nfake@2: write page.html <h1>hello</h1>",
+        ),
+    )
     assert repo.doit().returncode == 1
     r = repo.hive("approve", "p:2", "--reject", "the heading must say hello")
     assert r.returncode == 0, r.stderr
@@ -109,7 +127,9 @@ def test_reject_reopens_the_task_before_the_checkpoint_with_the_feedback(repo):
 
 
 def test_reject_needs_task_when_the_checkpoint_has_several_dependencies(repo):
-    repo.write_plan("m", """
+    repo.write_plan(
+        "m",
+        """
     ### Task a: A
     fake: signal done
 
@@ -119,7 +139,8 @@ def test_reject_needs_task_when_the_checkpoint_has_several_dependencies(repo):
     ### Task c: Check both
     **Type:** checkpoint:human-verify
     **Depends on:** a, b
-    """)
+    """,
+    )
     repo.doit()
     r = repo.hive("approve", "m:c", "--reject", "wrong")
     assert r.returncode == 3 and "--task" in r.stderr
@@ -136,7 +157,9 @@ def test_other_branches_go_on_with_continue_while_a_checkpoint_waits(repo):
 
 
 def test_checkpoint_marker_makes_a_gate_that_stops_until_approved(repo):
-    repo.write_plan("g", """
+    repo.write_plan(
+        "g",
+        """
     ### Task 1: Schema
     <!-- checkpoint -->
     fake: signal done
@@ -144,7 +167,8 @@ def test_checkpoint_marker_makes_a_gate_that_stops_until_approved(repo):
     ### Task 2: Uses the schema
     **Depends on:** 1
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 1
     assert "CHECKPOINT REACHED: g:_gate-1" in r.stderr and "hive approve g:_gate-1" in r.stderr
@@ -159,7 +183,9 @@ def test_checkpoint_marker_makes_a_gate_that_stops_until_approved(repo):
 def test_first_batch_gate_stops_after_the_tasks_without_dependencies(repo):
     cfg = repo.root / ".hive" / "config.toml"
     cfg.write_text(cfg.read_text() + "\n[gates]\nfirst_batch = true\n")
-    repo.write_plan("f", """
+    repo.write_plan(
+        "f",
+        """
     ### Task a: Root A
     fake: signal done
 
@@ -169,7 +195,8 @@ def test_first_batch_gate_stops_after_the_tasks_without_dependencies(repo):
     ### Task c: Needs A
     **Depends on:** a
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 1 and "f:_gate-first-batch" in r.stderr
     assert sorted(repo.starts()) == ["f:a", "f:b"]
@@ -181,7 +208,9 @@ def test_first_batch_gate_stops_after_the_tasks_without_dependencies(repo):
 def test_hub_gate_fires_after_a_task_with_many_dependents_only(repo):
     cfg = repo.root / ".hive" / "config.toml"
     cfg.write_text(cfg.read_text() + "\n[gates]\nhub_threshold = 2\n")
-    repo.write_plan("h", """
+    repo.write_plan(
+        "h",
+        """
     ### Task core: Core
     fake: signal done
 
@@ -196,7 +225,8 @@ def test_hub_gate_fires_after_a_task_with_many_dependents_only(repo):
     ### Task z: Uses x only
     **Depends on:** x
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 1
     assert "h:_gate-core" in r.stderr and "2 tasks depend on it" in r.stderr
@@ -206,7 +236,9 @@ def test_hub_gate_fires_after_a_task_with_many_dependents_only(repo):
 
 
 def test_a_gate_after_tests_waits_for_the_matching_impl(repo):
-    repo.write_plan("t", """
+    repo.write_plan(
+        "t",
+        """
     ### Task 1-tests: Write the tests
     <!-- checkpoint -->
     fake: signal done
@@ -218,7 +250,8 @@ def test_a_gate_after_tests_waits_for_the_matching_impl(repo):
     ### Task 2: Build on it
     **Depends on:** 1-impl
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 1
     assert repo.starts() == ["t:1-tests", "t:1-impl"], "the pair is not split by the gate"
@@ -229,7 +262,9 @@ def test_a_gate_after_tests_waits_for_the_matching_impl(repo):
 
 def test_execution_report_counts_match_the_run(repo):
     repo.configure(attempts=1)
-    repo.write_plan("r", """
+    repo.write_plan(
+        "r",
+        """
     ### Task 1: Works
     fake: write a.txt a
     fake: commit a
@@ -243,7 +278,8 @@ def test_execution_report_counts_match_the_run(repo):
     ### Task 3: Check
     **Type:** checkpoint:human-verify
     **Depends on:** 1
-    """)
+    """,
+    )
     repo.configure(grace="2s", attempts=1)
     r = repo.doit("-c")
     assert r.returncode != 0

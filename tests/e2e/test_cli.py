@@ -1,4 +1,5 @@
 """The `hive` command and doit's handling of bad input, as a user runs them."""
+
 from __future__ import annotations
 
 import json
@@ -31,11 +32,14 @@ def test_bad_plan_stops_doit_list_and_doit_with_every_error_and_no_traceback(rep
         assert r.returncode == 3
         out = r.stdout + r.stderr
         assert "Traceback" not in out
-        for expected in ("plans/bad.md:10: invalid task ID '../x'", "plans/bad.md:11: task 3 has no title",
-                         "plans/bad.md:12: task 3: unknown Type 'wizard'",
-                         "plans/bad.md:5: task 1 depends on unknown task '9'",
-                         "plans/bad.md:8: dependency cycle: 1 → 2 → 1",
-                         "plans/bad.md:14: script task 4 has no fenced code block"):
+        for expected in (
+            "plans/bad.md:10: invalid task ID '../x'",
+            "plans/bad.md:11: task 3 has no title",
+            "plans/bad.md:12: task 3: unknown Type 'wizard'",
+            "plans/bad.md:5: task 1 depends on unknown task '9'",
+            "plans/bad.md:8: dependency cycle: 1 → 2 → 1",
+            "plans/bad.md:14: script task 4 has no fenced code block",
+        ):
             assert expected in out, out
     assert repo.starts() == []
     assert not (repo.root / ".hive" / "state").exists()
@@ -92,7 +96,9 @@ def test_approve_bad_plan_lists_every_error_and_changes_nothing(repo):
 
 
 def test_status_json_has_a_stable_shape(repo):
-    repo.write_plan("s", """
+    repo.write_plan(
+        "s",
+        """
     ### Task 1: First
     fake: write a.txt a
     fake: commit a
@@ -101,7 +107,8 @@ def test_status_json_has_a_stable_shape(repo):
     ### Task 2: Second
     **Depends on:** 1
     fake: signal blocked cannot reach the database
-    """)
+    """,
+    )
     repo.doit()
     data = repo.status_json()
     assert data["counts"]["done"] == 1 and data["counts"]["blocked"] == 1
@@ -115,13 +122,16 @@ def test_status_json_has_a_stable_shape(repo):
 
 
 def test_retry_reopens_a_blocked_task_which_then_runs_again(repo):
-    repo.write_plan("r", """
+    repo.write_plan(
+        "r",
+        """
     ### Task 1: Needs a decision
     fake@1: signal blocked which database?
     fake@2: write db.txt postgres
     fake@2: commit choose postgres
     fake@2: signal done
-    """)
+    """,
+    )
     assert repo.doit().returncode == 1
     r = repo.hive("retry", "r:1")
     assert r.returncode == 0 and "blocked → planned" in r.stdout
@@ -138,11 +148,14 @@ def test_signal_commands_refuse_to_run_outside_an_agent_session(repo):
 
 
 def test_logs_shows_the_agents_output(repo):
-    repo.write_plan("l", """
+    repo.write_plan(
+        "l",
+        """
     ### Task 1: Talk
     fake: print hello from the agent
     fake: signal done
-    """)
+    """,
+    )
     assert repo.doit().returncode == 0
     r = repo.hive("logs", "l:1")
     assert r.returncode == 0 and "hello from the agent" in r.stdout
@@ -150,10 +163,13 @@ def test_logs_shows_the_agents_output(repo):
 
 
 def test_hive_on_the_agents_path_is_this_hive_even_from_a_venv(repo):
-    repo.write_plan("p", """
+    repo.write_plan(
+        "p",
+        """
     ### Task 1: Find hive
     fake: signal done
-    """)
+    """,
+    )
     assert repo.doit().returncode == 0
     shim = repo.root / ".hive" / "bin" / "hive"
     assert sys.executable in shim.read_text()
@@ -165,23 +181,32 @@ def test_events_log_records_every_state_change(repo):
     repo.write_plan("e", "### Task 1: x\nfake: signal done\n")
     assert repo.doit().returncode == 0
     events = [json.loads(line) for line in (repo.root / ".hive" / "events.jsonl").read_text().splitlines()]
-    assert [(e["from"], e["to"]) for e in events if e["from"] != e["to"]] == [("planned", "in_progress"),
-                                                                              ("in_progress", "done")]
+    assert [(e["from"], e["to"]) for e in events if e["from"] != e["to"]] == [
+        ("planned", "in_progress"),
+        ("in_progress", "done"),
+    ]
 
 
 def test_status_shows_a_running_agent_with_its_worker_session_and_worktree(repo):
-    repo.write_plan("w", """
+    repo.write_plan(
+        "w",
+        """
     ### Task 1: Long job
     fake: print started
     fake: wait-for .hive/fake/go
     fake: signal done
-    """)
-    run = subprocess.Popen([sys.executable, "-m", "doit"], cwd=repo.root, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    """,
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-m", "doit"], cwd=repo.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
-        task = wait_for(lambda: next((t for t in repo.status_json()["tasks"]
-                                      if t["state"] == "in_progress" and t["agent_alive"]), None),
-                        what="the task to be running")
+        task = wait_for(
+            lambda: next(
+                (t for t in repo.status_json()["tasks"] if t["state"] == "in_progress" and t["agent_alive"]), None
+            ),
+            what="the task to be running",
+        )
         assert task["worker"] == "w1" and task["session"].startswith("hive-w1-w-1-")
         assert task["runner_pid"] == run.pid
         assert (repo.root / task["worktree"]).is_dir() or Path(task["worktree"]).is_dir()
@@ -196,12 +221,17 @@ def test_status_shows_a_running_agent_with_its_worker_session_and_worktree(repo)
 
 def test_demo_runs_the_example_plan_end_to_end(isolated):
     target = isolated / "demo"
-    r = subprocess.run([sys.executable, "-m", "hive", "demo", "--dir", str(target), "-n", "2"],
-                       capture_output=True, text=True, timeout=180)
+    r = subprocess.run(
+        [sys.executable, "-m", "hive", "demo", "--dir", str(target), "-n", "2"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "4/4 done" in r.stdout and "all tasks merged" in r.stdout
-    log = subprocess.run(["git", "-C", str(target), "log", "--format=%s", "main"], capture_output=True,
-                         text=True).stdout
+    log = subprocess.run(
+        ["git", "-C", str(target), "log", "--format=%s", "main"], capture_output=True, text=True
+    ).stdout
     assert log.count("hive: merge example:") == 4
     out = subprocess.run([sys.executable, "-m", "greet", "Ada"], cwd=target, capture_output=True, text=True)
     assert out.stdout == "Hello, Ada!\nGoodbye, Ada.\n"
@@ -215,6 +245,7 @@ def test_demo_runs_the_example_plan_end_to_end(isolated):
 def test_the_example_plan_in_this_repository_is_a_valid_draft():
     from hive.plan.graph import load_plan
     from hive.settings.config import Config
+
     here = Path(__file__).resolve().parents[2]
     plan, _, problems = load_plan(here / "plans" / "example.md", Config())
     assert problems == [] and plan.status == "draft" and len(plan.tasks) == 4

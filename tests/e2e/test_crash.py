@@ -1,6 +1,7 @@
 """kill -9 at the worst moments, orphaned workers, two runs at once, SIGTERM and
 `hive stop`: every task's work lands on main exactly once and nothing is left
 looking like it runs."""
+
 from __future__ import annotations
 
 import os
@@ -68,7 +69,9 @@ def test_done_signal_sent_while_no_run_watches_is_merged_by_the_next_run(repo):
 
 
 def test_kill9_with_agents_dead_gives_a_new_attempt_that_continues(repo):
-    repo.write_plan("k", """
+    repo.write_plan(
+        "k",
+        """
     ### Task a: Resumable
     fake: dump-context
     fake@1: write part1.txt one
@@ -78,11 +81,14 @@ def test_kill9_with_agents_dead_gives_a_new_attempt_that_continues(repo):
     fake@2: write part2.txt two
     fake@2: commit part two
     fake@2: signal done
-    """)
+    """,
+    )
     run = repo.start_doit()
     notes = repo.root / ".hive" / "notes"
-    wait_for(lambda: any("part one committed" in f.read_text() for f in notes.glob("*.jsonl")),
-             what="the first attempt's note")
+    wait_for(
+        lambda: any("part one committed" in f.read_text() for f in notes.glob("*.jsonl")),
+        what="the first attempt's note",
+    )
     kill_group(run)
     subprocess.run(["tmux", "-L", os.environ["HIVE_TMUX_SOCKET"], "kill-server"], capture_output=True)
     ghost = {t["id"]: t for t in repo.status_json()["tasks"]}["a"]
@@ -99,8 +105,18 @@ def test_kill9_with_agents_dead_gives_a_new_attempt_that_continues(repo):
     assert repo.main_log().count("part one") == 1
 
 
-@pytest.mark.parametrize("point", ["after-claim", "after-worktree-add", "after-spawn", "in-merge", "before-publish",
-                                   "after-publish", "before-branch-delete"])
+@pytest.mark.parametrize(
+    "point",
+    [
+        "after-claim",
+        "after-worktree-add",
+        "after-spawn",
+        "in-merge",
+        "before-publish",
+        "after-publish",
+        "before-branch-delete",
+    ],
+)
 def test_kill9_at_each_crash_point_lands_the_work_exactly_once(repo, point):
     repo.write_plan("f", ONE_THEN_TWO)
     crashed = repo.doit(env={"HIVE_FAULT": point})
@@ -116,7 +132,9 @@ def test_kill9_at_each_crash_point_lands_the_work_exactly_once(repo, point):
 
 
 def test_kill9_of_doit_alone_stops_its_workers_and_the_next_run_reattaches(repo):
-    repo.write_plan("o", """
+    repo.write_plan(
+        "o",
+        """
     ### Task a: Long
     fake: wait-for .hive/fake/go
     fake: write a.txt a
@@ -126,14 +144,15 @@ def test_kill9_of_doit_alone_stops_its_workers_and_the_next_run_reattaches(repo)
     ### Task b: Later
     **Depends on:** a
     fake: signal done
-    """)
+    """,
+    )
     run = repo.start_doit("-n", "2")
     wait_for(lambda: repo.starts() == ["o:a"], what="the agent to start")
     worker_pid = repo.state("o", "a")["pid"]
     assert worker_pid != run.pid, "under -n the task runs in a worker process"
     workers = _children(run.pid)
     assert len(workers) == 2, "one worker runs the task, the other waits for work"
-    os.kill(run.pid, signal.SIGKILL)   # only doit dies (the OOM killer's choice, say)
+    os.kill(run.pid, signal.SIGKILL)  # only doit dies (the OOM killer's choice, say)
     run.wait(timeout=10)
     wait_for(lambda: not any(_alive(pid) for pid in workers), timeout=15, what="the workers to stop with doit")
     assert "o:a: stopped watching — its agent keeps running in tmux session" in run.stderr()
@@ -148,12 +167,15 @@ def test_kill9_of_doit_alone_stops_its_workers_and_the_next_run_reattaches(repo)
 def test_a_run_waits_for_a_task_another_process_is_running(repo):
     from hive.store.files import HeldLock
     from hive.store.paths import Paths
+
     repo.write_plan("w", "### Task a: One\nfake: signal done\n")
     claim = HeldLock(Paths(repo.root).claim_lock("w", "a"))
     assert claim.try_acquire()
     run = repo.start_doit()
-    wait_for(lambda: f"another run (pid {os.getpid()}) is running it; waiting" in run.stderr(),
-             what="the run to wait for the claim")
+    wait_for(
+        lambda: f"another run (pid {os.getpid()}) is running it; waiting" in run.stderr(),
+        what="the run to wait for the claim",
+    )
     assert run.running() and repo.starts() == []
     claim.release()
     assert run.wait() == 0, run.stderr()
@@ -166,13 +188,16 @@ def _children(pid: int) -> list[int]:
 
 
 def test_two_doit_runs_at_once_never_run_a_task_twice(repo):
-    body = "\n".join(f"""
+    body = "\n".join(
+        f"""
     ### Task {i}: Task {i}
     fake: sleep 0.3
     fake: write t{i}.txt {i}
     fake: commit work {i}
     fake: signal done
-    """ for i in range(1, 6))
+    """
+        for i in range(1, 6)
+    )
     repo.write_plan("two", body)
     first, second = repo.start_doit("-n", "2"), repo.start_doit("-n", "2")
     for run in (first, second):
@@ -236,7 +261,7 @@ def test_ctrl_c_under_n2_stops_without_hanging_and_the_next_run_finishes(repo):
     repo.write_plan("c", WAITING_PLAN)
     run = repo.start_doit("-n", "2")
     wait_for(lambda: len(repo.starts()) == 2, what="both agents to start")
-    os.killpg(run.pid, signal.SIGINT)   # what Ctrl-C in the terminal does
+    os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
     assert run.wait(timeout=30) != 0
     assert repo.status_json()["counts"]["in_progress"] == 2
     repo.go()

@@ -1,6 +1,7 @@
 """kill -9 in the middle of git steps, and what it leaves behind: half-made worktrees,
 stale lock files, a worktree deleted under a running agent. The next `doit` must
 repair what it finds, never work in the user's checkout, and land every task once."""
+
 from __future__ import annotations
 
 import os
@@ -45,8 +46,11 @@ def half_made_worktree(repo: Repo, path: Path, branch: str, start: str) -> None:
     wrapper = exec_path / "git"
     wrapper.write_text(f'#!/bin/sh\nif [ "$1" = reset ]; then kill -9 $PPID; exit 1; fi\nexec "{real}/git" "$@"\n')
     wrapper.chmod(0o755)
-    r = subprocess.run(["git", "-C", str(repo.root), "worktree", "add", "-b", branch, str(path), start],
-                       capture_output=True, env={**os.environ, "GIT_EXEC_PATH": str(exec_path)})
+    r = subprocess.run(
+        ["git", "-C", str(repo.root), "worktree", "add", "-b", branch, str(path), start],
+        capture_output=True,
+        env={**os.environ, "GIT_EXEC_PATH": str(exec_path)},
+    )
     assert r.returncode == -signal.SIGKILL, r.stderr
     admin = Path(repo.git("-C", str(path), "rev-parse", "--absolute-git-dir"))
     assert (admin / "locked").read_text().strip() == "initializing" and not (admin / "index").exists()
@@ -56,11 +60,11 @@ def half_made_worktree(repo: Repo, path: Path, branch: str, start: str) -> None:
 @pytest.mark.parametrize("leftover", ["unchecked-out", "empty-directory"])
 def test_kill9_during_worktree_add_never_touches_the_users_checkout_or_deletes_the_project(repo, leftover):
     repo.write_plan("f", ONE_THEN_TWO)
-    crash(repo, "after-claim")      # state names the worktree; `worktree add` is next
+    crash(repo, "after-claim")  # state names the worktree; `worktree add` is next
     st = repo.state("f", "1")
     wt = Path(st["worktree"])
     half_made_worktree(repo, wt, st["branch"], "main")
-    if leftover == "empty-directory":   # killed before git wrote the worktree's .git file
+    if leftover == "empty-directory":  # killed before git wrote the worktree's .git file
         (wt / ".git").unlink()
     mine = dirty_the_users_checkout(repo)
     for args in (["cleanup"], ["cleanup", "--force"]):
@@ -83,8 +87,9 @@ def test_a_half_made_worktree_of_a_done_task_is_cleared_and_its_branch_deleted(r
     half_made_worktree(repo, extra, "hive/left-behind", "main")
     st_file = repo.root / ".hive" / "state" / "f" / "1.json"
     import json
+
     data = json.loads(st_file.read_text())
-    data["worktree"], data["branch"] = str(extra), "hive/left-behind"   # as if its own attempt left it
+    data["worktree"], data["branch"] = str(extra), "hive/left-behind"  # as if its own attempt left it
     st_file.write_text(json.dumps(data))
     for args in (["cleanup"], ["cleanup", "--force"]):
         r = repo.hive(*args)
@@ -100,6 +105,7 @@ def test_salvage_refuses_to_commit_a_worktree_where_every_file_is_gone(repo):
     never commits "every file deleted" as an agent's unfinished work."""
     from hive.engine import workspace
     from hive.errors import HiveError
+
     wt = repo.root / "worktrees" / "w1-emptied"
     repo.git("worktree", "add", "-q", "-b", "emptied", str(wt))
     (wt / "README.md").unlink()
@@ -111,6 +117,7 @@ def test_salvage_refuses_to_commit_a_worktree_where_every_file_is_gone(repo):
 def test_git_never_walks_up_from_a_worktree_into_the_users_checkout(repo):
     from hive.adapters import git
     from hive.errors import CommandError
+
     empty = repo.root / "worktrees" / "w1-empty"
     empty.mkdir(parents=True)
     assert git.worktree_dirs(empty) is None
@@ -124,7 +131,7 @@ def test_stale_index_lock_left_by_a_killed_merge_is_removed_and_the_merge_redone
     wt = Path(repo.state("f", "1")["worktree"])
     admin = Path(repo.git("-C", str(wt), "rev-parse", "--absolute-git-dir"))
     lock = admin / "index.lock"
-    lock.write_text("")     # what git leaves when it is killed holding the index
+    lock.write_text("")  # what git leaves when it is killed holding the index
     old = time.time() - 30
     os.utime(lock, (old, old))
     r = repo.doit()
@@ -135,11 +142,12 @@ def test_stale_index_lock_left_by_a_killed_merge_is_removed_and_the_merge_redone
 
 def test_a_lock_held_by_a_live_process_is_never_removed(repo):
     from hive.adapters import git
+
     lock = repo.root / ".git" / "index.lock"
     lock.write_text("")
     old = time.time() - 30
     os.utime(lock, (old, old))
-    with open(lock) as held:   # a live git keeps its lock file open while it works
+    with open(lock) as held:  # a live git keeps its lock file open while it works
         assert not git.remove_stale_lock(repo.root, f"fatal: Unable to create '{lock}': File exists.")
         assert lock.exists()
         assert held.readable()
@@ -164,7 +172,9 @@ def test_kill9_before_a_branch_delete_with_a_stale_ref_lock_finishes_the_cleanup
 
 
 def test_worktree_deleted_while_its_agent_runs_is_merged_from_its_branch(repo):
-    repo.write_plan("d", """
+    repo.write_plan(
+        "d",
+        """
     ### Task 1: Work
     fake: write w.txt w
     fake: commit the work
@@ -174,9 +184,11 @@ def test_worktree_deleted_while_its_agent_runs_is_merged_from_its_branch(repo):
     ### Task 2: Next
     **Depends on:** 1
     fake: signal done
-    """)
+    """,
+    )
     run = repo.start_doit()
     from conftest import wait_for
+
     wait_for(lambda: "the work" in repo.git("log", "--all", "--format=%s"), what="the agent's commit")
     wt = Path(repo.state("d", "1")["worktree"])
     subprocess.run(["rm", "-rf", str(wt)], check=True)
@@ -194,13 +206,14 @@ def test_a_git_failure_in_a_task_is_a_clear_task_failure_and_the_next_run_recove
     (failing / "git").write_text(
         '#!/bin/sh\ncase " $* " in\n'
         '  *" checkout -q --detach "*) echo "fatal: simulated disk error" >&2; exit 128;;\nesac\n'
-        f'exec "{real}" "$@"\n')
+        f'exec "{real}" "$@"\n'
+    )
     (failing / "git").chmod(0o755)
     repo.write_plan("e", ONE_THEN_TWO)
     r = repo.doit(env={"PATH": f"{failing}:{os.environ['PATH']}"})
     assert r.returncode == 1, r.stderr
     assert "internal error" not in r.stderr and "Traceback" not in r.stderr
-    shown = r.stdout + r.stderr   # doit prints a task's failure message on stdout
+    shown = r.stdout + r.stderr  # doit prints a task's failure message on stdout
     assert "checkout -q --detach" in shown and "simulated disk error" in shown
     st = repo.state("e", "1")
     assert st["state"] == "failed" and "simulated disk error" in st["reason"]
@@ -257,6 +270,7 @@ def test_a_checkout_cut_short_in_the_merge_step_is_never_committed(repo):
 
 def test_a_lock_held_open_is_seen_through_a_symlinked_path(repo, tmp_path):
     from hive.adapters import git
+
     link = tmp_path / "link-to-repo"
     link.symlink_to(repo.root)
     lock = repo.root / ".git" / "index.lock"

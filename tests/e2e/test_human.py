@@ -1,4 +1,5 @@
 """Discovered work, interactive planning, cleanup, and what a human sees while a run goes."""
+
 from __future__ import annotations
 
 import json
@@ -11,21 +12,29 @@ from conftest import HERE, read_pty
 
 
 def test_discovered_work_waits_for_a_human_and_runs_only_once_approved(repo):
-    repo.write_plan("w", """
+    repo.write_plan(
+        "w",
+        """
     ### Task 1: Build the login
     fake: write login.txt login
     fake: commit login
     fake: discover "Add rate limiting" "### Task 9: sneaky\\nlogin can be brute-forced"
     fake: signal done
-    """)
+    """,
+    )
     plan_path = repo.root / "plans" / "w.md"
     before = plan_path.read_bytes()
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     data = repo.status_json()
-    assert data["discovered"] == [{"key": "w:D1", "title": "Add rate limiting",
-                                   "details": "### Task 9: sneaky\nlogin can be brute-forced",
-                                   "discovered_from": "w:1"}]
+    assert data["discovered"] == [
+        {
+            "key": "w:D1",
+            "title": "Add rate limiting",
+            "details": "### Task 9: sneaky\nlogin can be brute-forced",
+            "discovered_from": "w:1",
+        }
+    ]
     assert "hive approve w:D1" in repo.hive("status").stdout
     assert plan_path.read_bytes() == before, "discovering never edits the plan"
     assert repo.doit().returncode == 0
@@ -55,8 +64,10 @@ def test_discovered_work_can_be_discarded(repo):
 def _planner(repo) -> None:
     cfg = repo.root / ".hive" / "config.toml"
     command = json.dumps([sys.executable, str(HERE / "fake_planner.py"), "{context_file}"])
-    cfg.write_text(cfg.read_text().replace('default = "fake"', 'default = "fake"\nplanner = "fakeplanner"') +
-                   f'\n[agents.fakeplanner]\ncommand = {command}\nmode = "interactive"\n')
+    cfg.write_text(
+        cfg.read_text().replace('default = "fake"', 'default = "fake"\nplanner = "fakeplanner"')
+        + f'\n[agents.fakeplanner]\ncommand = {command}\nmode = "interactive"\n'
+    )
 
 
 def test_hive_plan_runs_the_planning_agent_and_validates_its_draft(repo):
@@ -81,11 +92,14 @@ def test_hive_plan_reports_problems_and_keeps_plans_draft(repo):
 
 
 def test_cleanup_removes_what_finished_tasks_left_but_never_unmerged_work(repo):
-    repo.write_plan("c", """
+    repo.write_plan(
+        "c",
+        """
     ### Task 1: Too big
     fake: write notes.txt my analysis
     fake: signal too-big split it
-    """)
+    """,
+    )
     repo.doit()
     st = repo.state("c", "1")
     assert st["state"] == "too_big" and os.path.exists(st["worktree"]), "dirty too_big worktree is kept"
@@ -97,16 +111,20 @@ def test_cleanup_removes_what_finished_tasks_left_but_never_unmerged_work(repo):
 
 
 def test_progress_line_on_a_terminal_and_quiet_otherwise(repo):
-    repo.write_plan("p", """
+    repo.write_plan(
+        "p",
+        """
     ### Task 1: One
     fake: signal done
 
     ### Task 2: Two
     fake: signal done
-    """)
+    """,
+    )
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "doit"], cwd=repo.root, stdout=subprocess.DEVNULL, stderr=slave,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "doit"], cwd=repo.root, stdout=subprocess.DEVNULL, stderr=slave, start_new_session=True
+    )
     os.close(slave)
     out = read_pty(master).decode(errors="replace")
     proc.wait(timeout=60)

@@ -1,4 +1,5 @@
 """`hive init` prepares a repo without committing anything, and twice is harmless."""
+
 from __future__ import annotations
 
 import subprocess
@@ -31,7 +32,7 @@ def test_init_sets_up_the_repo_without_committing_and_is_idempotent(isolated):
     (root / ".hive" / "state").mkdir()
     (root / ".hive" / "state" / "s.json").write_text("{}")
     (root / ".doit.db").write_text("")
-    (root / ".doit.db-journal").write_text("")   # what a killed doit leaves beside it
+    (root / ".doit.db-journal").write_text("")  # what a killed doit leaves beside it
     status = git(root, "status", "--porcelain", "--untracked-files=all")
     assert "worktrees" not in status and ".hive/state" not in status and ".doit.db" not in status
     assert "dodo.py" in status and ".hive/config.toml" in status, "what the user may commit stays visible"
@@ -60,5 +61,6 @@ def test_init_refuses_to_overwrite_a_foreign_dodo_py(isolated):
 
 def test_the_repositorys_own_dodo_py_is_the_same_hand_over():
     from pathlib import Path
+
     here = Path(__file__).resolve().parents[2]
     assert (here / "dodo.py").read_text() == (here / "templates" / "dodo.py").read_text()

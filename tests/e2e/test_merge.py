@@ -1,5 +1,6 @@
 """Merging and worktree set-up: review before merge, setup commands, copied secrets,
 and the guard against merges that delete files."""
+
 from __future__ import annotations
 
 import subprocess
@@ -13,13 +14,16 @@ from hive.engine.merge import MergeRequest, _unexpected_deletions
 def test_auto_merge_off_waits_for_review_then_approve_merges(repo):
     repo.configure(extra="")
     cfg = repo.root / ".hive" / "config.toml"
-    cfg.write_text(cfg.read_text().replace('[merge]\n', '[merge]\nauto_merge = false\n'))
-    repo.write_plan("r", """
+    cfg.write_text(cfg.read_text().replace("[merge]\n", "[merge]\nauto_merge = false\n"))
+    repo.write_plan(
+        "r",
+        """
     ### Task 1: Reviewed work
     fake: write r.txt reviewed
     fake: commit reviewed work
     fake: signal done
-    """)
+    """,
+    )
     head = repo.git("rev-parse", "main")
     r = repo.doit()
     assert r.returncode == 1
@@ -39,13 +43,16 @@ def test_setup_command_and_copied_files_are_available_but_never_committed(repo):
     (repo.root / ".env").write_text("SECRET=1\n")
     cfg = repo.root / ".hive" / "config.toml"
     cfg.write_text(cfg.read_text() + '\n[worktrees]\ncopy = [".env"]\nsetup = "echo built > build.cache"\n')
-    repo.write_plan("s", """
+    repo.write_plan(
+        "s",
+        """
     ### Task 1: Use the environment
     **Verify:** grep -q SECRET=1 .env && test -f build.cache
     fake: write out.txt done
     fake: commit everything including untracked
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert repo.file_on_main("out.txt") == "done\n"
@@ -54,14 +61,17 @@ def test_setup_command_and_copied_files_are_available_but_never_committed(repo):
 
 
 def test_agent_environment_has_hive_variables_and_no_nested_session_markers(repo):
-    repo.write_plan("p", """
+    repo.write_plan(
+        "p",
+        """
     ### Task 1: Serve
     fake: print port is $HIVE_PORT
     fake: env HIVE_PORT
     fake: env HIVE_TASK
     fake: env CLAUDECODE
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit(env={"CLAUDECODE": "1"})
     assert r.returncode == 0, r.stderr
     log = (repo.root / ".hive" / "logs" / "p" / "1.log").read_text()
@@ -89,8 +99,17 @@ def test_merge_that_deletes_a_file_the_task_did_not_delete_is_detected(isolated)
     git(root, "rm", "-q", "precious.txt")
     tree = git(root, "write-tree")
     bad = git(root, "commit-tree", tree, "-p", main, "-p", "task", "-m", "bad merge")
-    req = MergeRequest(root=root, lock=isolated / "lock", main_branch="main", worktree=root, branch="task",
-                       message="", checks=(), check_timeout=10, env={})
+    req = MergeRequest(
+        root=root,
+        lock=isolated / "lock",
+        main_branch="main",
+        worktree=root,
+        branch="task",
+        message="",
+        checks=(),
+        check_timeout=10,
+        env={},
+    )
     assert _unexpected_deletions(req, main, bad, deleted_by(root, main, bad)) == ["precious.txt"]
     good = git(root, "commit-tree", git(root, "rev-parse", "task^{tree}"), "-p", main, "-p", "task", "-m", "ok")
     assert _unexpected_deletions(req, main, good, deleted_by(root, main, good)) == []
@@ -104,12 +123,15 @@ def test_task_that_deletes_a_file_merges_normally(repo):
     (repo.root / "old.txt").write_text("old\n")
     repo.git("add", "old.txt")
     repo.git("commit", "-q", "-m", "old file")
-    repo.write_plan("d", """
+    repo.write_plan(
+        "d",
+        """
     ### Task 1: Remove the old file
     fake: delete old.txt
     fake: commit remove old
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert repo.file_on_main("old.txt") is None
@@ -127,12 +149,15 @@ def test_main_checked_out_elsewhere_still_gets_the_merge(repo):
     and their checkout is untouched."""
     repo.git("checkout", "-q", "-b", "mywork")
     (repo.root / "mine.txt").write_text("mine\n")
-    repo.write_plan("o", """
+    repo.write_plan(
+        "o",
+        """
     ### Task 1: Work
     fake: write w.txt w
     fake: commit work
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert repo.file_on_main("w.txt") == "w\n"
@@ -145,12 +170,17 @@ def test_main_checked_out_elsewhere_still_gets_the_merge(repo):
 
 def test_require_tests_runs_test_command_on_the_merged_result(repo):
     cfg = repo.root / ".hive" / "config.toml"
-    cfg.write_text(cfg.read_text().replace("[merge]\n", "[merge]\nrequire_tests = true\n"
-                                           "test_command = \"test -f base.txt && test -f extra.txt\"\n"))
+    cfg.write_text(
+        cfg.read_text().replace(
+            "[merge]\n", '[merge]\nrequire_tests = true\ntest_command = "test -f base.txt && test -f extra.txt"\n'
+        )
+    )
     (repo.root / "base.txt").write_text("base\n")
     repo.git("add", "base.txt")
     repo.git("commit", "-q", "-m", "base")
-    repo.write_plan("t", """
+    repo.write_plan(
+        "t",
+        """
     ### Task 1: Without the extra file
     fake@1: write other.txt x
     fake@1: commit other
@@ -158,7 +188,8 @@ def test_require_tests_runs_test_command_on_the_merged_result(repo):
     fake@2: write extra.txt x
     fake@2: commit extra
     fake@2: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     st = repo.state("t", "1")
@@ -179,12 +210,15 @@ def test_missing_main_branch_is_a_clear_error(repo):
 def test_a_merge_that_would_empty_the_project_is_refused(repo):
     """Even a branch that committed "every file deleted" (as an interrupted checkout
     looks) never reaches main: the deletion guard stops it."""
-    repo.write_plan("x", """
+    repo.write_plan(
+        "x",
+        """
     ### Task 1: Empties everything
     fake: delete README.md
     fake: commit remove everything
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 1
     st = repo.state("x", "1")

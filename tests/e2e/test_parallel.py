@@ -1,5 +1,6 @@
 """`doit -n N`: agents really overlap, dependents wait for merged work, modules and
 Parallel-safe: no are never concurrent, max_workers caps everything."""
+
 from __future__ import annotations
 
 import subprocess
@@ -22,7 +23,9 @@ def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
 
 
 def test_n2_runs_two_agents_at_once(repo):
-    repo.write_plan("p", """
+    repo.write_plan(
+        "p",
+        """
     ### Task a: Left
     fake: wait-start p:b 20
     fake: write a.txt a
@@ -34,7 +37,8 @@ def test_n2_runs_two_agents_at_once(repo):
     fake: write b.txt b
     fake: commit b
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit("-n", "2")
     assert r.returncode == 0, r.stderr
     iv = intervals(repo)
@@ -48,7 +52,9 @@ def test_n2_runs_two_agents_at_once(repo):
 
 
 def test_dependents_start_only_after_their_dependencies_are_merged(repo):
-    repo.write_plan("d", """
+    repo.write_plan(
+        "d",
+        """
     ### Task 1: Base
     fake: write base.txt base
     fake: commit base
@@ -74,7 +80,8 @@ def test_dependents_start_only_after_their_dependencies_are_merged(repo):
     fake: write top.txt top
     fake: commit top
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit("-n", "2")
     assert r.returncode == 0, r.stderr
     merged = {e["task"]: e["time"] for e in repo.events() if e["to"] == "done"}
@@ -91,7 +98,9 @@ def test_dependents_start_only_after_their_dependencies_are_merged(repo):
 
 
 def test_tasks_sharing_a_module_never_overlap(repo):
-    repo.write_plan("m", """
+    repo.write_plan(
+        "m",
+        """
     ### Task x: First in the module
     **Module:** src/models
     fake: sleep 1
@@ -111,7 +120,8 @@ def test_tasks_sharing_a_module_never_overlap(repo):
     fake: write z.txt z
     fake: commit z
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit("-n", "3")
     assert r.returncode == 0, r.stderr
     iv = intervals(repo)
@@ -121,7 +131,9 @@ def test_tasks_sharing_a_module_never_overlap(repo):
 
 
 def test_parallel_safe_no_runs_alone(repo):
-    repo.write_plan("s", """
+    repo.write_plan(
+        "s",
+        """
     ### Task a: Alone
     **Parallel-safe:** no
     fake: sleep 1
@@ -134,7 +146,8 @@ def test_parallel_safe_no_runs_alone(repo):
     ### Task c: Normal too
     fake: sleep 1
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit("-n", "3")
     assert r.returncode == 0, r.stderr
     iv = intervals(repo)
@@ -144,7 +157,9 @@ def test_parallel_safe_no_runs_alone(repo):
 def test_max_workers_caps_parallel_agents_with_a_clear_message(repo):
     cfg = repo.root / ".hive" / "config.toml"
     cfg.write_text(cfg.read_text() + "\n[parallel]\nmax_workers = 1\n")
-    repo.write_plan("c", """
+    repo.write_plan(
+        "c",
+        """
     ### Task a: One
     fake: sleep 0.5
     fake: signal done
@@ -152,7 +167,8 @@ def test_max_workers_caps_parallel_agents_with_a_clear_message(repo):
     ### Task b: Two
     fake: sleep 0.5
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit("-n", "2")
     assert r.returncode == 0, r.stderr
     assert "doit -n 2, but [parallel] max_workers = 1" in r.stderr

@@ -1,4 +1,5 @@
 """End to end: real doit runs of plans executed by the fake agent in tmux."""
+
 from __future__ import annotations
 
 import json
@@ -64,7 +65,7 @@ def test_diamond_plan_runs_in_order_and_every_commit_lands_on_main_once(repo):
     assert repo.worktrees() == []
     assert not [b for b in repo.git("branch", "--format=%(refname:short)").split() if b.startswith("hive/")]
     assert (repo.root / "top.txt").exists(), "the user's checkout of main is updated"
-    assert repo.git("status", "--porcelain") .count("top.txt") == 0
+    assert repo.git("status", "--porcelain").count("top.txt") == 0
 
 
 def test_rerun_spawns_nothing_and_deleting_doit_db_reruns_nothing(repo):
@@ -86,8 +87,11 @@ def test_rerun_spawns_nothing_and_deleting_doit_db_reruns_nothing(repo):
 def test_editing_one_tasks_text_reopens_only_that_task(repo):
     path = repo.write_plan("d", DIAMOND)
     assert repo.doit().returncode == 0
-    path.write_text(path.read_text().replace("### Task 3: Right", "### Task 3: Right, improved")
-                    .replace("write right.txt right", "write right.txt better right"))
+    path.write_text(
+        path.read_text()
+        .replace("### Task 3: Right", "### Task 3: Right, improved")
+        .replace("write right.txt right", "write right.txt better right")
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert repo.starts().count("d:3") == 2
@@ -124,14 +128,17 @@ def test_draft_plan_is_listed_but_never_runs(repo):
 
 
 def test_blocked_and_too_big_outcomes_keep_their_reason(repo):
-    repo.write_plan("o", """
+    repo.write_plan(
+        "o",
+        """
     ### Task b: Needs a human
     fake: write wip.txt half done
     fake: signal blocked need the API key
 
     ### Task t: Way too big
     fake: signal too-big split into parser and printer
-    """)
+    """,
+    )
     r = repo.doit("-c")
     assert r.returncode == 1, "with -c a held task exits 1; the plan's group task must not make it 2"
     b, t = repo.state("o", "b"), repo.state("o", "t")
@@ -150,7 +157,9 @@ def test_blocked_and_too_big_outcomes_keep_their_reason(repo):
 
 def test_crash_gets_a_new_attempt_with_continuation_context(repo):
     repo.configure(grace="1s")
-    repo.write_plan("c", """
+    repo.write_plan(
+        "c",
+        """
     ### Task 1: Flaky
     fake: dump-context
     fake@1: write part1.txt one
@@ -162,7 +171,8 @@ def test_crash_gets_a_new_attempt_with_continuation_context(repo):
     fake@2: write part2.txt two
     fake@2: commit second half
     fake@2: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert repo.starts() == ["c:1", "c:1"]
@@ -177,10 +187,13 @@ def test_crash_gets_a_new_attempt_with_continuation_context(repo):
 
 def test_agent_that_never_starts_fails_within_the_grace_period(repo):
     repo.configure(grace="2s", attempts=1)
-    repo.write_plan("s", """
+    repo.write_plan(
+        "s",
+        """
     ### Task 1: Silent
     fake: silent
-    """)
+    """,
+    )
     r = repo.doit(timeout=60)
     assert r.returncode == 1
     st = repo.state("s", "1")
@@ -189,11 +202,14 @@ def test_agent_that_never_starts_fails_within_the_grace_period(repo):
 
 def test_missing_agent_binary_fails_with_its_own_output(repo):
     repo.configure(grace="5s", attempts=1, extra='\n[agents.ghost]\ncommand = ["no-such-agent-binary", "{prompt}"]\n')
-    repo.write_plan("g", """
+    repo.write_plan(
+        "g",
+        """
     ### Task 1: Ghost
     **Agent:** ghost
     Anything.
-    """)
+    """,
+    )
     r = repo.doit(timeout=60)
     assert r.returncode == 1
     st = repo.state("g", "1")
@@ -203,11 +219,14 @@ def test_missing_agent_binary_fails_with_its_own_output(repo):
 
 def test_timeout_fails_the_task(repo):
     repo.configure(attempts=1)
-    repo.write_plan("t", """
+    repo.write_plan(
+        "t",
+        """
     ### Task 1: Forever
     **Timeout:** 2s
     fake: hang
-    """)
+    """,
+    )
     r = repo.doit(timeout=60)
     assert r.returncode == 1
     assert "timeout" in repo.state("t", "1")["reason"]
@@ -216,14 +235,17 @@ def test_timeout_fails_the_task(repo):
 def test_verify_failure_fails_the_task_with_output_and_main_is_untouched(repo):
     repo.configure(attempts=1)
     head = repo.git("rev-parse", "main")
-    repo.write_plan("v", """
+    repo.write_plan(
+        "v",
+        """
     ### Task 1: Broken
     **Verify:** echo checking the thing; test -f missing.txt
 
     fake: write a.txt a
     fake: commit add a
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 1
     st = repo.state("v", "1")
@@ -236,13 +258,16 @@ def test_verify_failure_fails_the_task_with_output_and_main_is_untouched(repo):
 
 
 def test_merge_conflict_blocks_with_files_listed_and_keeps_the_worktree(repo):
-    repo.write_plan("m", """
+    repo.write_plan(
+        "m",
+        """
     ### Task 1: Edit readme
     fake: wait-for .hive/fake/go
     fake: write README.md from the agent
     fake: commit agent edit
     fake: signal done
-    """)
+    """,
+    )
 
     def user_commits_while_the_agent_works():
         wait_for(lambda: repo.starts("m:1"), what="the agent to start")
@@ -265,11 +290,14 @@ def test_merge_conflict_blocks_with_files_listed_and_keeps_the_worktree(repo):
 
 def test_hostile_titles_never_reach_a_shell(repo, tmp_path):
     marker = tmp_path / "pwned"
-    repo.write_plan("h", f"""
+    repo.write_plan(
+        "h",
+        f"""
     ### Task 1: $(touch {marker}) `touch {marker}` "quoted" 'single'; rm -rf /
     **Acceptance:** $(touch {marker})
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert not marker.exists()
@@ -282,14 +310,17 @@ def test_tracked_claude_md_is_byte_identical_after_a_run(repo):
     repo.git("add", "CLAUDE.md")
     repo.git("commit", "-q", "-m", "project instructions")
     repo.configure(extra=f'\n[agents.fakeclaude]\ncommand = {fake_command()}\ncontext_file = "CLAUDE.md"\n')
-    repo.write_plan("c", """
+    repo.write_plan(
+        "c",
+        """
     ### Task 1: Work with a tracked CLAUDE.md
     **Agent:** fakeclaude
     fake: dump-context
     fake: write code.txt code
     fake: commit add code
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert _show_bytes(repo, "CLAUDE.md") == original
@@ -300,12 +331,15 @@ def test_tracked_claude_md_is_byte_identical_after_a_run(repo):
 
 
 def test_context_file_is_never_committed_even_by_git_add_all(repo):
-    repo.write_plan("x", """
+    repo.write_plan(
+        "x",
+        """
     ### Task 1: Add everything
     fake: write f.txt f
     fake: commit everything
     fake: signal done
-    """)
+    """,
+    )
     assert repo.doit().returncode == 0
     assert repo.file_on_main("AGENTS.md") is None
     assert repo.file_on_main("f.txt") is not None
@@ -317,12 +351,15 @@ def test_users_uncommitted_and_untracked_work_survives_a_merge(repo):
     repo.git("commit", "-q", "-m", "notes")
     (repo.root / "notes.txt").write_text("tracked, with my uncommitted edit\n")
     (repo.root / "scratch.txt").write_text("my untracked work\n")
-    repo.write_plan("u", """
+    repo.write_plan(
+        "u",
+        """
     ### Task 1: Agent work
     fake: write feature.txt feature
     fake: commit feature
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert (repo.root / "notes.txt").read_text() == "tracked, with my uncommitted edit\n"
@@ -332,12 +369,15 @@ def test_users_uncommitted_and_untracked_work_survives_a_merge(repo):
 
 def test_merge_that_would_overwrite_users_untracked_file_blocks_and_keeps_both(repo):
     (repo.root / "feature.txt").write_text("the user's own draft\n")
-    repo.write_plan("u", """
+    repo.write_plan(
+        "u",
+        """
     ### Task 1: Agent work
     fake: write feature.txt from the agent
     fake: commit feature
     fake: signal done
-    """)
+    """,
+    )
     head = repo.git("rev-parse", "main")
     r = repo.doit()
     assert r.returncode == 1
@@ -364,12 +404,15 @@ def _show_bytes(repo, path: str) -> bytes:
 
 def test_an_agent_silent_past_stuck_threshold_is_flagged_but_not_killed(repo):
     cfg = repo.root / ".hive" / "config.toml"
-    cfg.write_text(cfg.read_text().replace("[execution]\n", "[execution]\nstuck_threshold = \"1s\"\n"))
-    repo.write_plan("q", """
+    cfg.write_text(cfg.read_text().replace("[execution]\n", '[execution]\nstuck_threshold = "1s"\n'))
+    repo.write_plan(
+        "q",
+        """
     ### Task 1: Thinks quietly
     fake: sleep 2
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert "no output for" in r.stderr and "hive attach q:1" in r.stderr

@@ -1,6 +1,7 @@
 """Stopping: Ctrl-C and SIGTERM to doit end it cleanly (one line per task, no
 traceback, exit 130 / 143) and leave agents for the next run; stopping an agent
 (hive stop, a timeout, the end of its session) ends every process of it."""
+
 from __future__ import annotations
 
 import os
@@ -13,13 +14,16 @@ import pytest
 from conftest import _with_env, assert_finished_exactly_once, read_pty, wait_for
 from test_crash import _alive
 
-THREE_WAITING = "\n".join(f"""
+THREE_WAITING = "\n".join(
+    f"""
 ### Task {t}: Task {t}
 fake: wait-for .hive/fake/go
 fake: write {t}.txt {t}
 fake: commit work {t}
 fake: signal done
-""" for t in "abc")
+"""
+    for t in "abc"
+)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
@@ -31,13 +35,14 @@ def test_sigterm_and_ctrl_c_stop_doit_with_one_line_per_task_and_no_traceback(re
     if how == "sigterm":
         os.kill(run.pid, signal.SIGTERM)
     else:
-        os.killpg(run.pid, signal.SIGINT)   # what Ctrl-C in the terminal does
+        os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
     assert run.wait(timeout=30) == (143 if how == "sigterm" else 130), run.stderr()
     err = run.stderr()
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     lines = [ln for ln in err.splitlines() if "stopped watching" in ln]
-    assert sorted(ln.split(":")[1] + ":" + ln.split(":")[2] for ln in lines) == \
-        sorted(f" s:{k}" for k in (t.split(":")[1] for t in repo.starts())), err
+    assert sorted(ln.split(":")[1] + ":" + ln.split(":")[2] for ln in lines) == sorted(
+        f" s:{k}" for k in (t.split(":")[1] for t in repo.starts())
+    ), err
     assert all("keeps running in tmux session" in ln for ln in lines), err
     running = [t for t in repo.status_json()["tasks"] if t["state"] == "in_progress"]
     assert len(running) == n and all(t["agent_alive"] for t in running)
@@ -59,8 +64,13 @@ def test_interrupted_run_resumes_without_respawning(repo):
 def test_the_progress_line_is_cleared_before_the_stop_lines(repo):
     repo.write_plan("s", THREE_WAITING)
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "doit", "-n", "2"], cwd=repo.root, stdout=subprocess.DEVNULL,
-                            stderr=slave, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "doit", "-n", "2"],
+        cwd=repo.root,
+        stdout=subprocess.DEVNULL,
+        stderr=slave,
+        start_new_session=True,
+    )
     os.close(slave)
     out = read_pty(master, until=b"running: s:a, s:b")
     wait_for(lambda: len(repo.starts()) == 2, what="two agents to start")
@@ -69,7 +79,7 @@ def test_the_progress_line_is_cleared_before_the_stop_lines(repo):
     assert proc.wait(timeout=30) == 143
     os.close(master)
     text = out.decode(errors="replace")
-    before = text[:text.index("stopped watching")]
+    before = text[: text.index("stopped watching")]
     last_progress = before.rfind("running: s:a, s:b")
     assert last_progress >= 0 and "\r\x1b[2K" in before[last_progress:], repr(before[-200:])
     assert "Traceback" not in text
@@ -81,17 +91,20 @@ def agent_processes(key: str) -> dict[int, str]:
 
 def test_hive_stop_ends_an_agent_that_traps_signals_and_its_escaped_child(repo):
     repo.configure(stop="0.5s")
-    repo.write_plan("s", """
+    repo.write_plan(
+        "s",
+        """
     ### Task a: Stubborn
     fake: trap
     fake: spawn-child
     fake: wait-for .hive/fake/never
-    """)
+    """,
+    )
     run = repo.start_doit()
     child_pid_file = repo.root / ".hive" / "fake" / "child-s_a-a1.pid"
     wait_for(child_pid_file.exists, what="the agent's child")
     child = int(child_pid_file.read_text())
-    assert len(agent_processes("s:a")) >= 3   # the pane's shell, the agent, its child
+    assert len(agent_processes("s:a")) >= 3  # the pane's shell, the agent, its child
     r = repo.hive("stop", "s:a")
     assert r.returncode == 0, r.stderr
     for sig in ("SIGINT", "SIGTERM", "SIGKILL"):
@@ -104,12 +117,15 @@ def test_hive_stop_ends_an_agent_that_traps_signals_and_its_escaped_child(repo):
 
 def test_a_timeout_ends_every_process_of_the_agent(repo):
     repo.configure(timeout="2s", attempts=1, stop="0.5s")
-    repo.write_plan("t", """
+    repo.write_plan(
+        "t",
+        """
     ### Task a: Never ends
     fake: trap
     fake: spawn-child
     fake: wait-for .hive/fake/never
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 1
     st = repo.state("t", "a")
@@ -121,13 +137,16 @@ def test_a_timeout_ends_every_process_of_the_agent(repo):
 
 def test_an_agent_that_ignores_hangup_after_hive_done_is_ended_before_the_merge(repo):
     repo.configure(stop="0.5s")
-    repo.write_plan("d", """
+    repo.write_plan(
+        "d",
+        """
     ### Task a: Lingers
     fake: trap
     fake: write a.txt a
     fake: commit work a
     fake: signal done
-    """)
+    """,
+    )
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert "sending SIGTERM" in r.stderr and "sending SIGKILL" in r.stderr

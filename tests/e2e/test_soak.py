@@ -5,6 +5,7 @@ SIGINT/SIGTERM, tmux server killed, worktree deleted, user commits, crashing and
 silent agents, two doits at once); see bench/README.md. A failing seed is replayed
 verbosely with `python bench/soak.py --replay SEED`.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -20,20 +21,34 @@ SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
 # cover every fault kind and each reproduced one of the failures the soak found then (most
 # every time; ~ marks one that depended on timing). What each seed exercises:
 SEEDS = [
-    1, 113,         # SIGTERM to doit: was a KeyboardInterrupt traceback and death by SIGINT, not exit 143
-    7, 74,          # SIGINT to doit: was a traceback and no exit 130
-    13, 129,        # Ctrl-C to the group, a worktree deleted: was a `git branch -D` internal error
-    118,            # Ctrl-C to the group right after a claim: ~doit did not stop within 30 s
-    3, 24, 137, 85,  # a worktree deleted under its agent: was a `git add -A` internal error, no convergence
-    15, 61,         # the same, next attempt: was `git branch -D` "checked out at" as an internal error
-    20, 70, 76,     # ~kill -9 during `git worktree add`: its "unfinished work" commit deleted every file
-    99,             # ~kill -9 between tmux new-session and its record: a second agent, a session left
-    419, 282,       # ~kill -9 while main's checkout is fast-forwarded: stale ORIG_HEAD.lock, file in the way
-    8, 28, 2, 139, 25,   # twin doits, tmux server killed, user commits, crash@1, silent@1
+    1,
+    113,  # SIGTERM to doit: was a KeyboardInterrupt traceback and death by SIGINT, not exit 143
+    7,
+    74,  # SIGINT to doit: was a traceback and no exit 130
+    13,
+    129,  # Ctrl-C to the group, a worktree deleted: was a `git branch -D` internal error
+    118,  # Ctrl-C to the group right after a claim: ~doit did not stop within 30 s
+    3,
+    24,
+    137,
+    85,  # a worktree deleted under its agent: was a `git add -A` internal error, no convergence
+    15,
+    61,  # the same, next attempt: was `git branch -D` "checked out at" as an internal error
+    20,
+    70,
+    76,  # ~kill -9 during `git worktree add`: its "unfinished work" commit deleted every file
+    99,  # ~kill -9 between tmux new-session and its record: a second agent, a session left
+    419,
+    282,  # ~kill -9 while main's checkout is fast-forwarded: stale ORIG_HEAD.lock, file in the way
+    8,
+    28,
+    2,
+    139,
+    25,  # twin doits, tmux server killed, user commits, crash@1, silent@1
     # found by the 200-trial soak after the fixes (seeds 1000-1199):
-    1018,           # ~a worktree deleted while Hive cleared it away: FileNotFoundError, an internal error
-    1119,           # kill -9 while doit wrote .doit.db: its journal showed in the user's `git status`
-    1153,           # ~Ctrl-C in doit's last instant: death by SIGINT instead of exit 130
+    1018,  # ~a worktree deleted while Hive cleared it away: FileNotFoundError, an internal error
+    1119,  # kill -9 while doit wrote .doit.db: its journal showed in the user's `git status`
+    1153,  # ~Ctrl-C in doit's last instant: death by SIGINT instead of exit 130
 ]
 
 
@@ -41,7 +56,7 @@ def load_soak() -> ModuleType:
     spec = importlib.util.spec_from_file_location("hive_soak", SOAK)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module   # dataclasses look their module up by name
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 
@@ -54,10 +69,11 @@ def test_soak_fixed_seeds():
     results = []
     for seed in SEEDS:
         res = soak.run_trial(seed)
-        soak.report(res)          # shown by pytest when the test fails
+        soak.report(res)  # shown by pytest when the test fails
         results.append(res)
     failed = [r for r in results if not r.passed]
-    replay = "\n".join(f"  {sys.executable} bench/soak.py --replay {r.seed}   # {'; '.join(list(r.findings)[:3])}"
-                       for r in failed)
+    replay = "\n".join(
+        f"  {sys.executable} bench/soak.py --replay {r.seed}   # {'; '.join(list(r.findings)[:3])}" for r in failed
+    )
     if failed:
         pytest.fail(f"{len(failed)} of {len(SEEDS)} soak trials failed; replay them with:\n{replay}", pytrace=False)
