@@ -107,11 +107,14 @@ def test_hive_stop_ends_an_agent_that_traps_signals_and_its_escaped_child(repo):
     assert len(agent_processes("s:a")) >= 3  # the pane's shell, the agent, its child
     r = repo.hive("stop", "s:a")
     assert r.returncode == 0, r.stderr
-    for sig in ("SIGINT", "SIGTERM", "SIGKILL"):
+    for sig in ("SIGINT", "SIGTERM"):
         assert f"sending {sig}" in r.stdout, r.stdout
     assert "agent stopped (no process of it is left)" in r.stdout
     assert agent_processes("s:a") == {} and not _alive(child)
     assert run.wait(timeout=60) == 1, run.stderr()
+    # the run watching the task stops it in the same stages at the same moment: whichever
+    # of the two gets to SIGKILL first sends it
+    assert "sending SIGKILL" in r.stdout + run.stderr(), (r.stdout, run.stderr())
     assert repo.state("s", "a")["state"] == "blocked"
 
 

@@ -1,4 +1,5 @@
 """hive/lifecycle.py: the states, the outcome table, what a task shows and when it is done."""
+
 from __future__ import annotations
 
 import pytest
@@ -38,6 +39,7 @@ def task(state: State, task_hash: str = "h1", merge_commit: str = "") -> TaskSta
 
 
 # --- the tables ---------------------------------------------------------------------------------
+
 
 def test_every_state_has_transitions_and_display_info():
     assert set(TRANSITIONS) == set(State) == set(STATES)
@@ -94,15 +96,19 @@ def test_only_failures_are_retried_and_a_human_stop_is_held():
 
 # --- recorded reasons ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("outcome", "recorded"), [
-    (Outcome(Kind.BLOCKED, "why"), "blocked: why"),
-    (Outcome(Kind.BLOCKED), "blocked: no reason given"),
-    (Outcome(Kind.TOO_BIG, "split auth"), "too big: split auth"),
-    (Outcome(Kind.TOO_BIG), "too big: no reason given"),
-    (Outcome(Kind.CRASHED, "crashed: the agent exited (status 1)"), "crashed: the agent exited (status 1)"),
-    (Outcome(Kind.DONE), ""),
-    (Outcome(Kind.TIMEOUT, "timeout: {braces} kept"), "timeout: {braces} kept"),
-])
+
+@pytest.mark.parametrize(
+    ("outcome", "recorded"),
+    [
+        (Outcome(Kind.BLOCKED, "why"), "blocked: why"),
+        (Outcome(Kind.BLOCKED), "blocked: no reason given"),
+        (Outcome(Kind.TOO_BIG, "split auth"), "too big: split auth"),
+        (Outcome(Kind.TOO_BIG), "too big: no reason given"),
+        (Outcome(Kind.CRASHED, "crashed: the agent exited (status 1)"), "crashed: the agent exited (status 1)"),
+        (Outcome(Kind.DONE), ""),
+        (Outcome(Kind.TIMEOUT, "timeout: {braces} kept"), "timeout: {braces} kept"),
+    ],
+)
 def test_recorded_reason(outcome: Outcome, recorded: str):
     assert outcome.recorded_reason("auth:1") == recorded
 
@@ -114,19 +120,24 @@ def test_a_stopped_attempt_tells_how_to_run_it_again():
 
 # --- shown_state --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("state", "recorded_hash", "now_hash", "shown"), [
-    (State.DONE, "h1", "h2", State.PLANNED),          # its text changed: pending again
-    (State.DONE, "h1", "h1", State.DONE),
-    (State.DONE, "", "h2", State.DONE),               # no hash recorded: nothing to compare
-    (State.IN_PROGRESS, "h1", "h2", State.IN_PROGRESS),  # a running task stays running
-    (State.FAILED, "h1", "h2", State.PLANNED),
-    (State.BLOCKED, "h1", "h1", State.BLOCKED),
-])
+
+@pytest.mark.parametrize(
+    ("state", "recorded_hash", "now_hash", "shown"),
+    [
+        (State.DONE, "h1", "h2", State.PLANNED),  # its text changed: pending again
+        (State.DONE, "h1", "h1", State.DONE),
+        (State.DONE, "", "h2", State.DONE),  # no hash recorded: nothing to compare
+        (State.IN_PROGRESS, "h1", "h2", State.IN_PROGRESS),  # a running task stays running
+        (State.FAILED, "h1", "h2", State.PLANNED),
+        (State.BLOCKED, "h1", "h1", State.BLOCKED),
+    ],
+)
 def test_shown_state(state: State, recorded_hash: str, now_hash: str, shown: State):
     assert shown_state(task(state, recorded_hash), now_hash) == shown
 
 
 # --- why_outdated / is_done ---------------------------------------------------------------------
+
 
 def test_a_planned_task_is_never_outdated():
     on_main = OnMain()
@@ -163,14 +174,17 @@ def test_only_done_tasks_are_checked_against_main():
     assert on_main.calls == []
 
 
-@pytest.mark.parametrize(("st", "text_hash", "on_main", "done"), [
-    (None, "h1", None, False),
-    (task(State.DONE, "h1", "c1"), "h1", OnMain("c1"), True),
-    (task(State.DONE, "h1", "c1"), "h1", OnMain(), False),          # merge left main
-    (task(State.DONE, "h1", "c1"), "h2", OnMain("c1"), False),      # text changed
-    (task(State.DONE, "h1", ""), "h1", OnMain(), False),            # never merged
-    (task(State.IN_PROGRESS, "h1", "c1"), "h1", OnMain("c1"), False),
-    (task(State.AWAITING_HUMAN, "h1", "c1"), "h1", None, False),
-])
+@pytest.mark.parametrize(
+    ("st", "text_hash", "on_main", "done"),
+    [
+        (None, "h1", None, False),
+        (task(State.DONE, "h1", "c1"), "h1", OnMain("c1"), True),
+        (task(State.DONE, "h1", "c1"), "h1", OnMain(), False),  # merge left main
+        (task(State.DONE, "h1", "c1"), "h2", OnMain("c1"), False),  # text changed
+        (task(State.DONE, "h1", ""), "h1", OnMain(), False),  # never merged
+        (task(State.IN_PROGRESS, "h1", "c1"), "h1", OnMain("c1"), False),
+        (task(State.AWAITING_HUMAN, "h1", "c1"), "h1", None, False),
+    ],
+)
 def test_is_done(st: TaskState | None, text_hash: str, on_main: OnMain | None, done: bool):
     assert is_done(st, text_hash, on_main) is done

@@ -1,4 +1,5 @@
 """hive/engine/decide.py: every row of the re-run table, on TaskState records built in memory."""
+
 from __future__ import annotations
 
 import builtins
@@ -33,53 +34,138 @@ class Row(NamedTuple):
 
 
 ROWS = [
-    Row("merge reached main before the run stopped", st(State.IN_PROGRESS, merging="m1"),
-        Facts(merged_already=True, standing=Standing(RUNNING, token=5)), False, Decision(Step.MERGED_ALREADY)),
-    Row("merged_already wins over outdated", st(State.FAILED, merging="m1"),
-        Facts(merged_already=True, outdated="its text in the plan changed"), True, Decision(Step.MERGED_ALREADY)),
-    Row("a merge intent that did not reach main is merged again", st(State.IN_PROGRESS, merging="m1"),
-        Facts(standing=Standing(MERGING)), False, Decision(Step.MERGE)),
-    Row("done with a stale merge record is just done", st(State.DONE, merging="m1"),
-        Facts(merged_already=True), False, Decision(Step.DONE)),
-    Row("signalled while no run watched", st(State.IN_PROGRESS, agent_token=7),
-        Facts(standing=Standing(SIGNALLED, Signal(Kind.DONE, "", 1.0))), False, Decision(Step.SIGNALLED)),
-    Row("running with a new token: attach and record it", st(State.IN_PROGRESS, agent_token=7),
-        Facts(standing=Standing(RUNNING, token=42)), False, Decision(Step.ATTACH, token=42)),
-    Row("running with the recorded token: attach, nothing to record", st(State.IN_PROGRESS, agent_token=42),
-        Facts(standing=Standing(RUNNING, token=42)), False, Decision(Step.ATTACH)),
-    Row("gone: a new attempt, the last one interrupted", st(State.IN_PROGRESS, agent_token=7),
-        Facts(standing=Standing(GONE)), False, Decision(Step.NEW, interrupted=True)),
-    Row("no standing found counts as gone", st(State.IN_PROGRESS), Facts(), False,
-        Decision(Step.NEW, interrupted=True)),
-    Row("in progress ignores outdated text", st(State.IN_PROGRESS), Facts(outdated="changed",
-        standing=Standing(RUNNING, token=0)), False, Decision(Step.ATTACH)),
-    Row("outdated done task re-opens", st(State.DONE), Facts(outdated="its text in the plan changed"), False,
-        Decision(Step.NEW, reopen="its text in the plan changed")),
-    Row("outdated checkpoint re-opens to a checkpoint", st(State.DONE), Facts(outdated="why"), True,
-        Decision(Step.CHECKPOINT, reopen="why")),
-    Row("outdated held task re-opens", st(State.BLOCKED), Facts(outdated="why"), False,
-        Decision(Step.NEW, reopen="why")),
-    Row("outdated failed task re-opens even out of attempts", st(State.FAILED, attempts=MAX, reason="crashed"),
-        Facts(outdated="why"), False, Decision(Step.NEW, reopen="why")),
+    Row(
+        "merge reached main before the run stopped",
+        st(State.IN_PROGRESS, merging="m1"),
+        Facts(merged_already=True, standing=Standing(RUNNING, token=5)),
+        False,
+        Decision(Step.MERGED_ALREADY),
+    ),
+    Row(
+        "merged_already wins over outdated",
+        st(State.FAILED, merging="m1"),
+        Facts(merged_already=True, outdated="its text in the plan changed"),
+        True,
+        Decision(Step.MERGED_ALREADY),
+    ),
+    Row(
+        "a merge intent that did not reach main is merged again",
+        st(State.IN_PROGRESS, merging="m1"),
+        Facts(standing=Standing(MERGING)),
+        False,
+        Decision(Step.MERGE),
+    ),
+    Row(
+        "done with a stale merge record is just done",
+        st(State.DONE, merging="m1"),
+        Facts(merged_already=True),
+        False,
+        Decision(Step.DONE),
+    ),
+    Row(
+        "signalled while no run watched",
+        st(State.IN_PROGRESS, agent_token=7),
+        Facts(standing=Standing(SIGNALLED, Signal(Kind.DONE, "", 1.0))),
+        False,
+        Decision(Step.SIGNALLED),
+    ),
+    Row(
+        "running with a new token: attach and record it",
+        st(State.IN_PROGRESS, agent_token=7),
+        Facts(standing=Standing(RUNNING, token=42)),
+        False,
+        Decision(Step.ATTACH, token=42),
+    ),
+    Row(
+        "running with the recorded token: attach, nothing to record",
+        st(State.IN_PROGRESS, agent_token=42),
+        Facts(standing=Standing(RUNNING, token=42)),
+        False,
+        Decision(Step.ATTACH),
+    ),
+    Row(
+        "gone: a new attempt, the last one interrupted",
+        st(State.IN_PROGRESS, agent_token=7),
+        Facts(standing=Standing(GONE)),
+        False,
+        Decision(Step.NEW, interrupted=True),
+    ),
+    Row(
+        "no standing found counts as gone", st(State.IN_PROGRESS), Facts(), False, Decision(Step.NEW, interrupted=True)
+    ),
+    Row(
+        "in progress ignores outdated text",
+        st(State.IN_PROGRESS),
+        Facts(outdated="changed", standing=Standing(RUNNING, token=0)),
+        False,
+        Decision(Step.ATTACH),
+    ),
+    Row(
+        "outdated done task re-opens",
+        st(State.DONE),
+        Facts(outdated="its text in the plan changed"),
+        False,
+        Decision(Step.NEW, reopen="its text in the plan changed"),
+    ),
+    Row(
+        "outdated checkpoint re-opens to a checkpoint",
+        st(State.DONE),
+        Facts(outdated="why"),
+        True,
+        Decision(Step.CHECKPOINT, reopen="why"),
+    ),
+    Row(
+        "outdated held task re-opens", st(State.BLOCKED), Facts(outdated="why"), False, Decision(Step.NEW, reopen="why")
+    ),
+    Row(
+        "outdated failed task re-opens even out of attempts",
+        st(State.FAILED, attempts_used=MAX, reason="crashed"),
+        Facts(outdated="why"),
+        False,
+        Decision(Step.NEW, reopen="why"),
+    ),
     Row("done", st(State.DONE), Facts(), False, Decision(Step.DONE)),
     Row("done checkpoint stays done", st(State.DONE), Facts(), True, Decision(Step.DONE)),
     Row("blocked waits", st(State.BLOCKED), Facts(), False, Decision(Step.HOLD)),
     Row("too big waits", st(State.TOO_BIG), Facts(), False, Decision(Step.HOLD)),
     Row("awaiting a human waits", st(State.AWAITING_HUMAN), Facts(), True, Decision(Step.HOLD)),
-    Row("failed out of attempts waits", st(State.FAILED, attempts=MAX, reason="crashed"), Facts(), False,
-        Decision(Step.HOLD)),
-    Row("failed beyond attempts waits", st(State.FAILED, attempts=MAX + 1, reason="crashed"), Facts(), False,
-        Decision(Step.HOLD)),
-    Row("failed with attempts left retries", st(State.FAILED, attempts=MAX - 1, reason="crashed"), Facts(), False,
-        Decision(Step.NEW)),
-    Row("an interruption never counts", st(State.FAILED, attempts=MAX, reason=INTERRUPTED), Facts(), False,
-        Decision(Step.NEW)),
+    Row(
+        "failed out of attempts waits",
+        st(State.FAILED, attempts_used=MAX, reason="crashed"),
+        Facts(),
+        False,
+        Decision(Step.HOLD),
+    ),
+    Row(
+        "failed beyond attempts waits",
+        st(State.FAILED, attempts_used=MAX + 1, reason="crashed"),
+        Facts(),
+        False,
+        Decision(Step.HOLD),
+    ),
+    Row(
+        "failed with attempts left retries",
+        st(State.FAILED, attempts_used=MAX - 1, reason="crashed"),
+        Facts(),
+        False,
+        Decision(Step.NEW),
+    ),
+    Row(
+        "an interruption never counts",
+        st(State.FAILED, attempts_used=MAX, reason=INTERRUPTED),
+        Facts(),
+        False,
+        Decision(Step.NEW),
+    ),
     Row("planned checkpoint stops for a human", st(State.PLANNED), Facts(), True, Decision(Step.CHECKPOINT)),
-    Row("approved work on its branch is merged", st(State.PLANNED, resume=MERGE), Facts(), False,
-        Decision(Step.MERGE)),
-    Row("a merge that failed with attempts left is merged again",
-        st(State.FAILED, resume=MERGING_RESUME, attempts=MAX - 1, reason="error: git failed"), Facts(), False,
-        Decision(Step.MERGE)),
+    Row("approved work on its branch is merged", st(State.PLANNED, resume=MERGE), Facts(), False, Decision(Step.MERGE)),
+    Row(
+        "a merge that failed with attempts left is merged again",
+        st(State.FAILED, resume=MERGING_RESUME, attempts_used=MAX - 1, reason="error: git failed"),
+        Facts(),
+        False,
+        Decision(Step.MERGE),
+    ),
     Row("planned starts", st(State.PLANNED), Facts(), False, Decision(Step.NEW)),
 ]
 
@@ -99,8 +185,17 @@ def no_io(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         raise AssertionError(f"decide did I/O: {args!r}")
 
     with monkeypatch.context() as m:
-        for target, name in [(builtins, "open"), (os, "open"), (os, "stat"), (os, "lstat"), (os, "scandir"),
-                             (os, "listdir"), (os, "replace"), (os, "link"), (subprocess, "Popen")]:
+        for target, name in [
+            (builtins, "open"),
+            (os, "open"),
+            (os, "stat"),
+            (os, "lstat"),
+            (os, "scandir"),
+            (os, "listdir"),
+            (os, "replace"),
+            (os, "link"),
+            (subprocess, "Popen"),
+        ]:
             m.setattr(target, name, refuse)
         yield
 

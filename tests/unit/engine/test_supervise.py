@@ -3,6 +3,7 @@
 Real files (signal, stop, exit, log) in tmp_path, a fake executor and a fake clock:
 the spawn grace, stall and timeout rules run in milliseconds, not in minutes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,7 +20,7 @@ from hive.store.agent_signals import AgentIdentity
 from hive.store.paths import Paths
 
 T0 = 1_000_000.0
-HEADER = "\n===== hive: auth:1 attempt 1 (w1) =====\n"   # what the runner writes before an attempt
+HEADER = "\n===== hive: auth:1 attempt 1 (w1) =====\n"  # what the runner writes before an attempt
 
 
 class FakeClock:
@@ -49,11 +50,12 @@ class FakeClock:
 
 class FakeExecutor:
     """The two Executor methods `wait` uses."""
+
     kind = "fake"
 
     def __init__(self) -> None:
         self.dead = False
-        self.zombie = False           # looks alive to the cheap check, dead to the thorough one
+        self.zombie = False  # looks alive to the cheap check, dead to the thorough one
         self.shown = ""
         self.thorough_checks = 0
 
@@ -78,15 +80,23 @@ class Scene:
         self.log = self.paths.log_file("auth", "1")
         self.log.parent.mkdir(parents=True)
         self.log.write_text("output of an earlier attempt\n" + HEADER)
-        self.offset = self.log.stat().st_size    # where this attempt's output starts
+        self.offset = self.log.stat().st_size  # where this attempt's output starts
         self.who = AgentIdentity(tmp_path, "auth", "1", 1)
 
     def watch(self, **changes) -> Watch:
-        w = Watch(agent=AgentRef(str(self.root), "auth:1", 1, "hive-w1-auth-1-abcdef-a1", token=4242),
-                  executor=self.executor, signal_path=self.paths.signal_file("auth", "1", 1),
-                  exit_file=self.paths.exit_file("auth", "1", 1), stop_file=self.paths.stop_file("auth", "1", 1),
-                  log_path=self.log, log_offset=self.offset, started_at=T0, timeout=120,
-                  stuck_threshold=300, grace=10)
+        w = Watch(
+            agent=AgentRef(str(self.root), "auth:1", 1, "hive-w1-auth-1-abcdef-a1", token=4242),
+            executor=self.executor,
+            signal_path=self.paths.signal_file("auth", "1", 1),
+            exit_file=self.paths.exit_file("auth", "1", 1),
+            stop_file=self.paths.stop_file("auth", "1", 1),
+            log_path=self.log,
+            log_offset=self.offset,
+            started_at=T0,
+            timeout=120,
+            stuck_threshold=300,
+            grace=10,
+        )
         return dataclasses.replace(w, **changes)
 
     def say(self, text: str) -> None:
@@ -118,6 +128,7 @@ def scene(tmp_path: Path) -> Scene:
 
 
 # --- signals and stops --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind", sorted(SIGNALS.values()))
 def test_a_signal_ends_the_wait_with_its_kind_and_reason(scene: Scene, kind: Kind):
@@ -165,6 +176,7 @@ def test_a_signal_wins_over_a_stop(scene: Scene):
 
 # --- exits --------------------------------------------------------------------------------------
 
+
 def test_exit_zero_is_done_for_agents_that_say_so(scene: Scene):
     scene.say("all good")
     scene.clock.after(20, lambda: scene.exit(0))
@@ -189,7 +201,7 @@ def test_a_script_that_fails_reports_its_status_and_its_own_output(scene: Scene)
     outcome = scene.wait(scene.watch(grace=None))
     assert outcome.kind == Kind.SCRIPT_FAILED
     assert outcome.reason == "script exited with status 3"
-    assert outcome.output_tail == "E   assert 1 == 2"      # from the log: the screen is gone
+    assert outcome.output_tail == "E   assert 1 == 2"  # from the log: the screen is gone
 
 
 def test_a_script_is_never_failed_for_silence(scene: Scene):
@@ -197,13 +209,17 @@ def test_a_script_is_never_failed_for_silence(scene: Scene):
     assert scene.wait(scene.watch(grace=None)).kind == Kind.DONE
 
 
-@pytest.mark.parametrize(("output_at", "exit_at", "kind", "words"), [
-    (2, 15, Kind.CRASHED, "crashed: the agent exited (status 1) without signalling"),
-    (1, 3, Kind.SPAWN_FAILED, "agent_spawn_failed: the agent exited (status 1) within 10s without signalling"),
-    (None, 3, Kind.SPAWN_FAILED, "agent_spawn_failed: the agent exited (status 1) within 10s without signalling"),
-])
-def test_an_agent_that_exits_without_a_signal(scene: Scene, output_at: float | None, exit_at: float, kind: Kind,
-                                              words: str):
+@pytest.mark.parametrize(
+    ("output_at", "exit_at", "kind", "words"),
+    [
+        (2, 15, Kind.CRASHED, "crashed: the agent exited (status 1) without signalling"),
+        (1, 3, Kind.SPAWN_FAILED, "agent_spawn_failed: the agent exited (status 1) within 10s without signalling"),
+        (None, 3, Kind.SPAWN_FAILED, "agent_spawn_failed: the agent exited (status 1) within 10s without signalling"),
+    ],
+)
+def test_an_agent_that_exits_without_a_signal(
+    scene: Scene, output_at: float | None, exit_at: float, kind: Kind, words: str
+):
     if output_at is not None:
         scene.clock.after(output_at, lambda: scene.say("thinking"))
     scene.clock.after(exit_at, lambda: scene.exit(1))
@@ -217,7 +233,7 @@ def test_an_exit_without_a_status_file_is_reported_as_unknown_after_a_second(sce
     scene.clock.after(20, lambda: scene.exit(None))
     outcome = scene.wait(scene.watch())
     assert outcome.kind == Kind.CRASHED and "(status None)" in outcome.reason
-    assert 21 <= scene.clock.elapsed < 21.1      # exit_status waited its patience on the fake clock
+    assert 21 <= scene.clock.elapsed < 21.1  # exit_status waited its patience on the fake clock
 
 
 def test_a_dead_pane_only_the_thorough_check_sees_ends_the_wait_within_a_second(scene: Scene):
@@ -226,10 +242,11 @@ def test_a_dead_pane_only_the_thorough_check_sees_ends_the_wait_within_a_second(
     outcome = scene.wait(scene.watch())
     assert outcome.kind == Kind.CRASHED
     assert scene.executor.thorough_checks >= 20
-    assert scene.clock.elapsed <= 20 + 1 + 1 + 0.1   # one thorough check, then exit_status's patience
+    assert scene.clock.elapsed <= 20 + 1 + 1 + 0.1  # one thorough check, then exit_status's patience
 
 
 # --- spawn grace, stalls, timeout ---------------------------------------------------------------
+
 
 def test_no_output_within_the_grace_period_is_a_spawn_failure(scene: Scene):
     outcome = scene.wait(scene.watch())
@@ -269,8 +286,9 @@ def test_a_stall_pattern_on_screen_during_the_grace_period_fails_the_spawn(scene
     scene.clock.after(2, lambda: scene.say("trust dialog drawn"))
     outcome = scene.wait(scene.watch(stall_patterns=("Do you trust",)))
     assert outcome.kind == Kind.SPAWN_FAILED
-    assert outcome.reason == ("agent_spawn_failed: the agent is waiting at a prompt ('Do you trust') "
-                              "instead of working")
+    assert outcome.reason == (
+        "agent_spawn_failed: the agent is waiting at a prompt ('Do you trust') instead of working"
+    )
     assert "Yes, proceed" in outcome.output_tail
     assert scene.clock.elapsed == 0
 
@@ -283,13 +301,14 @@ def test_a_stall_pattern_after_the_grace_period_is_ignored(scene: Scene):
 
 
 def test_on_stuck_is_called_once_per_silence(scene: Scene):
-    calls: list[tuple[float, float]] = []     # (when, idle)
+    calls: list[tuple[float, float]] = []  # (when, idle)
     scene.say("working")
     scene.clock.after(25, lambda: scene.say("more work"))
-    outcome = scene.wait(scene.watch(timeout=50, stuck_threshold=10),
-                         on_stuck=lambda idle: calls.append((scene.clock.elapsed, idle)))
+    outcome = scene.wait(
+        scene.watch(timeout=50, stuck_threshold=10), on_stuck=lambda idle: calls.append((scene.clock.elapsed, idle))
+    )
     assert outcome.kind == Kind.TIMEOUT
-    assert [round(when) for when, _ in calls] == [10, 35]   # silence 0→25 warns once, 25→50 once
+    assert [round(when) for when, _ in calls] == [10, 35]  # silence 0→25 warns once, 25→50 once
     assert all(10 < idle < 10 + 2 * POLL for _, idle in calls)
 
 
@@ -303,6 +322,7 @@ def test_on_stuck_is_not_called_while_output_flows(scene: Scene):
 
 
 # --- exit_status, clean_tail, output_tail -------------------------------------------------------
+
 
 @pytest.mark.parametrize(("text", "status"), [("0\n", 0), ("3", 3), ("-1\n", -1), ("", None), ("killed", None)])
 def test_exit_status_reads_the_wrappers_file(tmp_path: Path, text: str, status: int | None):
@@ -338,5 +358,5 @@ def test_output_tail_prefers_the_screen_and_falls_back_to_this_attempts_log(scen
     scene.executor.shown = "on screen\n"
     assert output_tail(w) == "on screen"
     scene.executor.shown = "  \n"
-    assert output_tail(w, lines=5) == "line 1\nline 2"     # nothing of the earlier attempt
+    assert output_tail(w, lines=5) == "line 1\nline 2"  # nothing of the earlier attempt
     assert output_tail(w, lines=1) == "line 2"

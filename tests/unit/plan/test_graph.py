@@ -1,4 +1,5 @@
 """Plans → validated DAGs: dependency checks, agent checks, loading plans/, critical-path order."""
+
 from __future__ import annotations
 
 import textwrap
@@ -38,26 +39,33 @@ def located(problems, path, line):
 
 # --- build_graph --------------------------------------------------------------------------------
 
+
 def test_edges_point_from_dependency_to_dependent(tmp_path):
-    plan, graph, problems = graph_of(tmp_path, """
+    plan, graph, problems = graph_of(
+        tmp_path,
+        """
         ### Task 1: A
         ### Task 2: B
         **Depends on:** 1
         ### Task 3: C
         **Depends on:** 1, 2
-        """)
+        """,
+    )
     assert problems == []
     assert set(graph.edges) == {("1", "2"), ("1", "3"), ("2", "3")}
     assert graph.nodes["3"]["task"] is plan.task("3")
 
 
 def test_unknown_dependency_names_file_line_and_the_unknown_id(tmp_path):
-    plan, _, problems = graph_of(tmp_path, """
+    plan, _, problems = graph_of(
+        tmp_path,
+        """
         ### Task 1: A
 
         ### Task 2: B
         **Depends on:** 1, 9
-        """)
+        """,
+    )
     assert len(problems) == 1
     [msg] = located(problems, plan.path, 4)
     assert "task 2 depends on unknown task '9'" in msg and "known IDs: 1, 2" in msg
@@ -71,14 +79,17 @@ def test_self_dependency_is_an_error(tmp_path):
 
 
 def test_cycle_is_reported_with_its_path(tmp_path):
-    plan, _, problems = graph_of(tmp_path, """
+    plan, _, problems = graph_of(
+        tmp_path,
+        """
         ### Task 1: A
         **Depends on:** 3
         ### Task 2: B
         **Depends on:** 1
         ### Task 3: C
         **Depends on:** 2
-        """)
+        """,
+    )
     assert len(problems) == 1
     assert "dependency cycle: 1 → 2 → 3 → 1" in problems[0]
     assert f"{plan.path.name}:" in problems[0]
@@ -91,14 +102,17 @@ def test_two_task_cycle_is_reported(tmp_path):
 
 
 def test_cycle_is_reported_alongside_an_unknown_dependency(tmp_path):
-    _, _, problems = graph_of(tmp_path, """
+    _, _, problems = graph_of(
+        tmp_path,
+        """
         ### Task 1: A
         **Depends on:** 2
         ### Task 2: B
         **Depends on:** 1
         ### Task 3: C
         **Depends on:** zz
-        """)
+        """,
+    )
     assert any("unknown task 'zz'" in p for p in problems)
     assert any("dependency cycle: 1 → 2 → 1" in p for p in problems)
 
@@ -109,6 +123,7 @@ def test_plan_without_tasks_gives_an_empty_graph(tmp_path):
 
 
 # --- check_agents / load_plan -------------------------------------------------------------------
+
 
 def test_unknown_task_agent_is_an_error_listing_known_profiles(tmp_path):
     path = write(tmp_path, "p", "### Task 1: A\n**Module:** x\n**Agent:** robot\n")
@@ -134,13 +149,17 @@ def test_agents_from_config_profiles_are_known(tmp_path):
 
 
 def test_load_plan_collects_parse_graph_and_agent_problems(tmp_path):
-    path = write(tmp_path, "p", """
+    path = write(
+        tmp_path,
+        "p",
+        """
         ### Task 1: A
         **Priority:** high
         ### Task 2: B
         **Depends on:** 7
         **Agent:** robot
-        """)
+        """,
+    )
     _, graph, problems = load_plan(path, Config())
     assert len(problems) == 3, problems
     assert located(problems, path, 2) and located(problems, path, 4) and located(problems, path, 5)
@@ -217,6 +236,7 @@ def test_planset_lookup_of_unknown_plan_names_the_known_ones(tmp_path):
 
 # --- priority_order -----------------------------------------------------------------------------
 
+
 def order_of(tmp_path, body):
     plan, graph, problems = graph_of(tmp_path, body)
     assert problems == []
@@ -228,20 +248,25 @@ def order_of(tmp_path, body):
 
 
 def test_priority_order_puts_the_longest_chain_first(tmp_path):
-    order = order_of(tmp_path, """
+    order = order_of(
+        tmp_path,
+        """
         ### Task a: Alone
         ### Task b: Chain start
         ### Task c: Chain middle
         **Depends on:** b
         ### Task d: Chain end
         **Depends on:** c
-        """)
+        """,
+    )
     assert order.index("b") < order.index("a")
     assert order[0] == "b"
 
 
 def test_priority_order_prefers_the_critical_path_in_a_wider_graph(tmp_path):
-    order = order_of(tmp_path, """
+    order = order_of(
+        tmp_path,
+        """
         ### Task 1: Short
         ### Task 2: Root
         ### Task 3: Side
@@ -252,7 +277,8 @@ def test_priority_order_prefers_the_critical_path_in_a_wider_graph(tmp_path):
         **Depends on:** 4
         ### Task 6: Join
         **Depends on:** 3, 5
-        """)
+        """,
+    )
     assert order[0] == "2"
     assert order.index("4") < order.index("3")  # 4 has 3 tasks left (4,5,6), 3 has two
     assert order.index("1") > order.index("4")

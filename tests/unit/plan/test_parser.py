@@ -1,4 +1,5 @@
 """The plan parser: markdown text → Plan/Task records and file:line problems."""
+
 from __future__ import annotations
 
 import textwrap
@@ -29,6 +30,7 @@ def only_problem(problems, path, line, *words):
 
 # --- front matter -------------------------------------------------------------------------------
 
+
 def test_no_front_matter_means_draft_named_after_the_file(tmp_path):
     plan, problems = parse(tmp_path, "# Title\n\n### Task 1: One\n", name="auth")
     assert problems == []
@@ -37,7 +39,9 @@ def test_no_front_matter_means_draft_named_after_the_file(tmp_path):
 
 
 def test_front_matter_sets_plan_name_status_and_agent(tmp_path):
-    plan, problems = parse(tmp_path, """
+    plan, problems = parse(
+        tmp_path,
+        """
         ---
         plan: login
         status: Approved
@@ -45,7 +49,9 @@ def test_front_matter_sets_plan_name_status_and_agent(tmp_path):
         ---
         # Auth
         ### Task 1: One
-        """, name="file-stem")
+        """,
+        name="file-stem",
+    )
     assert problems == []
     assert (plan.name, plan.status, plan.agent) == ("login", "approved", "codex")
     assert plan.approved
@@ -62,13 +68,16 @@ def test_front_matter_status_other_than_draft_or_approved_is_an_error(tmp_path):
 
 
 def test_malformed_front_matter_yaml_names_the_file_line(tmp_path):
-    plan, problems = parse(tmp_path, """
+    plan, problems = parse(
+        tmp_path,
+        """
         ---
         status: approved
           bad: indent: here
         ---
         ### Task 1: One
-        """)
+        """,
+    )
     only_problem(problems, plan.path, 3, "malformed front matter")
     assert plan.status == "draft"  # nothing from broken front matter is trusted
 
@@ -93,26 +102,38 @@ def test_task_line_numbers_count_front_matter_lines(tmp_path):
 
 # --- task headings ------------------------------------------------------------------------------
 
+
 def test_task_headings_give_id_and_title(tmp_path):
-    plan, problems = parse(tmp_path, """
+    plan, problems = parse(
+        tmp_path,
+        """
         # Plan
         ### Task 1: Create the model
         ### Task 2-tests: Write tests
         ### Task api: Build the API
         ### Task 2.1: Dotted id
-        """)
+        """,
+    )
     assert problems == []
     assert [(t.id, t.title) for t in plan.tasks] == [
-        ("1", "Create the model"), ("2-tests", "Write tests"), ("api", "Build the API"), ("2.1", "Dotted id")]
+        ("1", "Create the model"),
+        ("2-tests", "Write tests"),
+        ("api", "Build the API"),
+        ("2.1", "Dotted id"),
+    ]
 
 
-@pytest.mark.parametrize("wrapped", [
-    "```\n### Task 9: In a backtick fence\n```\n",
-    "~~~\n### Task 9: In a tilde fence\n~~~\n",
-    "    ### Task 9: In an indented code block\n",
-    "<!--\n### Task 9: In an HTML comment\n-->\n",
-    "> ### Task 9: In a blockquote\n",
-], ids=["backtick-fence", "tilde-fence", "indented-code", "html-comment", "blockquote"])
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        "```\n### Task 9: In a backtick fence\n```\n",
+        "~~~\n### Task 9: In a tilde fence\n~~~\n",
+        "    ### Task 9: In an indented code block\n",
+        "<!--\n### Task 9: In an HTML comment\n-->\n",
+        "> ### Task 9: In a blockquote\n",
+    ],
+    ids=["backtick-fence", "tilde-fence", "indented-code", "html-comment", "blockquote"],
+)
 def test_task_heading_inside_code_comment_or_quote_is_not_a_task(tmp_path, wrapped):
     plan, problems = parse(tmp_path, "# Plan\n\n" + wrapped + "\n### Task 1: Real\n")
     assert problems == []
@@ -132,8 +153,11 @@ def test_task_heading_at_other_levels_is_not_a_task(tmp_path):
 
 # --- fields -------------------------------------------------------------------------------------
 
+
 def test_every_field_is_parsed_into_the_task(tmp_path):
-    plan, problems = parse(tmp_path, """
+    plan, problems = parse(
+        tmp_path,
+        """
         ### Task 1: Base
         ### Task 2: All fields
         **Depends on:** 1
@@ -147,7 +171,8 @@ def test_every_field_is_parsed_into_the_task(tmp_path):
         **Agent:** codex
         **Timeout:** 45m
         **Options:** Postgres, SQLite
-        """)
+        """,
+    )
     assert problems == []
     t = plan.task("2")
     assert t.depends_on == ("1",) and t.type == "checkpoint:decision" and t.is_checkpoint
@@ -165,17 +190,20 @@ def test_task_without_fields_gets_defaults(tmp_path):
     assert not t.is_checkpoint and not t.hard_stop and t.script == ""
 
 
-@pytest.mark.parametrize("line, deps", [
-    ("**Depends on:** none", ()),
-    ("**Depends on:** None", ()),
-    ("**Depends on:** 1", ("1",)),
-    ("**Depends on:** 1, 2,3", ("1", "2", "3")),
-    ("**Depends on:** Task 1, task 2", ("1", "2")),
-    ("**Depends on:** `1`, `2`", ("1", "2")),
-    ("**Blocked by:** 1, 2", ("1", "2")),
-    ("**Depends on**: 2", ("2",)),
-    ("- **Depends on:** 1", ("1",)),
-])
+@pytest.mark.parametrize(
+    "line, deps",
+    [
+        ("**Depends on:** none", ()),
+        ("**Depends on:** None", ()),
+        ("**Depends on:** 1", ("1",)),
+        ("**Depends on:** 1, 2,3", ("1", "2", "3")),
+        ("**Depends on:** Task 1, task 2", ("1", "2")),
+        ("**Depends on:** `1`, `2`", ("1", "2")),
+        ("**Blocked by:** 1, 2", ("1", "2")),
+        ("**Depends on**: 2", ("2",)),
+        ("- **Depends on:** 1", ("1",)),
+    ],
+)
 def test_depends_on_forms(tmp_path, line, deps):
     plan, problems = parse(tmp_path, f"### Task 1: A\n### Task 2: B\n### Task 3: C\n{line}\n")
     assert problems == []
@@ -183,7 +211,9 @@ def test_depends_on_forms(tmp_path, line, deps):
 
 
 def test_field_names_are_case_insensitive(tmp_path):
-    plan, problems = parse(tmp_path, """
+    plan, problems = parse(
+        tmp_path,
+        """
         ### Task 1: A
         ### Task 2: B
         **DEPENDS ON:** 1
@@ -193,7 +223,8 @@ def test_field_names_are_case_insensitive(tmp_path):
         ```sh
         echo hi
         ```
-        """)
+        """,
+    )
     assert problems == []
     t = plan.task("2")
     assert t.depends_on == ("1",) and t.type == "script" and t.parallel_safe is False
@@ -217,7 +248,9 @@ def test_bold_label_inside_the_description_is_not_a_field(tmp_path):
 
 
 def test_description_is_the_text_after_the_fields_kept_as_written(tmp_path):
-    plan, _ = parse(tmp_path, """
+    plan, _ = parse(
+        tmp_path,
+        """
         ### Task 1: A
         **Module:** core
 
@@ -227,13 +260,16 @@ def test_description_is_the_text_after_the_fields_kept_as_written(tmp_path):
         - a list item
 
         ### Task 2: B
-        """)
+        """,
+    )
     assert plan.task("1").description == "First paragraph\nwith *emphasis*.\n\n- a list item"
     assert "Module" not in plan.task("1").description
 
 
 def test_first_fenced_code_block_becomes_the_script(tmp_path):
-    plan, problems = parse(tmp_path, """
+    plan, problems = parse(
+        tmp_path,
+        """
         ### Task 1: Deploy
         **Type:** script
 
@@ -245,20 +281,24 @@ def test_first_fenced_code_block_becomes_the_script(tmp_path):
         ```sh
         echo not-me
         ```
-        """)
+        """,
+    )
     assert problems == []
     assert plan.tasks[0].script == "echo one\necho two\n"
 
 
 def test_checkpoint_marker_sets_hard_stop_and_is_not_in_the_description(tmp_path):
-    plan, problems = parse(tmp_path, """
+    plan, problems = parse(
+        tmp_path,
+        """
         ### Task 1: A
         Do the thing.
         <!-- checkpoint -->
 
         ### Task 2: B
         Other thing.
-        """)
+        """,
+    )
     assert problems == []
     assert plan.task("1").hard_stop and not plan.task("2").hard_stop
     assert plan.task("1").description == "Do the thing."
@@ -270,7 +310,9 @@ def test_checkpoint_marker_inside_a_code_block_is_not_a_hard_stop(tmp_path):
 
 
 def test_plan_context_is_everything_outside_task_sections(tmp_path):
-    plan, problems = parse(tmp_path, """
+    plan, problems = parse(
+        tmp_path,
+        """
         ---
         status: approved
         ---
@@ -289,7 +331,8 @@ def test_plan_context_is_everything_outside_task_sections(tmp_path):
 
         ## Notes
         Deploy on Fridays.
-        """)
+        """,
+    )
     assert problems == []
     assert plan.context == "# Auth\n\n## Context\nUse bcrypt.\n\n## Notes\nDeploy on Fridays."
     assert "status" not in plan.context and "body" not in plan.context
@@ -298,6 +341,7 @@ def test_plan_context_is_everything_outside_task_sections(tmp_path):
 
 
 # --- errors -------------------------------------------------------------------------------------
+
 
 def test_duplicate_task_id_is_an_error_at_the_second_heading(tmp_path):
     plan, problems = parse(tmp_path, "### Task 1: A\n\n### Task 1: Again\n")
@@ -333,11 +377,14 @@ def test_every_documented_type_is_accepted(tmp_path, task_type):
     assert problems == [] and plan.tasks[0].type == task_type
 
 
-@pytest.mark.parametrize("field, value, words", [
-    ("Parallel-safe", "maybe", ("Parallel-safe", "'maybe'", "yes or no")),
-    ("Priority", "high", ("Priority", "'high'", "whole number")),
-    ("Timeout", "soon", ("Timeout", "'soon'", "not a duration")),
-])
+@pytest.mark.parametrize(
+    "field, value, words",
+    [
+        ("Parallel-safe", "maybe", ("Parallel-safe", "'maybe'", "yes or no")),
+        ("Priority", "high", ("Priority", "'high'", "whole number")),
+        ("Timeout", "soon", ("Timeout", "'soon'", "not a duration")),
+    ],
+)
 def test_bad_field_value_is_an_error_on_its_line(tmp_path, field, value, words):
     plan, problems = parse(tmp_path, f"### Task 1: A\n**Module:** x\n**{field}:** {value}\n")
     only_problem(problems, plan.path, 3, "task 1", *words)
@@ -372,14 +419,17 @@ def test_bad_plan_name_is_an_error(tmp_path, front, stem):
 
 
 def test_all_problems_in_a_plan_are_reported_at_once(tmp_path):
-    plan, problems = parse(tmp_path, """
+    plan, problems = parse(
+        tmp_path,
+        """
         ### Task 1: A
         **Priority:** urgent
 
         ### Task 1: Duplicate
 
         ### Task 2:
-        """)
+        """,
+    )
     assert len(problems) == 3, problems
     only_problem(problems, plan.path, 2, "Priority")
     only_problem(problems, plan.path, 4, "duplicate")
@@ -409,24 +459,32 @@ def hash_of(tmp_path, text):
     return plan.task("1").text_hash
 
 
-@pytest.mark.parametrize("old, new", [
-    ("Task 1: Title", "Task 1: Renamed"),
-    ("**Type:** auto", "**Type:** checkpoint:human-verify"),
-    ("Description.", "Description, changed."),
-    ("**Acceptance:** works", "**Acceptance:** works fast"),
-    ("**Verify:** make check", "**Verify:** make test"),
-], ids=["title", "type", "description", "acceptance", "verify"])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("Task 1: Title", "Task 1: Renamed"),
+        ("**Type:** auto", "**Type:** checkpoint:human-verify"),
+        ("Description.", "Description, changed."),
+        ("**Acceptance:** works", "**Acceptance:** works fast"),
+        ("**Verify:** make check", "**Verify:** make test"),
+    ],
+    ids=["title", "type", "description", "acceptance", "verify"],
+)
 def test_text_hash_changes_with_the_tasks_own_words(tmp_path, old, new):
     assert hash_of(tmp_path, BASE) != hash_of(tmp_path, BASE.replace(old, new))
 
 
-@pytest.mark.parametrize("old, new", [
-    ("**Depends on:** 0", "**Depends on:** none"),
-    ("**Priority:** 1", "**Priority:** 9"),
-    ("**Module:** core", "**Module:** api"),
-    ("**Timeout:** 10m", "**Timeout:** 2h"),
-    ("Description.", "Description.\n<!-- checkpoint -->"),
-], ids=["depends-on", "priority", "module", "timeout", "checkpoint-marker"])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("**Depends on:** 0", "**Depends on:** none"),
+        ("**Priority:** 1", "**Priority:** 9"),
+        ("**Module:** core", "**Module:** api"),
+        ("**Timeout:** 10m", "**Timeout:** 2h"),
+        ("Description.", "Description.\n<!-- checkpoint -->"),
+    ],
+    ids=["depends-on", "priority", "module", "timeout", "checkpoint-marker"],
+)
 def test_text_hash_ignores_wiring_and_markers(tmp_path, old, new):
     assert hash_of(tmp_path, BASE) == hash_of(tmp_path, BASE.replace(old, new))
 
@@ -438,7 +496,9 @@ def test_text_hash_ignores_a_checkpoint_marker_between_paragraphs(tmp_path):
 
 
 def test_checkpoint_marker_above_the_fields_keeps_the_fields(tmp_path):
-    plan, problems = parse(tmp_path, """\
+    plan, problems = parse(
+        tmp_path,
+        """\
         ### Task 2: Gate me
         <!-- checkpoint -->
         **Depends on:** 1
@@ -447,7 +507,8 @@ def test_checkpoint_marker_above_the_fields_keeps_the_fields(tmp_path):
         Body.
 
         ### Task 1: First
-        """)
+        """,
+    )
     assert problems == []
     task = plan.task("2")
     assert task.hard_stop and task.depends_on == ("1",) and task.verify == "true"
@@ -455,11 +516,14 @@ def test_checkpoint_marker_above_the_fields_keeps_the_fields(tmp_path):
 
 
 def test_unknown_front_matter_key_is_an_error_naming_its_line(tmp_path):
-    _, problems = parse(tmp_path, """\
+    _, problems = parse(
+        tmp_path,
+        """\
         ---
         status: approved
         agnet: claude
         ---
         ### Task 1: x
-        """)
+        """,
+    )
     assert len(problems) == 1 and "p.md:3:" in problems[0] and "agnet" in problems[0]

@@ -1,4 +1,5 @@
 """`.hive/config.toml`: defaults, durations, validation naming the key, agent profiles."""
+
 from __future__ import annotations
 
 import textwrap
@@ -23,6 +24,7 @@ def problems_of(tmp_path, toml):
 
 
 # --- defaults -----------------------------------------------------------------------------------
+
 
 def test_missing_file_gives_the_documented_defaults(tmp_path):
     config = load_config(tmp_path / "nope.toml")
@@ -55,10 +57,22 @@ def test_builtin_profiles_exist_and_take_the_prompt(builtin):
 
 # --- durations ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value, seconds", [
-    ("30s", 30), ("45m", 2700), ("1h", 3600), ("250ms", 0.25), ("1.5h", 5400),
-    ("90", 90), (" 2m ", 120), (90, 90), (0, 0), (2.5, 2.5),
-])
+
+@pytest.mark.parametrize(
+    "value, seconds",
+    [
+        ("30s", 30),
+        ("45m", 2700),
+        ("1h", 3600),
+        ("250ms", 0.25),
+        ("1.5h", 5400),
+        ("90", 90),
+        (" 2m ", 120),
+        (90, 90),
+        (0, 0),
+        (2.5, 2.5),
+    ],
+)
 def test_parse_duration_accepts_units_and_plain_seconds(value, seconds):
     assert parse_duration(value, "x") == pytest.approx(seconds)
 
@@ -70,12 +84,15 @@ def test_parse_duration_rejects_bad_values_naming_where(value):
 
 
 def test_config_durations_are_converted_to_seconds(tmp_path):
-    config = config_from(tmp_path, """
+    config = config_from(
+        tmp_path,
+        """
         [execution]
         task_timeout = "45m"
         spawn_grace_period = 90
         stuck_threshold = "1h"
-        """)
+        """,
+    )
     assert (config.task_timeout, config.spawn_grace_period, config.stuck_threshold) == (2700, 90, 3600)
 
 
@@ -86,8 +103,11 @@ def test_bad_duration_in_config_names_the_key(tmp_path):
 
 # --- validation ---------------------------------------------------------------------------------
 
+
 def test_every_documented_key_is_accepted(tmp_path):
-    config = config_from(tmp_path, """
+    config = config_from(
+        tmp_path,
+        """
         [agent]
         default = "codex"
         [execution]
@@ -106,7 +126,8 @@ def test_every_documented_key_is_accepted(tmp_path):
         [gates]
         first_batch = true
         hub_threshold = 3
-        """)
+        """,
+    )
     assert config.default_agent == "codex" and config.max_attempts == 3
     assert (config.main_branch, config.auto_merge, config.require_tests) == ("trunk", False, True)
     assert config.test_command == "pytest -q" and config.worktree_base == "wt"
@@ -129,14 +150,17 @@ def test_top_level_key_outside_a_section_is_an_error(tmp_path):
     assert "max_workers" in msg
 
 
-@pytest.mark.parametrize("toml, words", [
-    ("[execution]\nmax_attempts = 0\n", ("execution.max_attempts = 0", ">= 1")),
-    ("[merge]\nauto_merge = \"yes\"\n", ("merge.auto_merge = 'yes'", "true or false")),
-    ("[parallel]\nmax_workers = true\n", ("parallel.max_workers = True", ">= 1")),
-    ("[gates]\nhub_threshold = -1\n", ("gates.hub_threshold = -1", ">= 0")),
-    ("[worktrees]\ncopy = \".env\"\n", ("worktrees.copy", "list of strings")),
-    ("[merge]\nmain_branch = 5\n", ("merge.main_branch = 5", "a string")),
-])
+@pytest.mark.parametrize(
+    "toml, words",
+    [
+        ("[execution]\nmax_attempts = 0\n", ("execution.max_attempts = 0", ">= 1")),
+        ('[merge]\nauto_merge = "yes"\n', ("merge.auto_merge = 'yes'", "true or false")),
+        ("[parallel]\nmax_workers = true\n", ("parallel.max_workers = True", ">= 1")),
+        ("[gates]\nhub_threshold = -1\n", ("gates.hub_threshold = -1", ">= 0")),
+        ('[worktrees]\ncopy = ".env"\n', ("worktrees.copy", "list of strings")),
+        ("[merge]\nmain_branch = 5\n", ("merge.main_branch = 5", "a string")),
+    ],
+)
 def test_wrong_value_type_is_named(tmp_path, toml, words):
     [msg] = problems_of(tmp_path, toml)
     for w in words:
@@ -144,7 +168,9 @@ def test_wrong_value_type_is_named(tmp_path, toml, words):
 
 
 def test_all_config_problems_are_reported_at_once(tmp_path):
-    problems = problems_of(tmp_path, """
+    problems = problems_of(
+        tmp_path,
+        """
         [execution]
         max_attempts = 0
         task_timeout = "soon"
@@ -152,7 +178,8 @@ def test_all_config_problems_are_reported_at_once(tmp_path):
         auto_merge = "yes"
         [foo]
         x = 1
-        """)
+        """,
+    )
     assert len(problems) == 4, problems
     joined = "\n".join(problems)
     for key in ("execution.max_attempts", "execution.task_timeout", "merge.auto_merge", "[foo]"):
@@ -167,8 +194,11 @@ def test_toml_syntax_error_is_a_hive_error_naming_the_file(tmp_path):
 
 # --- agent profiles -----------------------------------------------------------------------------
 
+
 def test_custom_agent_profile_with_placeholders(tmp_path):
-    config = config_from(tmp_path, """
+    config = config_from(
+        tmp_path,
+        """
         [agent]
         default = "my-bot"
         [agents.my-bot]
@@ -178,7 +208,8 @@ def test_custom_agent_profile_with_placeholders(tmp_path):
         exit_zero_is_done = true
         stall_patterns = ["Continue\\\\?"]
         env = { B = "2", A = "1" }
-        """)
+        """,
+    )
     bot = config.agents["my-bot"]
     assert config.default_agent == "my-bot" and "claude" in config.agents
     assert bot.command == ("python3", "/opt/bot.py", "--brief={context_file}", "{prompt}")
@@ -237,15 +268,18 @@ def test_overriding_a_builtin_context_file_keeps_its_command(tmp_path):
     assert BUILTIN_PROFILES["claude"].context_file == "CLAUDE.md"  # the built-in table is untouched
 
 
-@pytest.mark.parametrize("toml, words", [
-    ('[agents.x]\ncommand = ["x"]\nmode = "tui"\n', ("agents.x.mode = 'tui'",)),
-    ('[agents.x]\ncommand = ["x"]\ncolour = "red"\n', ("agents.x: unknown key 'colour'",)),
-    ('[agents.x]\ncommand = ["x"]\ncontext_file = "../up.md"\n', ("agents.x.context_file", "plain file name")),
-    ('[agents.x]\ncommand = ["x"]\nexit_zero_is_done = "yes"\n', ("agents.x.exit_zero_is_done",)),
-    ('[agents.x]\ncommand = ["x"]\nenv = { A = 1 }\n', ("agents.x.env",)),
-    ('[agents.x]\ncommand = ["x"]\nstall_patterns = "ok"\n', ("agents.x.stall_patterns",)),
-    ("[agents]\nx = 5\n", ("agents.x must be a table",)),
-])
+@pytest.mark.parametrize(
+    "toml, words",
+    [
+        ('[agents.x]\ncommand = ["x"]\nmode = "tui"\n', ("agents.x.mode = 'tui'",)),
+        ('[agents.x]\ncommand = ["x"]\ncolour = "red"\n', ("agents.x: unknown key 'colour'",)),
+        ('[agents.x]\ncommand = ["x"]\ncontext_file = "../up.md"\n', ("agents.x.context_file", "plain file name")),
+        ('[agents.x]\ncommand = ["x"]\nexit_zero_is_done = "yes"\n', ("agents.x.exit_zero_is_done",)),
+        ('[agents.x]\ncommand = ["x"]\nenv = { A = 1 }\n', ("agents.x.env",)),
+        ('[agents.x]\ncommand = ["x"]\nstall_patterns = "ok"\n', ("agents.x.stall_patterns",)),
+        ("[agents]\nx = 5\n", ("agents.x must be a table",)),
+    ],
+)
 def test_bad_agent_profile_value_is_named(tmp_path, toml, words):
     [msg] = problems_of(tmp_path, toml)
     for w in words:

@@ -1,4 +1,5 @@
 """hive/store/state.py: task state files, compare-and-swap updates, attempt history, events."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ import pytest
 from hive.errors import HiveError
 from hive.lifecycle import INTERRUPTED, State
 from hive.store.paths import Paths
-from hive.store.state import StateStore, StaleState, TaskState
+from hive.store.state import StaleState, StateStore, TaskState
 
 
 @pytest.fixture
@@ -22,9 +23,19 @@ def events(store: StateStore) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def running(store: StateStore, attempt: int = 1, attempts: int = 1) -> TaskState:
-    return store.update("auth", "1", expect=(State.PLANNED,), state=State.IN_PROGRESS, attempt=attempt,
-                        attempts=attempts, branch="hive/b", base="c0", worker="w1", log_offset=17)
+def running(store: StateStore, attempt: int = 1, used: int = 1) -> TaskState:
+    return store.update(
+        "auth",
+        "1",
+        expect=(State.PLANNED,),
+        state=State.IN_PROGRESS,
+        attempt=attempt,
+        attempts_used=used,
+        branch="hive/b",
+        base="c0",
+        worker="w1",
+        log_offset=17,
+    )
 
 
 def test_an_unrecorded_task_reads_as_planned(store: StateStore):
@@ -59,7 +70,7 @@ def test_an_invalid_transition_raises_and_writes_nothing(store: StateStore):
 
 def test_every_state_change_appends_one_event_and_other_changes_none(store: StateStore):
     st = running(store)
-    store.update("auth", "1", agent_token=99)                  # no state change, no event
+    store.update("auth", "1", agent_token=99)  # no state change, no event
     store.update("auth", "1", event="stuck: no output for 15m")  # an explicit event
     store.close_attempt(st, State.DONE, "merged")
     logged = events(store)
@@ -74,8 +85,9 @@ def test_every_state_change_appends_one_event_and_other_changes_none(store: Stat
 
 def test_close_attempt_appends_one_history_entry(store: StateStore):
     st = running(store)
-    closed = store.close_attempt(st, State.FAILED, "crashed: the agent exited", outcome="crashed",
-                                 output_tail="Traceback")
+    closed = store.close_attempt(
+        st, State.FAILED, "crashed: the agent exited", outcome="crashed", output_tail="Traceback"
+    )
     assert closed.state == State.FAILED and closed.reason == "crashed: the agent exited"
     assert closed.output_tail == "Traceback"
     assert len(closed.history) == 1
@@ -84,15 +96,15 @@ def test_close_attempt_appends_one_history_entry(store: StateStore):
     assert (entry["branch"], entry["base"], entry["worker"], entry["log_offset"]) == ("hive/b", "c0", "w1", 17)
     again = store.update("auth", "1", expect=(State.FAILED,), state=State.IN_PROGRESS, attempt=2)
     second = store.close_attempt(again, State.BLOCKED, "blocked: why")
-    assert [h["outcome"] for h in second.history] == ["crashed", "blocked"]   # outcome defaults to the state
+    assert [h["outcome"] for h in second.history] == ["crashed", "blocked"]  # outcome defaults to the state
     assert store.read("auth", "1").history == second.history
 
 
-@pytest.mark.parametrize(("attempts", "left"), [(2, 1), (1, 0), (0, 0)])
-def test_mark_interrupted_gives_the_attempt_back(store: StateStore, attempts: int, left: int):
-    st = running(store, attempts=attempts)
+@pytest.mark.parametrize(("used", "left"), [(2, 1), (1, 0), (0, 0)])
+def test_mark_interrupted_gives_the_attempt_back(store: StateStore, used: int, left: int):
+    st = running(store, used=used)
     marked = store.mark_interrupted(st)
-    assert marked.state == State.FAILED and marked.reason == INTERRUPTED and marked.attempts == left
+    assert marked.state == State.FAILED and marked.reason == INTERRUPTED and marked.attempts_used == left
     assert marked.history[-1]["outcome"] == INTERRUPTED
     assert events(store)[-1]["event"].startswith("interrupted")
 
@@ -106,9 +118,19 @@ def test_mark_interrupted_refuses_a_task_that_is_no_longer_running(store: StateS
 
 
 def test_from_dict_reads_state_written_by_an_older_hive(store: StateStore):
-    st = TaskState.from_dict({"plan": "auth", "id": "1", "state": "in_progress", "pane_pid": 4242,
-                              "files": ["a.py"], "history": [{"attempt": 1}], "retired_field": "x"})
-    assert st.agent_token == 4242
+    st = TaskState.from_dict(
+        {
+            "plan": "auth",
+            "id": "1",
+            "state": "in_progress",
+            "pane_pid": 4242,
+            "attempts": 2,
+            "files": ["a.py"],
+            "history": [{"attempt": 1}],
+            "retired_field": "x",
+        }
+    )
+    assert st.agent_token == 4242 and st.attempts_used == 2
     assert st.files == ("a.py",) and st.history == ({"attempt": 1},)
     path = store.paths.state_file("auth", "2")
     path.parent.mkdir(parents=True)
@@ -121,6 +143,9 @@ def test_to_json_round_trips(store: StateStore):
     assert TaskState.from_dict(json.loads(st.to_json())) == st
 
 
+# BUG (reported; left out of the list below because it fails today): a state file holding JSON that is not
+# an object ('null', '[]', '3') makes read() raise AttributeError from TaskState.from_dict ('NoneType' object
+# has no attribute 'items') instead of this HiveError, and makes read_all() crash instead of skipping it.
 @pytest.mark.parametrize("text", ["{not json", "", '{"plan": "auth"}', '{"plan": "auth", "id": "1", "files": 3}'])
 def test_a_corrupt_state_file_is_an_error_naming_the_file(store: StateStore, text: str):
     path = store.paths.state_file("auth", "1")
@@ -129,21 +154,6 @@ def test_a_corrupt_state_file_is_an_error_naming_the_file(store: StateStore, tex
     with pytest.raises(HiveError) as err:
         store.read("auth", "1")
     assert str(path) in str(err.value) and "move the file away" in str(err.value)
-
-
-def test_a_state_file_holding_json_that_is_not_an_object(store: StateStore):
-    path = store.paths.state_file("auth", "1")
-    path.parent.mkdir(parents=True)
-    path.write_text("null")
-    # BUG (reported, assertion left out): StateStore.read raises AttributeError ('NoneType' object has no
-    # attribute 'items', from TaskState.from_dict) instead of HiveError for valid JSON that is not an object
-    # ("null", "[]", "3"); read_all() crashes on such a file too instead of skipping it. The assertions
-    # that fail today:
-    #     with pytest.raises(HiveError):
-    #         store.read("auth", "1")
-    #     assert store.read_all() == {}
-    with pytest.raises(Exception):  # noqa: B017 - pins today's behaviour: it does raise, but not HiveError
-        store.read("auth", "1")
 
 
 def test_read_all_skips_unreadable_files(store: StateStore):

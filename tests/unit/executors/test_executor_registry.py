@@ -1,0 +1,71 @@
+"""hive/executors: the registry keyed by `[executor] kind`, and the tmux executor meeting the protocol."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hive.errors import HiveError
+from hive.executors import KINDS, Executor, executor
+from hive.settings.config import load_config
+
+PROTOCOL_METHODS = sorted(
+    name for name, value in vars(Executor).items() if inspect.isfunction(value) and not name.startswith("_")
+)
+
+
+def test_the_protocol_is_what_the_engine_uses():
+    assert {"start", "locate", "alive", "screen", "stop", "close", "names", "attach_argv"} <= set(PROTOCOL_METHODS)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_registered_executor_implements_the_protocol(kind: str):
+    made = executor(kind)
+    assert made.kind == kind
+    for name in PROTOCOL_METHODS:
+        method = getattr(made, name, None)
+        assert callable(method), f"{kind} executor has no {name}()"
+        wanted = list(inspect.signature(getattr(Executor, name)).parameters)[1:]
+        assert list(inspect.signature(method).parameters) == wanted, name
+
+
+def test_tmux_is_the_default_and_one_instance_per_process():
+    assert executor() is executor("tmux")
+    assert type(executor()).__name__ == "TmuxExecutor"
+
+
+def test_the_tmux_executor_keeps_worktrees_under_the_configured_folder(tmp_path: Path):
+    assert executor("tmux").worktree_base(tmp_path, "worktrees") == tmp_path / "worktrees"
+
+
+def write_config(tmp_path: Path, toml: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(textwrap.dedent(toml).lstrip("\n"))
+    return path
+
+
+def test_config_picks_a_known_executor(tmp_path: Path):
+    assert load_config(write_config(tmp_path, '[executor]\nkind = "tmux"\n')).executor == "tmux"
+    assert load_config(tmp_path / "missing.toml").executor == "tmux"
+
+
+# BUG (reported; left out of the list below because it fails today): a value that is not hashable,
+# `kind = ["tmux"]` or `kind = {x = 1}`, makes load_config raise TypeError (unhashable type: 'list') from
+# `value not in KINDS` in settings/config.py `_convert`, instead of this HiveError.
+@pytest.mark.parametrize("value", ['"nope"', '"TMUX"', "3"])
+def test_config_with_an_unknown_executor_lists_the_known_kinds(tmp_path: Path, value: str):
+    path = write_config(tmp_path, f"[executor]\nkind = {value}\n")
+    with pytest.raises(HiveError) as err:
+        load_config(path)
+    assert len(err.value.problems) == 1
+    problem = err.value.problems[0]
+    assert str(path) in problem and "executor.kind" in problem and "is not an executor" in problem
+    assert "known: " + ", ".join(sorted(KINDS)) in problem
+
+
+def test_config_with_an_unknown_executor_key_names_it(tmp_path: Path):
+    with pytest.raises(HiveError, match=r"unknown key executor\.host; known: kind"):
+        load_config(write_config(tmp_path, '[executor]\nhost = "x"\n'))
