@@ -151,7 +151,7 @@ def _convert(value: Any, kind: str, where: str) -> Any:
     if kind == "executor":
         from hive.executors import KINDS
 
-        if value not in KINDS:
+        if not isinstance(value, str) or value not in KINDS:
             raise HiveError(f"{where} = {value!r} is not an executor; known: {', '.join(sorted(KINDS))}")
         return value
     ok = {

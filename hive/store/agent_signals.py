@@ -74,9 +74,14 @@ def read(path: Path) -> Signal | None:
         data = json.loads(path.read_text())
     except (FileNotFoundError, ValueError):
         return None
-    if data.get("signal") not in KINDS:
+    # a file an agent (or anyone) wrote by hand must not end the watch with a traceback
+    if not isinstance(data, dict) or not isinstance(data.get("signal"), str) or data["signal"] not in KINDS:
         return None
-    return Signal(Kind(data["signal"]), str(data.get("reason", "")), float(data.get("time", 0)))
+    try:
+        sent = float(data.get("time", 0))
+    except (TypeError, ValueError):
+        sent = 0.0
+    return Signal(Kind(data["signal"]), str(data.get("reason", "")), sent)
 
 
 def add_note(who: AgentIdentity, text: str) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import re
 
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-SAFE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")  # IDs plus Hive's own `_gate-...`
-PLAN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+# \Z, not $: "$" also matches before a trailing newline ("1\n" is no ID)
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+SAFE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*\Z")  # IDs plus Hive's own `_gate-...`
+PLAN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*\Z")
 
 
 def slug(text: str, limit: int = 24) -> str:

@@ -70,6 +70,8 @@ class TaskState:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TaskState:
+        if not isinstance(data, dict):
+            raise TypeError(f"a state file holds a JSON object, not {type(data).__name__}")
         known = {f.name for f in dataclasses.fields(cls)}
         data = {_RENAMED.get(k, k): v for k, v in data.items()}
         values = {k: v for k, v in data.items() if k in known}

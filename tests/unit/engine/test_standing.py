@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from hive.engine.standing import GONE, MERGING, RUNNING, SIGNALLED, interrupted, standing
-from hive.executors import AgentRef
+from hive.executors import AgentRef, Executor
 from hive.lifecycle import INTERRUPTED, Kind, State
 from hive.store import agent_signals
 from hive.store.agent_signals import AgentIdentity
@@ -22,8 +23,8 @@ class FakeExecutor:
 
     kind = "fake"
 
-    def __init__(self, **live: int) -> None:
-        self.live = {SESSION: live["token"]} if "token" in live else {}
+    def __init__(self, token: int | None = None) -> None:
+        self.live = {SESSION: token} if token is not None else {}
         self.stopped: list[tuple[AgentRef, float, bool]] = []
 
     def locate(self, name: str) -> int | None:
@@ -32,6 +33,10 @@ class FakeExecutor:
     def stop(self, ref: AgentRef, patience: float, finished: bool, report) -> str:
         self.stopped.append((ref, patience, finished))
         return ""
+
+
+def fake(token: int | None = None) -> Executor:
+    return cast(Executor, FakeExecutor(token))
 
 
 def running_task(**fields) -> TaskState:
@@ -47,34 +52,34 @@ def paths(tmp_path: Path) -> Paths:
 
 def test_a_signal_of_this_attempt_comes_first(paths: Paths):
     agent_signals.send(AgentIdentity(paths.root, "auth", "1", 2), Kind.DONE, "")
-    where = standing(paths, FakeExecutor(token=5), running_task(merging="m1"))
+    where = standing(paths, fake(token=5), running_task(merging="m1"))
     assert where.kind == SIGNALLED and where.signal is not None and where.signal.kind == Kind.DONE
 
 
 def test_a_signal_of_an_older_attempt_does_not_count(paths: Paths):
     agent_signals.send(AgentIdentity(paths.root, "auth", "1", 1), Kind.DONE, "")
-    assert standing(paths, FakeExecutor(), running_task()).kind == GONE
+    assert standing(paths, fake(), running_task()).kind == GONE
 
 
 @pytest.mark.parametrize("fields", [{"merging": "m1"}, {"resume": MERGE}])
 def test_a_merge_under_way_is_merged_again(paths: Paths, fields: dict):
-    assert standing(paths, FakeExecutor(token=5), running_task(**fields)).kind == MERGING
+    assert standing(paths, fake(token=5), running_task(**fields)).kind == MERGING
 
 
 def test_a_live_agent_is_reattached_with_its_token_as_found_now(paths: Paths):
-    where = standing(paths, FakeExecutor(token=5), running_task())
+    where = standing(paths, fake(token=5), running_task())
     assert (where.kind, where.token) == (RUNNING, 5)
 
 
 def test_nothing_left_is_gone(paths: Paths):
-    assert standing(paths, FakeExecutor(), running_task()).kind == GONE
+    assert standing(paths, fake(), running_task()).kind == GONE
 
 
 def test_interrupted_stops_the_leftovers_and_records_the_attempt_as_not_counting(paths: Paths):
     store = StateStore(paths)
     st = store.update("auth", "1", state=State.IN_PROGRESS, attempt=2, attempts_used=1, session=SESSION, agent_token=77)
     ex = FakeExecutor()
-    after = interrupted(paths, ex, st, 2.5, report=lambda line: None)
+    after = interrupted(paths, cast(Executor, ex), st, 2.5, report=lambda line: None)
     assert ex.stopped == [(AgentRef(str(paths.root), "auth:1", 2, SESSION, 77), 2.5, True)]
     assert (after.state, after.reason, after.attempts_used) == (State.FAILED, INTERRUPTED, 0)
     assert store.read("auth", "1") == after

@@ -9,17 +9,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from hive.engine.supervise import POLL, Watch, clean_tail, exit_status, output_tail, wait
-from hive.executors import AgentRef
+from hive.executors import AgentRef, Executor
 from hive.lifecycle import SIGNALS, Kind, Outcome
 from hive.store import agent_signals
 from hive.store.agent_signals import AgentIdentity
 from hive.store.paths import Paths
 
 T0 = 1_000_000.0
+LIMIT = 3600.0
 HEADER = "\n===== hive: auth:1 attempt 1 (w1) =====\n"  # what the runner writes before an attempt
 
 
@@ -28,9 +30,9 @@ class FakeClock:
 
     def __init__(self) -> None:
         self.now = T0
-        self._due: list[tuple[float, Callable[[], None]]] = []
+        self._due: list[tuple[float, Callable[[], object]]] = []
 
-    def after(self, seconds: float, action: Callable[[], None]) -> None:
+    def after(self, seconds: float, action: Callable[[], object]) -> None:
         self._due.append((T0 + seconds, action))
 
     def time(self) -> float:
@@ -39,6 +41,7 @@ class FakeClock:
     def sleep(self, seconds: float) -> None:
         assert seconds > 0
         self.now += seconds
+        assert self.elapsed < LIMIT, f"still waiting after {LIMIT:g}s of fake time"  # a hang fails instead
         for item in [d for d in self._due if d[0] <= self.now]:
             self._due.remove(item)
             item[1]()
@@ -58,8 +61,12 @@ class FakeExecutor:
         self.zombie = False  # looks alive to the cheap check, dead to the thorough one
         self.shown = ""
         self.thorough_checks = 0
+        self.meanwhile: Callable[[], None] | None = None  # runs once, as alive() is asked
 
     def alive(self, ref: AgentRef, thorough: bool = False) -> bool:
+        action, self.meanwhile = self.meanwhile, None
+        if action:
+            action()
         if thorough:
             self.thorough_checks += 1
             return not (self.dead or self.zombie)
@@ -86,7 +93,7 @@ class Scene:
     def watch(self, **changes) -> Watch:
         w = Watch(
             agent=AgentRef(str(self.root), "auth:1", 1, "hive-w1-auth-1-abcdef-a1", token=4242),
-            executor=self.executor,
+            executor=cast(Executor, self.executor),
             signal_path=self.paths.signal_file("auth", "1", 1),
             exit_file=self.paths.exit_file("auth", "1", 1),
             stop_file=self.paths.stop_file("auth", "1", 1),
@@ -151,13 +158,20 @@ def test_a_signal_of_another_attempt_is_ignored(scene: Scene):
     assert scene.wait(scene.watch()).kind == Kind.CRASHED
 
 
-def test_a_signal_sent_just_before_exiting_counts(scene: Scene):
-    def signal_and_exit() -> None:
-        scene.signal(Kind.DONE)
-        scene.exit(0)
+def signal_and_exit(scene: Scene) -> None:
+    scene.signal(Kind.DONE)
+    scene.exit(0)
 
+
+def test_a_signal_sent_just_before_exiting_counts(scene: Scene):
     scene.say("working")
-    scene.clock.after(20, signal_and_exit)
+    scene.clock.after(20, lambda: signal_and_exit(scene))
+    assert scene.wait(scene.watch()) == Outcome(Kind.DONE, "")
+
+
+def test_a_signal_sent_between_the_signal_check_and_the_exit_check_counts(scene: Scene):
+    scene.say("working")
+    scene.clock.after(20, lambda: setattr(scene.executor, "meanwhile", lambda: signal_and_exit(scene)))
     assert scene.wait(scene.watch()) == Outcome(Kind.DONE, "")
 
 
@@ -226,6 +240,12 @@ def test_an_agent_that_exits_without_a_signal(
     outcome = scene.wait(scene.watch())
     assert (outcome.kind, outcome.reason) == (kind, words)
     assert exit_at <= scene.clock.elapsed < exit_at + 2 * POLL
+
+
+def test_an_agent_found_dead_without_ever_writing_output_never_started(scene: Scene):
+    scene.exit(1)  # a re-attached run, long after the grace period, finds it like this
+    outcome = scene.wait(scene.watch(started_at=T0 - 50))
+    assert outcome.kind == Kind.SPAWN_FAILED and "(status 1)" in outcome.reason
 
 
 def test_an_exit_without_a_status_file_is_reported_as_unknown_after_a_second(scene: Scene):

@@ -51,16 +51,31 @@ def test_only_the_signal_kinds_can_be_sent(who: AgentIdentity, kind: Kind):
     assert not signal_path(who).exists()
 
 
-# BUG (reported; these inputs are left out of the list below because they fail today): read() raises
-# instead of returning None for a file holding JSON that is not an object ('[]', 'null', '"done"' →
-# AttributeError), a non-number time ('{"signal": "done", "time": "soon"}' → ValueError) or an unhashable
-# signal ('{"signal": ["done"]}' → TypeError). supervise.wait calls read() every poll, so such a file ends
-# the watch with a traceback instead of being ignored.
-@pytest.mark.parametrize("text", ["", "{half", '{"reason": "x"}', '{"signal": "crashed"}', '{"signal": "nope"}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "{half",
+        '{"reason": "x"}',
+        '{"signal": "crashed"}',
+        '{"signal": "nope"}',
+        "[]",
+        "null",
+        '"done"',
+        '{"signal": ["done"]}',
+    ],
+)
 def test_read_ignores_a_corrupt_or_unknown_signal(tmp_path: Path, text: str):
     path = tmp_path / "s.json"
     path.write_text(text)
     assert agent_signals.read(path) is None
+
+
+def test_read_of_a_signal_with_an_unreadable_time_keeps_the_signal(tmp_path: Path):
+    path = tmp_path / "s.json"
+    path.write_text('{"signal": "done", "reason": "ok", "time": "soon"}')
+    sig = agent_signals.read(path)
+    assert sig is not None and sig.kind == "done" and sig.reason == "ok" and sig.time == 0.0
 
 
 def test_read_of_a_missing_file_is_none(tmp_path: Path):

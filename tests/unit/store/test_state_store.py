@@ -143,10 +143,9 @@ def test_to_json_round_trips(store: StateStore):
     assert TaskState.from_dict(json.loads(st.to_json())) == st
 
 
-# BUG (reported; left out of the list below because it fails today): a state file holding JSON that is not
-# an object ('null', '[]', '3') makes read() raise AttributeError from TaskState.from_dict ('NoneType' object
-# has no attribute 'items') instead of this HiveError, and makes read_all() crash instead of skipping it.
-@pytest.mark.parametrize("text", ["{not json", "", '{"plan": "auth"}', '{"plan": "auth", "id": "1", "files": 3}'])
+@pytest.mark.parametrize(
+    "text", ["{not json", "", '{"plan": "auth"}', '{"plan": "auth", "id": "1", "files": 3}', "null", "[]", "3"]
+)
 def test_a_corrupt_state_file_is_an_error_naming_the_file(store: StateStore, text: str):
     path = store.paths.state_file("auth", "1")
     path.parent.mkdir(parents=True)
@@ -158,6 +157,6 @@ def test_a_corrupt_state_file_is_an_error_naming_the_file(store: StateStore, tex
 
 def test_read_all_skips_unreadable_files(store: StateStore):
     running(store)
-    bad = store.paths.state_file("auth", "2")
-    bad.write_text("{half")
+    store.paths.state_file("auth", "2").write_text("{half")
+    store.paths.state_file("auth", "3").write_text("null")
     assert set(store.read_all()) == {"auth:1"}
