@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
@@ -10,10 +11,10 @@ from hive.plan import discovered
 from hive.plan.graph import load_plan
 from hive.plan.model import Plan, Task
 from hive.reports.checkpoint import checkpoint_kind, how_to_answer
-from hive.settings.config import Config
+from hive.settings.config import Config, load_repo_config
 from hive.store.files import atomic_write
 from hive.store.names import parse_key
-from hive.store.paths import Paths
+from hive.store.paths import Paths, find_root
 from hive.store.state import MERGE, StateStore
 
 _STATUS_LINE = re.compile(r"^(status\s*:\s*)(\S.*?)?\s*$", re.MULTILINE)
@@ -187,3 +188,14 @@ def _main_head(root: Path, main_branch: str) -> str:
     from hive.adapters import git
 
     return git.rev_parse(root, f"refs/heads/{main_branch}")
+
+
+def run(args: argparse.Namespace) -> int:
+    root = find_root()
+    if args.target.endswith(".md") or Path(args.target).is_file():
+        if args.choice or args.done or args.reject is not None or args.task:
+            raise HiveError("--choice, --done, --reject and --task answer a checkpoint (plan:ID), not a plan file")
+        print(f"hive: {approve_plan(Path(args.target).resolve(), load_repo_config(root))}")
+    else:
+        print(f"hive: {approve_task(root, args.target, args.choice, args.done, args.reject, args.task)}")
+    return 0

@@ -4,6 +4,7 @@ tasks, tmux sessions no running task uses. Unmerged work goes only with --force.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from hive.adapters import git
@@ -13,7 +14,7 @@ from hive.lifecycle import State
 from hive.settings.config import load_repo_config
 from hive.store import names
 from hive.store.files import HeldLock
-from hive.store.paths import Paths
+from hive.store.paths import Paths, find_root
 from hive.store.state import StateStore
 
 
@@ -55,3 +56,9 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
             done.append(f"removed leftover worktree {path} (--force)")
     git.worktree_prune(root)
     return done
+
+
+def run(args: argparse.Namespace) -> int:
+    for line in cleanup(find_root(), force=args.force) or ["nothing to clean up"]:
+        print(f"hive: {line}")
+    return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import signal
@@ -67,3 +68,7 @@ def run_demo(target: Path | None, workers: int) -> int:
         flush=True,
     )
     return code
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_demo(Path(args.dir).resolve() if args.dir else None, args.workers)

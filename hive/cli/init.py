@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 from importlib import resources
 from pathlib import Path
 
 from hive.adapters import git
-from hive.dodo.loader import DOIT_DB_EXCLUDE
 from hive.engine.workspace import ensure_ignored_dir
 from hive.errors import HiveError
 from hive.render import render
 from hive.store.files import atomic_write
-from hive.store.paths import Paths
+from hive.store.paths import DOIT_DB_EXCLUDE, Paths
 
 # what a dodo.py that hands over to Hive contains (older ones import hive.compiler)
 DODO_MARKERS = ("hive.dodo import load_dodo", "hive.compiler import load_dodo")
@@ -52,3 +52,11 @@ def init(cwd: Path) -> tuple[Path, list[str]]:
     if git.exclude_locally(root, DOIT_DB_EXCLUDE):
         done.append("git-ignored .doit.db locally (.git/info/exclude)")
     return root, done
+
+
+def run(args: argparse.Namespace) -> int:
+    root, done = init(Path.cwd())
+    for line in done or ["already set up; nothing to do"]:
+        print(f"hive: {line}")
+    print(f"hive: ready in {root}: write a plan in plans/, `hive approve plans/<file>.md`, then `doit`")
+    return 0

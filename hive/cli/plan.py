@@ -4,6 +4,7 @@ which Hive then validates."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
@@ -15,11 +16,11 @@ from hive.adapters.proc import SCRUBBED_ENV
 from hive.executors import Launch, executor
 from hive.plan.graph import load_plan
 from hive.render import render
-from hive.settings.config import Config
+from hive.settings.config import Config, load_repo_config
 from hive.store import names
 from hive.store.agent_signals import ensure_shim
 from hive.store.files import atomic_write
-from hive.store.paths import Paths
+from hive.store.paths import Paths, find_root
 
 _STATUS_APPROVED = re.compile(r"^(status\s*:\s*)approved\s*$", re.MULTILINE)
 
@@ -107,3 +108,18 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
     if problems:
         return lines + [f"{rel} has problems; fix them (or ask the agent to), then `hive approve {rel}`:", *problems]
     return lines + [f"{rel}: a valid draft with {len(plan.tasks)} tasks. Review it, then `hive approve {rel}`."]
+
+
+def run(args: argparse.Namespace) -> int:
+    root = find_root()
+    config = load_repo_config(root)
+    session = start(root, " ".join(args.goal), config)
+    print(
+        f"hive: planning agent ({config.planner}) started in tmux session {session.session}; "
+        f"it will write {session.plan_file.relative_to(root)}",
+        flush=True,
+    )
+    interact(session)
+    for line in check(root, session, config):
+        print(f"hive: {line}")
+    return 0

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from hive.errors import HiveError
 from hive.lifecycle import RETRYABLE, State
 from hive.store.files import HeldLock
 from hive.store.names import parse_key
-from hive.store.paths import Paths
+from hive.store.paths import Paths, find_root
 from hive.store.state import StateStore
 
 
@@ -39,3 +40,8 @@ def retry(root: Path, key: str, force: bool = False) -> str:
     )
     what = "the merge will be retried" if resume else "it will run again"
     return f"{key}: re-opened ({st.state} → planned); {what} on the next `doit`"
+
+
+def run(args: argparse.Namespace) -> int:
+    print(f"hive: {retry(find_root(), args.task, force=args.force)}")
+    return 0

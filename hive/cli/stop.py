@@ -6,6 +6,7 @@ each step), then record that a human stopped them.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from hive.lifecycle import OUTCOMES, Kind, State
 from hive.settings.config import load_repo_config
 from hive.store.files import HeldLock, atomic_write
 from hive.store.names import parse_key
-from hive.store.paths import Paths
+from hive.store.paths import Paths, find_root
 from hive.store.state import StateStore, TaskState
 
 Report = Callable[[str], None]
@@ -62,3 +63,10 @@ def _record_if_unwatched(paths: Paths, store: StateStore, st: TaskState, report:
             report(f"{st.key}: {rule.state} — {reason}")
     finally:
         claim.release()
+
+
+def run(args: argparse.Namespace) -> int:
+    count = stop(find_root(), args.task, lambda line: print(f"hive: {line}", flush=True))
+    if not count:
+        print("hive: no agent is running")
+    return 0

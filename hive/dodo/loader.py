@@ -15,16 +15,14 @@ from pathlib import Path
 from doit.exceptions import InvalidDodoFile
 
 from hive import crashsafe
+from hive.dodo import workers
 from hive.dodo.uptodate import AllDone, DoneCheck, StateView, describe
 from hive.engine.task import Job
 from hive.errors import HiveError
 from hive.project import Project, load_project
+from hive.store.paths import DOIT_DB
 
 NOTHING_TASK = "_hive"
-DOIT_DB = ".doit.db"
-# doit's cache, and the journal sqlite leaves beside it when doit is killed mid-write
-# (seen in the soak as a stray file in the user's `git status`): ignored locally
-DOIT_DB_EXCLUDE = f"/{DOIT_DB}*"
 
 
 def generate_tasks(project: Project) -> Iterator[dict]:
@@ -80,6 +78,7 @@ def load_dodo(dodo_file: str) -> dict:
     """What a dodo.py needs: DOIT_CONFIG and the task creator. Plan errors are raised
     from the creator as InvalidDodoFile, which doit prints without a traceback (exit 3)."""
     crashsafe.install_for_doit()
+    workers.stop_safely()
     _unmet_dependency_is_a_failure()
     root = Path(dodo_file).resolve().parent
     try:

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 from hive.adapters import git
-from hive.dodo.loader import DOIT_DB_EXCLUDE
 from hive.engine import workspace
 from hive.engine.standing import MERGING, RUNNING, interrupted, standing
 from hive.errors import CommandError, HiveError, user_message
@@ -19,7 +18,7 @@ from hive.project import Project
 from hive.settings.config import Config
 from hive.store import names
 from hive.store.files import HeldLock
-from hive.store.paths import Paths
+from hive.store.paths import DOIT_DB_EXCLUDE, Paths
 from hive.store.state import StateStore, TaskState
 
 

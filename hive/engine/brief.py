@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from hive.adapters import git
 from hive.engine.supervise import clean_tail
+from hive.lifecycle import SIGNALS, Kind
 from hive.plan.model import Plan, Task
 from hive.render import render
 from hive.store import agent_signals
@@ -57,10 +58,10 @@ def render_context(ci: ContextInput) -> str:
 
 def prompt(key: str, title: str, context_path: str) -> str:
     """The short instruction given on the agent's command line ({prompt})."""
+    others = " / ".join(f"`hive {verb} --reason ...`" for verb, kind in SIGNALS.items() if kind != Kind.DONE)
     return (
         f"You are working on task {key} ({title}) in this git worktree. Read {context_path} now: "
-        f"it is your complete brief. Do the task, commit with git, then run `hive done` "
-        f"(or `hive blocked --reason ...` / `hive too-big --reason ...`)."
+        f"it is your complete brief. Do the task, commit with git, then run `hive done` (or {others})."
     )
 
 

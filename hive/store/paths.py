@@ -10,6 +10,12 @@ from pathlib import Path
 from hive.errors import HiveError
 from hive.store import names
 
+# doit's cache (relative to the repo root, where doit runs), and what the repo's local
+# exclude file ignores: the db and the journal sqlite leaves beside it when doit is
+# killed mid-write (seen in the soak as a stray file in the user's `git status`)
+DOIT_DB = ".doit.db"
+DOIT_DB_EXCLUDE = f"/{DOIT_DB}*"
+
 
 @dataclass(frozen=True)
 class Paths:

@@ -9,9 +9,10 @@ import pty
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
-from conftest import _with_env, assert_finished_exactly_once, read_pty, wait_for
+from conftest import ONE_THEN_TWO, _with_env, assert_finished_exactly_once, read_pty, wait_for
 from test_crash import _alive
 
 THREE_WAITING = "\n".join(
@@ -155,3 +156,19 @@ def test_an_agent_that_ignores_hangup_after_hive_done_is_ended_before_the_merge(
     assert "sending SIGTERM" in r.stderr and "sending SIGKILL" in r.stderr
     assert agent_processes("d:a") == {}
     assert_finished_exactly_once(repo, {"d:a": "work a"})
+
+
+def test_ctrl_c_while_doit_forks_its_workers_stops_every_worker_at_once(repo):
+    """A Ctrl-C that reaches a worker in the instant after its fork, before any of Hive
+    runs in it, once escaped as a traceback and left a worker deaf to the stop: doit
+    waited 10 s for it and it ran on as an orphan (seen in the soak)."""
+    repo.write_plan("f", ONE_THEN_TWO)
+    started = time.monotonic()
+    r = repo.doit("-n", "2", env={"HIVE_FAULT": "sigint:worker-forked"})
+    assert r.returncode == 130, r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    assert time.monotonic() - started < 8, "doit waited for a worker that did not hear the stop"
+    assert _with_env(f"HIVE_ROOT={repo.root}".encode()) == {}, "a process of the stopped run is left"
+    r = repo.doit("-n", "2")
+    assert r.returncode == 0, r.stderr
+    assert_finished_exactly_once(repo, {"f:1": "the work", "f:2": "next work"})

@@ -1,0 +1,22 @@
+"""`hive attach`: the user's terminal on a running agent, through its executor."""
+
+from __future__ import annotations
+
+import argparse
+
+from hive.errors import HiveError
+from hive.executors import executor
+from hive.settings.config import load_repo_config
+from hive.store.names import parse_key
+from hive.store.paths import Paths, find_root
+from hive.store.state import StateStore
+
+
+def run(args: argparse.Namespace) -> int:
+    plan, task_id = parse_key(args.task)
+    root = find_root()
+    st = StateStore(Paths(root)).read(plan, task_id)
+    agents = executor(load_repo_config(root).executor)
+    if st.state != "in_progress" or st.session not in agents.names():
+        raise HiveError(f"{args.task} has no running agent (it is {st.state}); see `hive logs {args.task}`")
+    return agents.attach(st.session, replace_process=True)

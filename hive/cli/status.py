@@ -1,0 +1,26 @@
+"""`hive status`: every task's state and why (reports.status builds the records)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from hive.reports import status
+from hive.store.paths import find_root
+
+
+def run(args: argparse.Namespace) -> int:
+    root = find_root()
+    rows = status.collect(root)
+    found = status.discovered_items(root)
+    if args.json:
+        print(
+            json.dumps(
+                {"counts": status.counts(rows), "tasks": [r.to_json() for r in rows], "discovered": found}, indent=2
+            )
+        )
+    else:
+        print(status.render(rows) if rows else "no plans yet: write one in plans/ (see README)")
+        if found:
+            print(status.render_discovered(found))
+    return 0

@@ -1,0 +1,43 @@
+"""doit's worker processes (`doit -n N`), made safe to stop at any instant.
+
+doit forks its workers one by one before its result loop, whose error handler is the
+one that terminates them. A Ctrl-C or SIGTERM that lands while the workers are being
+forked escaped that handler: the workers forked after the signal never heard of it and
+the stopping doit waited for them (seen in the soak: 10 s, then an orphaned worker).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hive import crashsafe
+
+
+def stop_safely() -> None:
+    from doit import runner
+
+    mrunner: Any = runner.MRunner
+    if getattr(mrunner._run_start_processes, "hive_wrapped", False):
+        return
+    start_workers, job_loop = mrunner._run_start_processes, mrunner.execute_task_subprocess
+
+    def start(self: Any, job_q: Any, result_q: Any) -> list[Any]:
+        started: list[Any] = []
+        try:
+            with crashsafe.uninterruptible():  # every worker is forked before a stop takes effect
+                started.extend(start_workers(self, job_q, result_q))
+        except KeyboardInterrupt:
+            for worker in started:  # then each hears of it, also those forked after the signal
+                worker.terminate()
+            raise
+        return started
+
+    def loop(self: Any, job_q: Any, result_q: Any, reporter_class: Any) -> None:
+        if crashsafe.in_forked_worker() and crashsafe.worker_ready():
+            result_q.put({"exit": KeyboardInterrupt, "exception": ""})  # what doit's loop sends
+            return
+        job_loop(self, job_q, result_q, reporter_class)
+
+    start.hive_wrapped = True  # type: ignore[attr-defined]
+    mrunner._run_start_processes = start
+    mrunner.execute_task_subprocess = loop
