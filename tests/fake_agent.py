@@ -22,6 +22,8 @@ context file's path as its argument. It reads the context file and follows
     fake: note TEXT...           hive note TEXT
     fake: discover TITLE [DETAILS]  hive discover TITLE --details DETAILS
     fake: signal KIND [REASON]   hive done | blocked | too-big
+    fake: signal-login KIND      the same from a shell whose PATH was reset (like codex's `bash -lc`
+                                 on Debian), using the command the brief gives for that case
     fake: crash [CODE]           exit with CODE (default 3) without signalling
     fake: silent                 print nothing and wait forever
     fake: hang                   wait forever (after printing)
@@ -40,6 +42,7 @@ look like a Hive bug in Hive's own output.
 """
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -129,6 +132,11 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
                 f.write(f"{task} {attempt} {time.time():.3f} signal-{kind}\n")
             cmd = ["hive", kind] + (["--reason", reason] if reason else [])
             subprocess.run(cmd, check=True)
+        elif verb == "signal-login":
+            with open(log_dir / "spawns.log", "a") as f:
+                f.write(f"{task} {attempt} {time.time():.3f} signal-{args[0]}\n")
+            hive = re.search(r"the same command is\s+`([^`]+)`", text).group(1)  # type: ignore[union-attr]
+            subprocess.run(["env", "PATH=/usr/bin:/bin", "sh", "-c", f"{hive} {args[0]}"], check=True)
         elif verb == "crash":
             return int(args[0]) if args else 3
         elif verb in ("silent", "hang"):

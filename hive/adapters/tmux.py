@@ -7,12 +7,15 @@ Targets use `=name` so a session name never matches another by prefix.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from hive.adapters import proc
+from hive.store.files import atomic_write
 
 
 def socket() -> str:
@@ -44,17 +47,20 @@ _WRAPPER = (
 
 
 def new_session(
-    name: str, cwd: Path, argv: list[str], log: Path, exit_file: Path, env: dict[str, str], unset: tuple[str, ...] = ()
+    name: str, cwd: Path, argv: list[str], log: Path, exit_file: Path, env: dict[str, str], env_file: Path
 ) -> int:
-    """Start `argv` as the session's initial command (through `env` and a fixed
-    wrapper; no shell ever sees argv as text), and in the same tmux command queue
-    keep the pane after exit and pipe its output to `log`, so even an instantly
-    failing command leaves its last words. Returns the pane's process id."""
+    """Start `argv` as the session's initial command with exactly the environment
+    `env` (through `env_file` and `hive.adapters.envexec`, then a fixed wrapper; no
+    shell ever sees argv as text), and in the same tmux command queue keep the pane
+    after exit and pipe its output to `log`, so even an instantly failing command
+    leaves its last words. Returns the pane's process id."""
     exit_file.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(env_file, json.dumps({**env, "HIVE_EXIT_FILE": str(exit_file)}), mode=0o600)
     launcher = [
-        "env",
-        *[a for name_ in unset for a in ("-u", name_)],
-        *[f"{k}={v}" for k, v in {**env, "HIVE_EXIT_FILE": str(exit_file)}.items()],
+        sys.executable,
+        "-m",
+        "hive.adapters.envexec",
+        str(env_file),
         "sh",
         "-c",
         _WRAPPER,

@@ -68,6 +68,7 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
             root,
             paths.planning_file(slug, "log"),
             paths.planning_file(slug, "exit"),
+            paths.planning_file(slug, "env"),
             brief,
             unset=SCRUBBED_ENV,
         )

@@ -50,18 +50,20 @@ class ContextInput:
     continuation: Continuation | None = None
     project_instructions: str = ""
     decisions: tuple[str, ...] = ()
+    hive: str = "hive"  # `hive` by its absolute path: a login shell (codex's `bash -lc`) resets PATH
 
 
 def render_context(ci: ContextInput) -> str:
     return render("context.md.j2", **{k: getattr(ci, k) for k in ContextInput.__dataclass_fields__})
 
 
-def prompt(key: str, title: str, context_path: str) -> str:
+def prompt(key: str, title: str, context_path: str, hive: str = "hive") -> str:
     """The short instruction given on the agent's command line ({prompt})."""
     others = " / ".join(f"`hive {verb} --reason ...`" for verb, kind in SIGNALS.items() if kind != Kind.DONE)
     return (
         f"You are working on task {key} ({title}) in this git worktree. Read {context_path} now: "
-        f"it is your complete brief. Do the task, commit with git, then run `hive done` (or {others})."
+        f"it is your complete brief. Do the task, commit with git, then run `hive done` (or {others}); "
+        f"if `hive` is not found, it is `{hive}`."
     )
 
 

@@ -25,10 +25,11 @@ class Launch:
 
     name: str  # unique per attempt; also what `hive attach` targets
     argv: list[str]
-    env: dict[str, str]  # the agent's whole Hive environment, passed explicitly
+    env: dict[str, str]  # Hive's variables for the agent, on top of the environment `doit` runs in
     cwd: Path  # the attempt's worktree
     log: Path  # every byte of its output is appended here
     exit_file: Path  # its exit status is written here as it ends
+    env_file: Path  # where the executor may put the environment on its way to the agent (0600, removed at start)
     brief: Path | None = None  # the context file it reads (an executor on another host ships it)
     unset: tuple[str, ...] = ()  # variables of ours the agent must not inherit
 

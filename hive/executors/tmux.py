@@ -4,6 +4,7 @@ uses the tmux adapter; processes are found through /proc (`adapters.processes`).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hive.adapters import processes, tmux
@@ -21,14 +22,12 @@ class TmuxExecutor:
         return root / configured
 
     def start(self, launch: Launch) -> int:
+        """The agent gets the environment of the process that asks for it (the user's
+        `doit`), whatever the tmux server was started with."""
+        env = {k: v for k, v in os.environ.items() if k not in launch.unset}
+        env.update({**launch.env, **self.environment()})
         return tmux.new_session(
-            launch.name,
-            launch.cwd,
-            launch.argv,
-            launch.log,
-            launch.exit_file,
-            {**launch.env, **self.environment()},
-            unset=launch.unset,
+            launch.name, launch.cwd, launch.argv, launch.log, launch.exit_file, env, launch.env_file
         )
 
     def locate(self, name: str) -> int | None:

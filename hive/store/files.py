@@ -11,15 +11,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str, mode: int | None = None) -> None:
     """Write to a temp file in the same directory, fsync, rename: a reader (or a
     run after kill -9) sees the old file or the new one, never half of one.
     Line endings are written exactly as given."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"), mode)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = _synced_temp(path, data)
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    """`mode`: the file's permissions (default: an existing file's, else the usual)."""
+    tmp = _synced_temp(path, data, mode)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -40,13 +41,13 @@ def create_exclusive(path: Path, text: str) -> bool:
         os.unlink(tmp)
 
 
-def _synced_temp(path: Path, data: bytes) -> str:
+def _synced_temp(path: Path, data: bytes, mode: int | None = None) -> str:
     """`data` in a new temp file beside `path`, on disk (fsynced), with the permissions
     `path` has or a new file would get; returns the temp file's name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, _mode_for(path))
+        os.fchmod(fd, _mode_for(path) if mode is None else mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -106,6 +106,9 @@ class Paths:
     def stop_file(self, plan: str, task_id: str, attempt: int) -> Path:
         return self.hive / "signals" / f"{names.attempt_name(plan, task_id, attempt)}.stop"
 
+    def env_file(self, plan: str, task_id: str, attempt: int) -> Path:
+        return self.hive / "run" / f"{names.attempt_name(plan, task_id, attempt)}.env"
+
     def exit_file(self, plan: str, task_id: str, attempt: int) -> Path:
         return self.hive / "run" / f"{names.attempt_name(plan, task_id, attempt)}.exit"
 
@@ -131,8 +134,13 @@ class Paths:
         return (folder / "settled" if settled else folder) / f"{_safe(item)}.json"
 
     def planning_file(self, slug: str, kind: str) -> Path:
-        """A `hive plan` session's files: its brief, its log, its exit status."""
-        where = {"brief": ("planning", ".md"), "log": ("logs/planning", ".log"), "exit": ("run", ".plan-exit")}
+        """A `hive plan` session's files: its brief, its log, its exit status, its environment."""
+        where = {
+            "brief": ("planning", ".md"),
+            "log": ("logs/planning", ".log"),
+            "exit": ("run", ".plan-exit"),
+            "env": ("run", ".plan-env"),
+        }
         folder, suffix = where[kind]
         return self.hive / folder / f"{_safe(slug)}{suffix}"
 

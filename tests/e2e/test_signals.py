@@ -172,3 +172,45 @@ def test_ctrl_c_while_doit_forks_its_workers_stops_every_worker_at_once(repo):
     r = repo.doit("-n", "2")
     assert r.returncode == 0, r.stderr
     assert_finished_exactly_once(repo, {"f:1": "the work", "f:2": "next work"})
+
+
+def test_the_agent_gets_the_environment_of_doit_not_of_an_older_tmux_server(repo):
+    """A tmux session starts with the environment of whoever started the tmux server;
+    `IS_SANDBOX=1` exported to `doit` never reached the agent when a server already ran."""
+    socket = os.environ["HIVE_TMUX_SOCKET"]
+    server_env = {k: v for k, v in os.environ.items() if k != "IS_SANDBOX"} | {"STALE_FROM_SERVER": "1"}
+    subprocess.run(
+        ["tmux", "-L", socket, "new-session", "-d", "-s", "older", "sleep", "600"], env=server_env, check=True
+    )
+    repo.write_plan(
+        "e",
+        """
+    ### Task 1: Look around
+    fake: env IS_SANDBOX
+    fake: env STALE_FROM_SERVER
+    fake: signal done
+    """,
+    )
+    r = repo.doit(env={"IS_SANDBOX": "1"})
+    assert r.returncode == 0, r.stderr
+    log = (repo.root / ".hive" / "logs" / "e" / "1.log").read_text()
+    assert "IS_SANDBOX=1" in log, log
+    assert "STALE_FROM_SERVER=1" not in log, log
+    assert not list((repo.root / ".hive" / "run").glob("*.env")), "the environment file (it may hold keys) is gone"
+
+
+def test_an_agent_whose_login_shell_resets_path_still_reaches_hive(repo):
+    """codex runs commands with `bash -lc`; Debian's /etc/profile resets PATH and `hive
+    done` was "command not found": the brief names the command that works there."""
+    repo.write_plan(
+        "l",
+        """
+    ### Task 1: Login shell
+    fake: write l.txt l
+    fake: commit login work
+    fake: signal-login done
+    """,
+    )
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert_finished_exactly_once(repo, {"l:1": "login work"})
