@@ -146,10 +146,22 @@ def test_cleanup_leaves_hive_plan_sessions_alone(repo):
     from hive.adapters import tmux
 
     tmux.new_session(
-        "hive-plan-add-oauth", repo.root, ["sleep", "60"], repo.root.parent / "p.log", repo.root.parent / "p.exit", {}
+        "hive-plan-add-oauth",
+        repo.root,
+        ["sleep", "60"],
+        repo.root.parent / "p.log",
+        repo.root.parent / "p.exit",
+        dict(os.environ),
+        repo.root.parent / "p.env",
     )
     tmux.new_session(
-        "hive-w1-x-1-abcdef-a1", repo.root, ["sleep", "60"], repo.root.parent / "t.log", repo.root.parent / "t.exit", {}
+        "hive-w1-x-1-abcdef-a1",
+        repo.root,
+        ["sleep", "60"],
+        repo.root.parent / "t.log",
+        repo.root.parent / "t.exit",
+        dict(os.environ),
+        repo.root.parent / "t.env",
     )
     r = repo.hive("cleanup")
     assert r.returncode == 0, r.stderr
