@@ -184,9 +184,5 @@ def why_outdated(
 def is_done(st: TaskState | None, text_hash: str, on_main: Callable[[str], bool] | None) -> bool:
     """The one definition of done: recorded done for the task's current text, with its
     merge commit on main (not checked when `on_main` is None: a summary without git)."""
-    return (
-        st is not None
-        and st.state == State.DONE
-        and not why_outdated(st, text_hash, on_main)
-        and (on_main is None or bool(st.merge_commit))
-    )
+    # why_outdated, given `on_main`, already finds a missing merge commit
+    return st is not None and st.state == State.DONE and not why_outdated(st, text_hash, on_main)

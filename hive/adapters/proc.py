@@ -61,8 +61,9 @@ class Result:
         return (self.stdout + self.stderr).strip()
 
 
-def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+def clean_env(extra: dict[str, str] | None = None, drop: tuple[str, ...] = SCRUBBED_ENV) -> dict[str, str]:
+    """This process's environment without `drop`, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(extra or {})
     return env
 

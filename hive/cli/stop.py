@@ -7,20 +7,18 @@ each step), then record that a human stopped them.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
 from hive.engine.task import prefixed
 from hive.errors import HiveError
 from hive.executors import AgentRef, executor
-from hive.lifecycle import OUTCOMES, Kind, State
+from hive.executors.base import Report
+from hive.lifecycle import Kind, Outcome, State
 from hive.settings.config import load_repo_config
 from hive.store.files import HeldLock, atomic_write
 from hive.store.names import parse_key
 from hive.store.paths import Paths, find_root
 from hive.store.state import StateStore, TaskState
-
-Report = Callable[[str], None]
 
 
 def stop(root: Path, key: str | None, report: Report) -> int:
@@ -57,10 +55,10 @@ def _record_if_unwatched(paths: Paths, store: StateStore, st: TaskState, report:
     try:
         current = store.read(st.plan, st.id)
         if current.state == State.IN_PROGRESS and current.attempt == st.attempt:
-            rule = OUTCOMES[Kind.STOPPED]
-            reason = rule.reason.format(key=st.key, reason="")
-            store.close_attempt(current, rule.state, reason, expect=(State.IN_PROGRESS,), event="stopped")
-            report(f"{st.key}: {rule.state} — {reason}")
+            outcome = Outcome(Kind.STOPPED)
+            reason = outcome.recorded_reason(st.key)
+            store.close_attempt(current, outcome.rule.state, reason, expect=(State.IN_PROGRESS,), event="stopped")
+            report(f"{st.key}: {outcome.rule.state} — {reason}")
     finally:
         claim.release()
 

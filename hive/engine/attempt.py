@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import time
 from pathlib import Path
 
@@ -176,7 +175,7 @@ def _brief(h: TaskRun, st: TaskState, wt: Path) -> Path:
             continuation=continuation(h.paths, h.root, st) if st.attempt > 1 else None,
             decisions=decisions_so_far(h.store, h.job.plan),
             project_instructions=original or "",
-            hive=shlex.quote(str(h.paths.shim)),
+            hive=h.hive_command,
         )
     )
     workspace.place_context(wt, name, text, tracked=original is not None)
@@ -189,7 +188,7 @@ def _command(h: TaskRun, st: TaskState, brief: Path) -> list[str]:
         script = h.paths.script_file(h.plan_name, h.task.id, st.attempt)
         atomic_write(script, h.task.script)
         return ["bash", "-e", str(script)]
-    return h.profile().argv(prompt(h.key, h.task.title, str(brief), shlex.quote(str(h.paths.shim))), str(brief))
+    return h.profile().argv(prompt(h.key, h.task.title, str(brief), h.hive_command), str(brief))
 
 
 def _agent_env(h: TaskRun, st: TaskState, wt: Path, worker: Worker) -> dict[str, str]:

@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from hive.engine.standing import GONE, MERGING, RUNNING, SIGNALLED, Standing
 from hive.lifecycle import HELD, INTERRUPTED, State
+from hive.store.agent_signals import Signal
 from hive.store.state import TaskState
 
 
@@ -41,6 +42,7 @@ class Decision:
     reopen: str = ""  # re-open the task first (this is why)
     interrupted: bool = False  # record the last attempt as interrupted first
     token: int | None = None  # the running agent's executor token, to record
+    signal: Signal | None = None  # the signal its agent sent while no run watched
 
 
 _IN_PROGRESS = {SIGNALLED: Step.SIGNALLED, MERGING: Step.MERGE, RUNNING: Step.ATTACH, GONE: Step.NEW}
@@ -52,7 +54,7 @@ def decide(st: TaskState, facts: Facts, is_checkpoint: bool, max_attempts: int) 
     if st.state == State.IN_PROGRESS:
         where = facts.standing or Standing(GONE)
         token = where.token if where.kind == RUNNING and where.token != st.agent_token else None
-        return Decision(_IN_PROGRESS[where.kind], interrupted=where.kind == GONE, token=token)
+        return Decision(_IN_PROGRESS[where.kind], interrupted=where.kind == GONE, token=token, signal=where.signal)
     if facts.outdated:
         return Decision(_from_planned(is_checkpoint), reopen=facts.outdated)
     if st.state == State.DONE:

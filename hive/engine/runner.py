@@ -142,7 +142,10 @@ class TaskRunner:
     def _facts(self, st: TaskState) -> Facts:
         """What git, the executor and the signal files say about the recorded state."""
         h = self.h
-        on_main = lambda commit: git.is_ancestor(h.root, commit, h.main_ref)  # noqa: E731
+
+        def on_main(commit: str) -> bool:
+            return git.is_ancestor(h.root, commit, h.main_ref)
+
         return Facts(
             merged_already=bool(st.merging) and st.state != State.DONE and on_main(st.merging),
             outdated=""
@@ -182,15 +185,12 @@ class TaskRunner:
         if d.step == Step.ATTACH:
             say(f"{h.key}: re-attaching to its running agent ({h.executor.kind} session {st.session})")
             return attempt.watch(h, st)
-        if d.step == Step.SIGNALLED:
-            where = standing(h.paths, h.executor, st)
-            if where.signal is None:  # the runner decided on the signal file: it is never removed
-                raise HiveError(f"{h.key}: the signal of attempt {st.attempt} disappeared")
+        if d.signal is not None:  # Step.SIGNALLED
             say(
-                f"{h.key}: found its `hive {where.signal.kind}` signal from attempt {st.attempt} "
+                f"{h.key}: found its `hive {d.signal.kind}` signal from attempt {st.attempt} "
                 f"(sent while no run watched)"
             )
-            return signalled(where.signal)
+            return signalled(d.signal)
         if d.step == Step.MERGE:
             self.merge_approved = True
             st = attempt.start_merge_only(h, st, worker)

@@ -3,6 +3,7 @@ recorded state, its executor and its worker slot."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,6 +68,11 @@ class TaskRun:
         self.plan_name = job.plan.name
         self.main_ref = f"refs/heads/{self.cfg.main_branch}"
         self.executor: Executor = executor(self.cfg.executor)
+
+    @property
+    def hive_command(self) -> str:
+        """`hive` by its absolute path, for shells whose PATH was reset (codex's `bash -lc`)."""
+        return shlex.quote(str(self.paths.shim))
 
     def agent(self, st: TaskState) -> AgentRef:
         return AgentRef.of(self.root, st)

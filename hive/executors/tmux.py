@@ -4,10 +4,9 @@ uses the tmux adapter; processes are found through /proc (`adapters.processes`).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from hive.adapters import processes, tmux
+from hive.adapters import proc, processes, tmux
 from hive.executors.base import AgentRef, Launch, Report
 
 
@@ -24,8 +23,7 @@ class TmuxExecutor:
     def start(self, launch: Launch) -> int:
         """The agent gets the environment of the process that asks for it (the user's
         `doit`), whatever the tmux server was started with."""
-        env = {k: v for k, v in os.environ.items() if k not in launch.unset}
-        env.update({**launch.env, **self.environment()})
+        env = proc.clean_env({**launch.env, **self.environment()}, drop=launch.unset)
         return tmux.new_session(
             launch.name, launch.cwd, launch.argv, launch.log, launch.exit_file, env, launch.env_file
         )

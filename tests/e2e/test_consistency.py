@@ -145,24 +145,9 @@ def test_a_bad_name_for_a_hive_path_is_a_user_error(repo):
 def test_cleanup_leaves_hive_plan_sessions_alone(repo):
     from hive.adapters import tmux
 
-    tmux.new_session(
-        "hive-plan-add-oauth",
-        repo.root,
-        ["sleep", "60"],
-        repo.root.parent / "p.log",
-        repo.root.parent / "p.exit",
-        dict(os.environ),
-        repo.root.parent / "p.env",
-    )
-    tmux.new_session(
-        "hive-w1-x-1-abcdef-a1",
-        repo.root,
-        ["sleep", "60"],
-        repo.root.parent / "t.log",
-        repo.root.parent / "t.exit",
-        dict(os.environ),
-        repo.root.parent / "t.env",
-    )
+    for session, stem in (("hive-plan-add-oauth", "p"), ("hive-w1-x-1-abcdef-a1", "t")):
+        files = [repo.root.parent / f"{stem}.{suffix}" for suffix in ("log", "exit", "env")]
+        tmux.new_session(session, repo.root, ["sleep", "60"], files[0], files[1], dict(os.environ), files[2])
     r = repo.hive("cleanup")
     assert r.returncode == 0, r.stderr
     assert "hive-plan-add-oauth" in tmux.sessions()

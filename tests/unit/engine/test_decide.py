@@ -67,7 +67,7 @@ ROWS = [
         st(State.IN_PROGRESS, agent_token=7),
         Facts(standing=Standing(SIGNALLED, Signal(Kind.DONE, "", 1.0))),
         False,
-        Decision(Step.SIGNALLED),
+        Decision(Step.SIGNALLED, signal=Signal(Kind.DONE, "", 1.0)),  # acted on as found, not read again
     ),
     Row(
         "running with a new token: attach and record it",
