@@ -24,14 +24,16 @@ class State(StrEnum):
     BLOCKED = "blocked"
     TOO_BIG = "too_big"
     AWAITING_HUMAN = "awaiting_human"
+    PAUSED = "paused"  # rate-limited: waits until its resume_at, then goes on by itself
 
 
 # Which state may follow which (a re-opened task goes back to planned).
 TRANSITIONS: dict[State, frozenset[State]] = {
     State.PLANNED: frozenset({State.IN_PROGRESS, State.AWAITING_HUMAN, State.PLANNED}),
     State.IN_PROGRESS: frozenset(
-        {State.DONE, State.FAILED, State.BLOCKED, State.TOO_BIG, State.AWAITING_HUMAN, State.IN_PROGRESS}
+        {State.DONE, State.FAILED, State.BLOCKED, State.TOO_BIG, State.AWAITING_HUMAN, State.IN_PROGRESS, State.PAUSED}
     ),
+    State.PAUSED: frozenset({State.IN_PROGRESS, State.PLANNED, State.PAUSED}),
     State.FAILED: frozenset({State.PLANNED, State.IN_PROGRESS, State.FAILED}),
     State.BLOCKED: frozenset({State.PLANNED, State.BLOCKED}),
     State.TOO_BIG: frozenset({State.PLANNED, State.TOO_BIG}),
@@ -52,19 +54,20 @@ class StateInfo:
 
 # in the order the execution report counts them
 STATES: dict[State, StateInfo] = {
-    State.DONE: StateInfo("✅", 6),
+    State.DONE: StateInfo("✅", 7),
     State.FAILED: StateInfo(
         "❌",
-        3,
+        4,
         retried=True,
         retryable=True,
         hint="`hive retry {key}` after fixing the cause (logs: `hive logs {key}`)",
     ),
-    State.BLOCKED: StateInfo("⛔", 2, held=True, retryable=True, hint="resolve it, then `hive retry {key}`"),
-    State.TOO_BIG: StateInfo("🪓", 4, held=True, retryable=True, hint="split it in the plan, or `hive retry {key}`"),
-    State.AWAITING_HUMAN: StateInfo("⏸", 1, held=True),
+    State.BLOCKED: StateInfo("⛔", 3, held=True, retryable=True, hint="resolve it, then `hive retry {key}`"),
+    State.TOO_BIG: StateInfo("🪓", 5, held=True, retryable=True, hint="split it in the plan, or `hive retry {key}`"),
+    State.AWAITING_HUMAN: StateInfo("⏸", 2, held=True),
+    State.PAUSED: StateInfo("💤", 1, hint="rate-limited: `doit` goes on by itself at its resume time"),
     State.IN_PROGRESS: StateInfo("⏳", 0),
-    State.PLANNED: StateInfo("·", 5),
+    State.PLANNED: StateInfo("·", 6),
 }
 ORDER = tuple(sorted(STATES, key=lambda s: STATES[s].order))
 HELD = tuple(s for s in State if STATES[s].held)
@@ -85,6 +88,9 @@ class Kind(StrEnum):
     SPAWN_FAILED = "spawn_failed"
     TIMEOUT = "timeout"
     SCRIPT_FAILED = "script_failed"
+    AGENT_ERROR = "agent_error"  # the CLI reported a failure that retrying cannot fix
+    RATE_LIMITED = "rate_limited"
+    OVER_BUDGET = "over_budget"
 
 
 class Worktree(StrEnum):
@@ -105,10 +111,12 @@ class Rule:
     verb: str = ""  # the `hive <verb>` an agent runs to signal it ("" = not a signal)
     help: str = ""  # that verb's help
     reason_required: bool = False
+    permanent: bool = False  # never retried by the run: a human fixes the cause, then `hive retry`
+    counts: bool = True  # counts against max_attempts
 
     @property
     def retried(self) -> bool:
-        return STATES[self.state].retried
+        return STATES[self.state].retried and not self.permanent
 
 
 OUTCOMES: dict[Kind, Rule] = {
@@ -139,6 +147,9 @@ OUTCOMES: dict[Kind, Rule] = {
     Kind.SCRIPT_FAILED: Rule(State.FAILED, Worktree.RETIRE, True),
     Kind.SPAWN_FAILED: Rule(State.FAILED, Worktree.RETIRE, False),
     Kind.TIMEOUT: Rule(State.FAILED, Worktree.RETIRE, False),
+    Kind.AGENT_ERROR: Rule(State.FAILED, Worktree.RETIRE, False, permanent=True),
+    Kind.OVER_BUDGET: Rule(State.FAILED, Worktree.RETIRE, False, permanent=True),
+    Kind.RATE_LIMITED: Rule(State.PAUSED, Worktree.RETIRE, False, counts=False),
 }
 SIGNALS: dict[str, Kind] = {rule.verb: kind for kind, rule in OUTCOMES.items() if rule.verb}
 
@@ -148,6 +159,7 @@ class Outcome:
     kind: Kind
     reason: str = ""
     output_tail: str = ""
+    resume_at: float = 0.0  # RATE_LIMITED: when the limit resets, if the CLI said (0 = back off)
 
     @property
     def rule(self) -> Rule:

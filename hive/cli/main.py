@@ -112,6 +112,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     st = add("stop", "stop:run", "stop running agents in stages (SIGINT, SIGTERM, SIGKILL)")
     st.add_argument("task", nargs="?", help="<plan>:<ID> (default: every running agent)")
+    add("doctor", "doctor:run", "check what approved plans need: agents, credentials, git, tmux").add_argument(
+        "--json", action="store_true", help="machine-readable output"
+    )
     ap = add("approve", "approve:run", "approve a plan file (validates it first) or answer a checkpoint")
     ap.add_argument("target", help="plans/<file>.md, or <plan>:<ID> of a checkpoint, gate or reviewed task")
     ap.add_argument("--choice", help="a decision checkpoint's chosen option")

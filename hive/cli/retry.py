@@ -34,6 +34,7 @@ def retry(root: Path, key: str, force: bool = False) -> str:
         state=State.PLANNED,
         attempts_used=0,
         reason="",
+        permanent=False,
         resume=resume,
         merging="",
         event="retry requested",

@@ -16,7 +16,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(
             json.dumps(
-                {"counts": status.counts(rows), "tasks": [r.to_json() for r in rows], "discovered": found}, indent=2
+                {
+                    "counts": status.counts(rows),
+                    "totals": status.totals(rows),
+                    "tasks": [r.to_json() for r in rows],
+                    "discovered": found,
+                },
+                indent=2,
             )
         )
     else:

@@ -20,13 +20,15 @@ from hive.dodo.uptodate import AllDone, DoneCheck, StateView, describe
 from hive.engine.task import Job
 from hive.errors import HiveError
 from hive.project import Project, load_project
+from hive.store import usage
 from hive.store.paths import DOIT_DB
 
 NOTHING_TASK = "_hive"
 
 
-def generate_tasks(project: Project) -> Iterator[dict]:
-    view = StateView(project.root, project.config.main_branch)
+def generate_tasks(project: Project, view: StateView | None = None) -> Iterator[dict]:
+    if view is None:
+        view = StateView(project.root, project.config.main_branch)
     for plan in project.plans.plans:
         checks = {t.id: DoneCheck(view, plan.key(t.id), t.text_hash) for t in plan.tasks}
         done = sum(c.recorded_done() for c in checks.values())
@@ -80,6 +82,7 @@ def load_dodo(dodo_file: str) -> dict:
     crashsafe.install_for_doit()
     workers.stop_safely()
     _unmet_dependency_is_a_failure()
+    usage.mark_run_start()
     root = Path(dodo_file).resolve().parent
     try:
         project: Project | None = load_project(root)
@@ -94,10 +97,27 @@ def load_dodo(dodo_file: str) -> dict:
         if project is None:
             problems = error.problems if error else ["unknown error"]
             raise InvalidDodoFile("bad plan or config — nothing was started:\n" + "\n".join(problems))
-        return generate_tasks(project)
+        view = StateView(project.root, project.config.main_branch)
+        _agents_can_start(project, view)
+        return generate_tasks(project, view)
 
     task_hive.__doc__ = "Hive plans"
     return {"DOIT_CONFIG": doit_config(project), "task_hive": task_hive}
+
+
+def _agents_can_start(project: Project, view: StateView) -> None:
+    """Before a run (not `doit list`), the cheap part of `hive doctor`: a missing
+    agent program (or Claude Code as root without IS_SANDBOX) would otherwise fail
+    every task it runs, one by one with retries, after making each one's worktree."""
+    from hive.doctor import preflight
+
+    if not preflight.runs_tasks(sys.argv[1:]):  # `doit list` works without the agents, and stays fast
+        return
+    from hive.doctor.usage import pending
+
+    problems = preflight.problems(project, sys.argv[1:], pending(view))
+    if problems:
+        raise InvalidDodoFile(preflight.message(problems))
 
 
 def _unmet_dependency_is_a_failure() -> None:

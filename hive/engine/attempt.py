@@ -11,6 +11,7 @@ from hive.adapters.proc import SCRUBBED_ENV
 from hive.crashsafe import crash_point
 from hive.engine import workspace
 from hive.engine.brief import ContextInput, continuation, decisions_so_far, dependency_results, prompt, render_context
+from hive.engine.limits import AttemptMeter, task_budget_left
 from hive.engine.supervise import Watch, clean_tail, wait
 from hive.engine.task import TaskRun, Worker, duration, say
 from hive.errors import HiveError
@@ -19,6 +20,7 @@ from hive.lifecycle import Outcome, State
 from hive.store import agent_signals, names
 from hive.store.files import atomic_write
 from hive.store.state import MERGE, MERGING, TaskState
+from hive.streams import reader
 
 
 def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
@@ -32,7 +34,7 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     # Recorded before anything is created, so a crash at any later line leaves a
     # record that names what to resume or clean up.
     st = h.update(
-        (State.PLANNED, State.FAILED),
+        (State.PLANNED, State.FAILED, State.PAUSED),
         state=State.IN_PROGRESS,
         attempt=attempt,
         attempts_used=st.attempts_used + 1,
@@ -49,6 +51,9 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
         merging="",
         output_tail="",
         resume="",
+        permanent=False,
+        resume_at=0.0,
+        usage={},
         log_offset=_log_start(log, h.key, attempt, worker.id),
     )
     crash_point("after-claim")
@@ -58,7 +63,8 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     brief = _brief(h, st, wt)
     copied = workspace.copy_files(root, wt, h.cfg.worktree_copy)
     excludes = h.paths.excludes_file(plan, tid, attempt)
-    workspace.set_excludes(root, wt, excludes, [brief.name, *copied])
+    ignored = [] if h.is_script else list(h.profile().ignore)
+    workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored])
     if h.cfg.worktree_setup:
         setup = workspace.run_setup(wt, h.cfg.worktree_setup, env, h.cfg.task_timeout)
         if setup.code != 0:
@@ -66,7 +72,7 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
                 f"worktree setup command failed (exit {setup.code}): {h.cfg.worktree_setup}\n"
                 f"{clean_tail(setup.output, 15)}"
             )
-        workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *workspace.untracked(wt)])
+        workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored, *workspace.untracked(wt)])
     token = h.executor.start(
         Launch(
             st.session,
@@ -188,7 +194,10 @@ def _command(h: TaskRun, st: TaskState, brief: Path) -> list[str]:
         script = h.paths.script_file(h.plan_name, h.task.id, st.attempt)
         atomic_write(script, h.task.script)
         return ["bash", "-e", str(script)]
-    return h.profile().argv(prompt(h.key, h.task.title, str(brief), h.hive_command), str(brief))
+    profile = h.profile()
+    argv = profile.argv(prompt(h.key, h.task.title, str(brief), h.hive_command), str(brief))
+    left = task_budget_left(h, st)
+    return argv + (profile.budget_argv(left) if left is not None else [])
 
 
 def _agent_env(h: TaskRun, st: TaskState, wt: Path, worker: Worker) -> dict[str, str]:
@@ -230,6 +239,9 @@ def watch(h: TaskRun, st: TaskState) -> Outcome:
         grace=None if profile is None else h.cfg.spawn_grace_period,
         exit_zero_is_done=bool(profile and profile.exit_zero_is_done),
         stall_patterns=profile.stall_patterns if profile else (),
+        reader=reader(profile.stream) if profile else None,
+        meter=AttemptMeter(h) if profile else None,
+        command=profile.command[0] if profile else "",
     )
     return wait(w, on_stuck=lambda idle: _stuck(h, idle))
 

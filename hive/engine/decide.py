@@ -61,7 +61,7 @@ def decide(st: TaskState, facts: Facts, is_checkpoint: bool, max_attempts: int) 
         return Decision(Step.DONE)
     if st.state in HELD:
         return Decision(Step.HOLD)
-    if st.state == State.FAILED and st.reason != INTERRUPTED and st.attempts_used >= max_attempts:
+    if st.state == State.FAILED and st.reason != INTERRUPTED and (st.permanent or st.attempts_used >= max_attempts):
         return Decision(Step.HOLD)
     if is_checkpoint:
         return Decision(Step.CHECKPOINT)

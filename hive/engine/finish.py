@@ -3,10 +3,13 @@ finished work, clean up only what git proves is safe."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 from hive.engine import workspace
 from hive.engine.attempt import retire_worktree, worktree_for_merge
+from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import MergeRequest, Recorders, merge
 from hive.engine.task import TaskRun, prefixed, say
 from hive.lifecycle import Outcome, State, Worktree
@@ -26,7 +29,16 @@ def finish(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
         note = workspace.remove_if_clean(h.root, Path(st.worktree))
     elif rule.worktree == Worktree.RETIRE:
         retire_worktree(h, st)
-    return h.end(st, rule.state, outcome.recorded_reason(h.key), outcome.output_tail, note)
+    reason = outcome.recorded_reason(h.key)
+    changes: dict[str, Any] = {"permanent": rule.permanent, "pauses": 0}
+    if not rule.counts:
+        changes["attempts_used"] = max(st.attempts_used - 1, 0)
+    if rule.state == State.PAUSED:
+        until = pause_until(outcome.resume_at, st.pauses, time.time())
+        changes.update(resume_at=until, pauses=st.pauses + 1)
+        hold_profile(h, h.profile().name, until, reason)
+        reason += f"; resumes at {time.strftime('%H:%M:%S', time.localtime(until))}"
+    return h.end(st, rule.state, reason, outcome.output_tail, note, **changes)
 
 
 def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:

@@ -19,6 +19,7 @@ from hive.adapters import git
 from hive.engine import attempt
 from hive.engine.decide import Decision, Facts, Step, decide
 from hive.engine.finish import finish, record_merged, tidy_up
+from hive.engine.limits import run_budget_reached, wait_for_profile
 from hive.engine.slots import Slot
 from hive.engine.standing import MERGING, RUNNING, interrupted, standing
 from hive.engine.supervise import signalled
@@ -124,6 +125,13 @@ class TaskRunner:
                 return self._held(st)
             if d.step == Step.CHECKPOINT:
                 return self._held(self._checkpoint(st))
+            if d.step == Step.NEW:
+                over = run_budget_reached(h)
+                if over:
+                    say(f"{h.key}: not started — {over}")
+                    return TaskFailed(f"{h.key}: not started — {over}")
+                if not h.is_script:
+                    wait_for_profile(h, h.profile().name)
             with ExitStack() as held:
                 self._exclusion(held)
                 worker = held.enter_context(Slot(h.paths, h.cfg.max_workers, h.key))
@@ -131,7 +139,9 @@ class TaskRunner:
                 st = finish(h, h.read(), outcome, self.merge_approved)
             if st.state == State.DONE:
                 return True
-            if STATES[State(st.state)].retried and st.attempts_used < h.cfg.max_attempts:
+            if st.state == State.PAUSED:
+                continue  # not an attempt that counts: wait for its resume time, then go on
+            if STATES[State(st.state)].retried and not st.permanent and st.attempts_used < h.cfg.max_attempts:
                 say(
                     f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
                     f"({st.attempts_used} of {h.cfg.max_attempts} attempts used)"
@@ -173,6 +183,7 @@ class TaskRunner:
                 state=State.PLANNED,
                 attempts_used=0,
                 reason="",
+                permanent=False,
                 merge_commit="",
                 resume="",
                 event=f"reopened: {d.reopen}",

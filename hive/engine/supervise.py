@@ -8,7 +8,7 @@ grace, stall, timeout) are unit-tested without waiting for them.
 
 from __future__ import annotations
 
-import re
+import codecs
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,9 +20,20 @@ from hive.lifecycle import Kind, Outcome
 from hive.settings.agents import stall_match
 from hive.store import agent_signals
 from hive.store.agent_signals import Signal
+from hive.streams.base import ANSI, StreamReader, Trouble, TroubleKind, Usage
 
 POLL = 0.025
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]|\r")
+UNREACHABLE_PATIENCE = 30.0  # an API the CLI cannot reach this long ends the attempt
+USAGE_EVERY = 1.0  # seconds between recordings of a running agent's usage
+_LONG_LINE = 300  # a tail line longer than this (a JSON event) is cut
+
+
+class Meter(Protocol):
+    """Where a running agent's usage goes: recorded, and checked against the budget."""
+
+    def record(self, usage: Usage) -> str | None:
+        """Record it; return why the agent must stop (over budget), if it must."""
+        ...
 
 
 class Clock(Protocol):
@@ -56,6 +67,9 @@ class Watch:
     grace: float | None  # spawn check deadline; None for scripts
     exit_zero_is_done: bool = False
     stall_patterns: tuple[str, ...] = ()
+    reader: StreamReader | None = None  # reads a headless CLI's event stream
+    meter: Meter | None = None
+    command: str = ""  # the agent's program, named in a "not found" reason
 
 
 def log_size(path: Path) -> int:
@@ -81,8 +95,66 @@ def output_tail(watch: Watch, lines: int = 20) -> str:
 def clean_tail(text: str, lines: int) -> str:
     """The last lines worth reading: no terminal escapes, no blank lines, and not tmux's
     own "Pane is dead" notice (remain-on-exit)."""
-    kept = [ln.rstrip() for ln in _ANSI.sub("", text).splitlines() if ln.strip() and not ln.startswith("Pane is dead")]
-    return "\n".join(kept[-lines:])
+    text = ANSI.sub("", text).replace("\r", "")
+    kept = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not ln.startswith("Pane is dead")]
+    return "\n".join(ln if len(ln) <= _LONG_LINE else ln[: _LONG_LINE - 1] + "…" for ln in kept[-lines:])
+
+
+class _Follow:
+    """Feeds the log's new bytes to the stream reader as the log grows."""
+
+    def __init__(self, watch: Watch) -> None:
+        self.watch = watch
+        self.position = watch.log_offset
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.recorded_at = 0.0
+        self.recorded: tuple[int, int, float | None] = (0, 0, None)
+        self.transient: Trouble | None = None
+        self.transient_since = 0.0
+
+    def read(self) -> None:
+        reader = self.watch.reader
+        if reader is None:
+            return
+        try:
+            with open(self.watch.log_path, "rb") as f:
+                f.seek(self.position)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        self.position += len(data)
+        if data:
+            reader.feed(self.decoder.decode(data))
+
+    def meter(self, now: float, final: bool = False) -> str | None:
+        """Record usage that changed (at most once a second while it runs)."""
+        reader, meter = self.watch.reader, self.watch.meter
+        if reader is None or meter is None or (not final and now - self.recorded_at < USAGE_EVERY):
+            return None
+        u = reader.usage
+        current = (u.tokens_in, u.tokens_out, u.cli_cost_usd)
+        if current == self.recorded:
+            return None
+        self.recorded, self.recorded_at = current, now
+        return meter.record(u)
+
+    def trouble(self, now: float) -> Trouble | None:
+        """Trouble that ends the attempt now: permanent failures and rate limits at
+        once; an unreachable API once it has lasted UNREACHABLE_PATIENCE."""
+        trouble = self.watch.reader.trouble if self.watch.reader else None
+        if trouble is None or trouble.kind != TroubleKind.TRANSIENT:
+            return trouble
+        if trouble is not self.transient:
+            self.transient, self.transient_since = trouble, now
+        return trouble if now - self.transient_since >= UNREACHABLE_PATIENCE else None
+
+
+def troubled(trouble: Trouble, tail: str) -> Outcome:
+    if trouble.kind == TroubleKind.PERMANENT:
+        return Outcome(Kind.AGENT_ERROR, trouble.reason, tail)
+    if trouble.kind == TroubleKind.RATE_LIMIT:
+        return Outcome(Kind.RATE_LIMITED, trouble.reason, tail, resume_at=trouble.resume_at)
+    return Outcome(Kind.CRASHED, trouble.reason, tail)
 
 
 def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None, clock: Clock = SYSTEM_CLOCK) -> Outcome:
@@ -92,6 +164,7 @@ def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None, cl
     next_screen_check = 0.0
     next_thorough_check = clock.time() + 1.0
     warned = False
+    follow = _Follow(watch)
     while True:
         sig = agent_signals.read(watch.signal_path)
         if sig:
@@ -100,15 +173,22 @@ def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None, cl
             return Outcome(Kind.STOPPED, "stopped by `hive stop`", output_tail(watch))
         now = clock.time()
         if watch.exit_file.exists() or not watch.executor.alive(watch.agent):
-            return _exited(watch, alive_seen, clock)
+            return _exited(watch, alive_seen, clock, follow)
         if now >= next_thorough_check:
             next_thorough_check = now + 1.0
             if not watch.executor.alive(watch.agent, thorough=True):
-                return _exited(watch, alive_seen, clock)
+                return _exited(watch, alive_seen, clock, follow)
         new_size = log_size(watch.log_path)
         if new_size != size:
             size, last_change, alive_seen = new_size, now, alive_seen or new_size > watch.log_offset
             warned = False
+            follow.read()
+        over = follow.meter(now)
+        if over:
+            return Outcome(Kind.OVER_BUDGET, over, output_tail(watch))
+        trouble = follow.trouble(now)
+        if trouble:
+            return troubled(trouble, output_tail(watch))
         in_grace = watch.grace is not None and now < watch.started_at + watch.grace
         if watch.grace is not None and not alive_seen and not in_grace:
             return Outcome(
@@ -155,11 +235,17 @@ def exit_status(path: Path, clock: Clock, patience: float = 1.0) -> int | None:
             clock.sleep(POLL)
 
 
-def _exited(watch: Watch, alive_seen: bool, clock: Clock) -> Outcome:
+def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Outcome:
     sig = agent_signals.read(watch.signal_path)  # it may have signalled just before exiting
+    status = exit_status(watch.exit_file, clock) if sig is None else None
+    follow.read()
+    if watch.reader is not None:
+        watch.reader.close()
+    over = follow.meter(clock.time(), final=True)
     if sig:
         return signalled(sig)
-    status = exit_status(watch.exit_file, clock)
+    if over and status != 0:
+        return Outcome(Kind.OVER_BUDGET, over, output_tail(watch))
     if watch.grace is None and status == 0:
         return Outcome(Kind.DONE, "script finished")
     if watch.exit_zero_is_done and status == 0:
@@ -167,6 +253,20 @@ def _exited(watch: Watch, alive_seen: bool, clock: Clock) -> Outcome:
     tail = output_tail(watch)
     if watch.grace is None:
         return Outcome(Kind.SCRIPT_FAILED, f"script exited with status {status}", tail)
+    if status == 127:
+        said = tail.splitlines()[-1] if tail else f"`{watch.command}`"
+        return Outcome(
+            Kind.AGENT_ERROR,
+            f"command not found (exit 127: {said}); install it or fix the agent profile's command in "
+            f".hive/config.toml, then `hive retry` (`hive doctor` checks)",
+            tail,
+        )
+    trouble = watch.reader.trouble if watch.reader else None
+    if trouble is not None:
+        return troubled(trouble, tail)
+    if status == 0:
+        # it finished its turn without signalling: what it committed is kept for the next attempt
+        return Outcome(Kind.CRASHED, "the agent exited (status 0) without running `hive done`", tail)
     if not alive_seen or clock.time() < watch.started_at + (watch.grace or 0):
         # an agent that ends this early never really started (missing binary, not logged in...)
         return Outcome(

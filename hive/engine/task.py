@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hive.errors import HiveError
 from hive.executors import AgentRef, Executor, executor
@@ -98,16 +99,16 @@ class TaskRun:
         note: str = "",
         files: tuple[str, ...] = (),
         resume: str = "",
+        **changes: Any,
     ) -> TaskState:
         """Close the current attempt in `state`, and say so."""
         # `merging` stays: only the merge step knows whether main moved (the next run checks it)
-        st = self.store.close_attempt(st, state, reason, output_tail=output_tail, files=files, resume=resume)
+        st = self.store.close_attempt(st, state, reason, output_tail=output_tail, files=files, resume=resume, **changes)
         say(f"{self.key}: {state} — {first_line(reason)}" + (f" ({note})" if note else ""))
         return st
 
     def profile(self) -> AgentProfile:
-        name = self.task.agent or self.job.plan.agent or self.cfg.default_agent
-        return self.cfg.agents[name]
+        return self.cfg.agents[self.cfg.profile_name(self.job.plan.agent, self.task.agent)]
 
     @property
     def is_script(self) -> bool:

@@ -13,10 +13,11 @@ from hive.render import render
 from hive.store.files import atomic_write
 from hive.store.paths import Paths
 from hive.store.state import StateStore, TaskState
+from hive.store.usage import Totals, described, task_totals
 
 
 def terminal_status(states: list[str]) -> str:
-    if any(s in (State.PLANNED, State.IN_PROGRESS) for s in states):
+    if any(s in (State.PLANNED, State.IN_PROGRESS, State.PAUSED) for s in states):
         return "in_progress"
     if State.AWAITING_HUMAN in states:
         return "awaiting_human"
@@ -27,6 +28,7 @@ def execution_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, 
     """`recorded`: every task's state by `plan:ID` if the caller keeps them (else read)."""
     recorded = StateStore(paths).read_all() if recorded is None else recorded
     sections, every_state = [], []
+    spent = Totals()
     for plan in plans:
         if not plan.approved:
             continue
@@ -34,6 +36,8 @@ def execution_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, 
         for task in plan.tasks:
             st = recorded.get(plan.key(task.id)) or TaskState(plan.name, task.id)
             state = shown_state(st, task.text_hash)
+            used = task_totals(st)
+            spent.merge(used)
             rows.append(
                 {
                     "key": plan.key(task.id),
@@ -43,6 +47,7 @@ def execution_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, 
                     "commit": st.merge_commit if state == State.DONE else "",
                     "files": _files(st.files) if state == State.DONE else "",
                     "reason": _cell(_evidence(st, state)),
+                    "usage": described(used),
                 }
             )
         states = [r["state"] for r in rows]
@@ -64,6 +69,7 @@ def execution_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, 
         total=len(every_state),
         counts=counts,
         plans=sections,
+        spent=described(spent),
     )
 
 

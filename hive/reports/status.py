@@ -14,6 +14,7 @@ from hive.executors import AgentRef, executor
 from hive.lifecycle import ORDER, State, shown_state
 from hive.plan import discovered
 from hive.project import load_project
+from hive.store import usage
 from hive.store.files import HeldLock
 from hive.store.names import task_key
 from hive.store.paths import Paths
@@ -41,6 +42,10 @@ class TaskStatus:
     stuck: bool = False
     draft: bool = False
     output_tail: str = ""
+    resume_at: float | None = None  # paused: when it goes on
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = None  # None: tokens were used at a price nobody knew
 
     @property
     def key(self) -> str:
@@ -72,6 +77,7 @@ def collect(root: Path) -> list[TaskStatus]:
             idle = now - log.stat().st_mtime if running and not signalled and log_size(log) > st.log_offset else None
             state = shown_state(st, task.text_hash)
             reason = _unwatched(where) if where and not holder else st.reason
+            used = usage.task_totals(st).as_json()
             rows.append(
                 TaskStatus(
                     plan.name,
@@ -93,6 +99,8 @@ def collect(root: Path) -> list[TaskStatus]:
                     idle is not None and idle > project.config.stuck_threshold,
                     not plan.approved,
                     st.output_tail if st.state in ("failed", "blocked") else "",
+                    st.resume_at if st.state == State.PAUSED else None,
+                    **used,
                 )
             )
     return rows
@@ -110,6 +118,16 @@ def _unwatched(where: Standing) -> str:
     if where.kind == RUNNING:
         return "agent alive but no run is watching it: run `doit` to re-attach"
     return "interrupted: nothing runs it any more; `doit` starts a new attempt"
+
+
+def totals(rows: list[TaskStatus]) -> dict:
+    """Tokens and cost over every task (what `--json` calls totals)."""
+    known = all(r.cost_usd is not None for r in rows if r.tokens_in or r.tokens_out)
+    return {
+        "tokens_in": sum(r.tokens_in for r in rows),
+        "tokens_out": sum(r.tokens_out for r in rows),
+        "cost_usd": round(sum(r.cost_usd or 0.0 for r in rows), 6) if known else None,
+    }
 
 
 def counts(rows: list[TaskStatus]) -> dict[str, int]:
@@ -138,12 +156,19 @@ def render_discovered(items: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _usage(tokens_in: int, tokens_out: int, cost: float | None) -> str:
+    return usage.described(usage.Totals(tokens_in, tokens_out, cost or 0.0, cost is not None))
+
+
 def render(rows: list[TaskStatus], width: int = 30) -> str:
     c = counts(rows)
     total = len(rows) or 1
     done = c["done"]
     bar = "#" * round(width * done / total) + "-" * (width - round(width * done / total))
     lines = [f"[{bar}] {done}/{len(rows)} done  " + "  ".join(f"{n} {s}" for s, n in c.items() if n and s != "done")]
+    spent = totals(rows)
+    if spent["tokens_in"] or spent["tokens_out"]:
+        lines[0] += "  " + _usage(spent["tokens_in"], spent["tokens_out"], spent["cost_usd"])
     key_w = max([len(r.key) for r in rows] + [4])
     for r in sorted(rows, key=lambda r: (ORDER.index(r.state) if r.state in ORDER else 9, r.plan)):
         state = r.state + (" (draft)" if r.draft else "")
@@ -161,6 +186,10 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
             detail = f"merged {r.commit[:10]}, {len(r.files)} file(s)"
         elif r.state == "blocked" and r.worktree:
             detail += f" (work kept in {r.worktree})"
+        elif r.state == "paused" and r.resume_at:
+            detail = f"resumes at {time.strftime('%H:%M:%S', time.localtime(r.resume_at))} — {detail}"
+        if r.tokens_in or r.tokens_out:
+            detail += f"  [{_usage(r.tokens_in, r.tokens_out, r.cost_usd)}]"
         lines.append(f"  {r.key:<{key_w}}  {state:<15} {r.title[:50]:<50}  {detail}".rstrip())
         if r.output_tail:
             lines += [f"  {'':<{key_w}}    | {line}" for line in r.output_tail.splitlines()[-3:]]

@@ -26,6 +26,12 @@ class AgentProfile:
     exit_zero_is_done: bool = False  # exiting 0 without `hive done` counts as done
     stall_patterns: tuple[str, ...] = ()  # screen text meaning "stuck at a prompt, not working"
     env: tuple[tuple[str, str], ...] = ()  # extra environment for the agent
+    stream: str = ""  # how to read its output (hive.streams.KINDS); "" = only watch that it grows
+    budget_args: tuple[str, ...] = ()  # appended when a task has a budget ({usd} = what is left)
+    ignore: tuple[str, ...] = ()  # files it leaves in the worktree that are never the task's work
+
+    def budget_argv(self, usd: float) -> list[str]:
+        return [a.replace("{usd}", f"{usd:.4f}") for a in self.budget_args]
 
     def argv(self, prompt: str, context_file: str) -> list[str]:
         """The command line, placeholders replaced literally in one pass (no formatting,
@@ -45,16 +51,20 @@ def stall_match(patterns: tuple[str, ...], screen: str) -> str | None:
     return None
 
 
-# Prompts Claude Code / Codex / Gemini show on a first run in a new directory:
+# Prompts an interactive TUI shows on a first run, or for a new key or directory:
 # waiting at one of them must fail the task within the grace period, not hang.
-_TRUST = (
+# (Headless profiles read their event stream instead: in it, these words are as
+# likely to be a task's own login page as a prompt.)
+_PROMPTS = (
     r"trust (the files in )?this folder",
     r"Do you trust",
     r"Yes, proceed",
     r"Please log ?in",
-    r"/login",
     r"Select login method",
-    r"sign in",
+    r"Do you want to use this API key",
+    r"Bypass Permissions mode",
+    r"Yes, I accept",
+    r"Choose the text style",
 )
 
 BUILTIN_PROFILES: dict[str, AgentProfile] = {
@@ -65,44 +75,77 @@ BUILTIN_PROFILES: dict[str, AgentProfile] = {
         ("claude", "-p", "--dangerously-skip-permissions", "--output-format", "stream-json", "--verbose", PROMPT),
         context_file="CLAUDE.md",
         mode="headless",
-        stall_patterns=_TRUST,
+        stream="claude",
+        budget_args=("--max-budget-usd", "{usd}"),
     ),
     "claude-interactive": AgentProfile(
         "claude-interactive",
         ("claude", "--dangerously-skip-permissions", PROMPT),
         context_file="CLAUDE.md",
         mode="interactive",
-        stall_patterns=_TRUST,
+        stall_patterns=_PROMPTS,
     ),
     "codex": AgentProfile(
-        # `exec` never asks for approval; the bypass flag lifts its read-only sandbox.
+        # `exec` never asks for approval; the bypass flag lifts its read-only sandbox;
+        # no login shell, whose /etc/profile would reset PATH.
         "codex",
-        ("codex", "exec", "--dangerously-bypass-approvals-and-sandbox", PROMPT),
+        (
+            "codex",
+            "exec",
+            "--json",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "-c",
+            "allow_login_shell=false",
+            PROMPT,
+        ),
         context_file="AGENTS.md",
         mode="headless",
-        stall_patterns=_TRUST,
+        stream="codex",
     ),
     "aider": AgentProfile(
         # aider edits and commits by itself and exits after one message; --yes-always
         # answers "no" to running shell commands, so it cannot call `hive done` itself.
+        # --no-gitignore: its .aider* line in .gitignore would be merged into main.
         "aider",
-        ("aider", "--yes-always", "--no-check-update", "--read", CONTEXT_FILE, "--message", PROMPT),
+        (
+            "aider",
+            "--yes-always",
+            "--no-check-update",
+            "--no-gitignore",
+            "--no-analytics",
+            "--read",
+            CONTEXT_FILE,
+            "--message",
+            PROMPT,
+        ),
         context_file="AGENTS.md",
         mode="headless",
         exit_zero_is_done=True,
+        stream="aider",
+        ignore=(".aider*",),
     ),
     "gemini": AgentProfile(
         "gemini",
         ("gemini", "--approval-mode=yolo", "--output-format", "stream-json", "--prompt", PROMPT),
         context_file="GEMINI.md",
         mode="headless",
-        stall_patterns=_TRUST,
+        stream="gemini",
         # an untrusted folder makes gemini exit (or silently leave yolo mode)
         env=(("GEMINI_CLI_TRUST_WORKSPACE", "true"),),
     ),
 }
 
-_KEYS = {"command", "context_file", "mode", "exit_zero_is_done", "stall_patterns", "env"}
+_KEYS = {
+    "command",
+    "context_file",
+    "mode",
+    "exit_zero_is_done",
+    "stall_patterns",
+    "env",
+    "stream",
+    "budget_args",
+    "ignore",
+}
 
 
 def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: str) -> AgentProfile:
@@ -134,6 +177,16 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
                 re.compile(pattern)
             except re.error as e:
                 problems.append(f"{where}.stall_patterns: {pattern!r} is not a valid regular expression ({e})")
+    stream = table.get("stream", "")
+    if stream:
+        from hive.streams import KINDS
+
+        if stream not in KINDS:
+            problems.append(f"{where}.stream = {stream!r} is not a stream reader; known: {', '.join(sorted(KINDS))}")
+    for key in ("budget_args", "ignore"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append(f"{where}.{key} must be a list of strings")
     env = table.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         problems.append(f'{where}.env must be a table of strings, e.g. env = {{ FOO = "1" }}')
@@ -145,6 +198,7 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
     changes["command"] = tuple(command)
     if "env" in changes:
         changes["env"] = tuple(sorted(changes["env"].items()))
-    if "stall_patterns" in changes:
-        changes["stall_patterns"] = tuple(changes["stall_patterns"])
+    for key in ("stall_patterns", "budget_args", "ignore"):
+        if key in changes:
+            changes[key] = tuple(changes[key])
     return replace(start, name=name, **changes)

@@ -10,6 +10,7 @@ from typing import Any
 
 from hive.errors import HiveError
 from hive.settings.agents import BUILTIN_PROFILES, AgentProfile, profile_from_table
+from hive.settings.prices import DEFAULT_PRICES, Price, prices_from_table
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
@@ -46,6 +47,13 @@ class Config:
     gate_first_batch: bool = False
     hub_threshold: int = 0
     executor: str = "tmux"
+    budget_task_usd: float = 0.0  # 0 = no cap
+    budget_run_usd: float = 0.0
+    prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    def profile_name(self, plan_agent: str, task_agent: str) -> str:
+        """The agent profile a task runs with: its own, else its plan's, else the default."""
+        return task_agent or plan_agent or self.default_agent
 
 
 # section -> key -> (Config field, kind)
@@ -72,6 +80,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
     "parallel": {"max_workers": ("max_workers", "posint")},
     "executor": {"kind": ("executor", "executor")},
     "gates": {"first_batch": ("gate_first_batch", "bool"), "hub_threshold": ("hub_threshold", "nonnegint")},
+    "budget": {"task_usd": ("budget_task_usd", "usd"), "run_usd": ("budget_run_usd", "usd")},
 }
 
 
@@ -98,12 +107,20 @@ def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
         values["main_branch"] = main_branch_fallback
     problems: list[str] = []
     agents = dict(BUILTIN_PROFILES)
+    prices = dict(DEFAULT_PRICES)
     for section, table in data.items():
         if section == "agents":
             problems += _load_agents(path, table, agents)
             continue
+        if section == "prices":
+            try:
+                prices.update(prices_from_table(table, f"{path}: prices"))
+            except HiveError as e:
+                problems += e.problems
+            continue
         if section not in _SCHEMA:
-            problems.append(f"{path}: unknown section [{section}]; known: {', '.join(sorted([*_SCHEMA, 'agents']))}")
+            known = ", ".join(sorted([*_SCHEMA, "agents", "prices"]))
+            problems.append(f"{path}: unknown section [{section}]; known: {known}")
             continue
         if not isinstance(table, dict):
             problems.append(f"{path}: {section} must be a table [{section}]")
@@ -117,7 +134,7 @@ def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
                 values[spec[0]] = _convert(value, spec[1], f"{path}: {section}.{key}")
             except HiveError as e:
                 problems += e.problems
-    config = Config(agents=agents, **values)
+    config = Config(agents=agents, prices=prices, **values)
     if config.default_agent not in agents and config.default_agent != "script":
         problems.append(
             f"{path}: agent.default = {config.default_agent!r} is not a known agent profile; "
@@ -160,6 +177,7 @@ def _convert(value: Any, kind: str, where: str) -> Any:
         "posint": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
         "nonnegint": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
         "strlist": isinstance(value, list) and all(isinstance(v, str) for v in value),
+        "usd": isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
     }[kind]
     if not ok:
         wanted = {
@@ -168,6 +186,9 @@ def _convert(value: Any, kind: str, where: str) -> Any:
             "posint": "a whole number >= 1",
             "nonnegint": "a whole number >= 0",
             "strlist": "a list of strings",
+            "usd": "an amount in USD >= 0 (0 = no cap)",
         }[kind]
         raise HiveError(f"{where} = {value!r} must be {wanted}")
+    if kind == "usd":
+        return float(value)
     return tuple(value) if kind == "strlist" else value

@@ -3,6 +3,8 @@ filesystem only through `names`, so `../x` can never escape `.hive/`."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +54,13 @@ class Paths:
     @property
     def salvage(self) -> Path:
         return self.hive / "salvage"
+
+    def hold_file(self, profile: str) -> Path:
+        """A rate-limited agent profile's hold: no task starts on it before its time."""
+        slug = re.sub(r"[^A-Za-z0-9._-]", "_", profile)
+        if slug != profile:
+            slug += "-" + hashlib.sha1(profile.encode()).hexdigest()[:8]
+        return self.hive / "holds" / f"{slug}.json"
 
     def salvaged(self, name: str) -> Path:
         """Where a directory git does not know is moved aside, stamped so nothing is overwritten."""

@@ -54,6 +54,10 @@ class TaskState:
     resume: str = ""  # MERGE, MERGING or "review" (below)
     answer: str = ""  # a human's answer to this checkpoint ("approved", "choice: B", ...)
     feedback: str = ""  # a human's --reject text, for this task's next attempt
+    permanent: bool = False  # its failure cannot be fixed by retrying: the run holds it
+    resume_at: float = 0.0  # paused (rate-limited) until then
+    pauses: int = 0  # rate limits in a row (the back-off grows with them)
+    usage: dict = field(default_factory=dict)  # the running attempt's tokens and cost (usage.py)
     history: tuple[dict, ...] = field(default=())
 
     @property
@@ -141,6 +145,7 @@ class StateStore:
         """End the attempt `st` in `state`, keeping its story in the history (what
         continuation briefs and the report tell)."""
         entry = history_entry(st, outcome or state, reason)
+        changes.setdefault("usage", {})  # now in the history entry: counted once
         return self.update(
             st.plan,
             st.id,
@@ -189,7 +194,9 @@ def history_entry(st: TaskState, outcome: str, reason: str) -> dict:
         "base": st.base,
         "worker": st.worker,
         "log_offset": st.log_offset,
+        "started_at": round(st.started_at, 3),
         "finished_at": round(time.time(), 3),
+        **({"usage": dict(st.usage)} if st.usage else {}),
     }
 
 

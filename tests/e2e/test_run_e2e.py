@@ -200,8 +200,10 @@ def test_agent_that_never_starts_fails_within_the_grace_period(repo):
     assert st["state"] == "failed" and "agent_spawn_failed" in st["reason"]
 
 
-def test_missing_agent_binary_fails_with_its_own_output(repo):
-    repo.configure(grace="5s", attempts=1, extra='\n[agents.ghost]\ncommand = ["no-such-agent-binary", "{prompt}"]\n')
+def test_an_agent_command_that_is_not_found_fails_once_with_its_own_output(repo):
+    # (a profile whose binary is missing at start is refused before anything runs: test_doctor.py)
+    extra = '\n[agents.ghost]\ncommand = ["bash", "-c", "no-such-agent-binary", "ghost", "{prompt}"]\n'
+    repo.configure(grace="5s", attempts=2, extra=extra)
     repo.write_plan(
         "g",
         """
@@ -213,8 +215,10 @@ def test_missing_agent_binary_fails_with_its_own_output(repo):
     r = repo.doit(timeout=60)
     assert r.returncode == 1
     st = repo.state("g", "1")
-    assert st["state"] == "failed" and "agent_spawn_failed" in st["reason"]
-    assert "no-such-agent-binary" in st["output_tail"]
+    assert st["state"] == "failed" and st["reason"].startswith("command not found (exit 127: ")
+    assert "no-such-agent-binary" in st["reason"] and "no-such-agent-binary" in st["output_tail"]
+    assert (st["attempt"], st["permanent"]) == (1, True)  # a permanent failure is not retried
+    assert "trying again" not in r.stderr
 
 
 def test_timeout_fails_the_task(repo):

@@ -73,8 +73,8 @@ def test_held_states_wait_for_a_human_and_only_failed_is_retried_by_the_runner()
     assert set(RETRYABLE) == {State.FAILED, State.BLOCKED, State.TOO_BIG}
 
 
-def test_status_lists_running_then_waiting_for_a_human_first():
-    assert ORDER[:2] == (State.IN_PROGRESS, State.AWAITING_HUMAN)
+def test_status_lists_running_then_rate_limited_then_waiting_for_a_human_first():
+    assert ORDER[:3] == (State.IN_PROGRESS, State.PAUSED, State.AWAITING_HUMAN)
     assert sorted(ORDER) == sorted(State)
 
 

@@ -1,0 +1,75 @@
+"""`hive doctor`'s whole check-up: the tools, the repository, and every agent
+profile that approved plans still need (binary and version, root, credentials,
+first-run files). Returns records; the CLI prints them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hive.doctor.agents import AgentContext, binary_check, root_check
+from hive.doctor.checks import Check, fail, ok
+from hive.doctor.credentials import credential_checks
+from hive.doctor.onboarding import onboarding_checks
+from hive.doctor.repo import repo_checks, tool_checks
+from hive.doctor.usage import ProfileUse, not_done, profiles_in_use
+from hive.errors import HiveError
+from hive.executors import executor
+from hive.plan.model import Plan
+from hive.settings.config import Config, load_repo_config
+from hive.store.paths import Paths
+
+
+def diagnose(root: Path) -> list[Check]:
+    """Every check, in the order printed."""
+    try:
+        config = load_repo_config(root)
+    except HiveError as e:
+        return [_unreadable("config", e), *tool_checks("tmux")]
+    checks: list[Check] = []
+    plans: tuple[Plan, ...] = ()
+    try:
+        plans = _load_plans(root, config)
+    except HiveError as e:
+        checks.append(_unreadable("plans", e))
+    checks += tool_checks(config.executor) + repo_checks(root, config.main_branch)
+    uses = profiles_in_use(config, plans, not_done(root, config))
+    if not uses:
+        if config.default_agent not in config.agents:  # `default = "script"`: no agent at all
+            return checks + [ok("agents", "no approved plan has a task for an agent to do")]
+        checks.append(
+            ok(
+                "agents",
+                f"no approved plan has an agent task left; checking the default profile {config.default_agent!r}",
+            )
+        )
+        uses = [ProfileUse(config.agents[config.default_agent])]
+    for use in uses:
+        checks += agent_checks(use, root, config)
+    return checks
+
+
+def agent_checks(use: ProfileUse, root: Path, config: Config) -> list[Check]:
+    ctx = AgentContext(use.profile, root)
+    checks = [binary_check(ctx, use.describe())]
+    as_root = root_check(ctx)
+    if as_root is not None:
+        checks.append(as_root)
+    return checks + credential_checks(ctx) + onboarding_checks(ctx, _trust_dirs(root, config))
+
+
+def _load_plans(root: Path, config: Config) -> tuple[Plan, ...]:
+    from hive.plan.cache import load_plans
+
+    paths = Paths(root)
+    return load_plans(paths.plans, config, paths.plan_cache).plans
+
+
+def _trust_dirs(root: Path, config: Config) -> list[Path]:
+    """Where agents run: the repo (which covers worktrees below it), and the worktree
+    base too when it is configured elsewhere."""
+    base = executor(config.executor).worktree_base(root, config.worktree_base)
+    return [root] if base == root or root in base.parents else [root, base]
+
+
+def _unreadable(what: str, error: HiveError) -> Check:
+    return fail(what, "; ".join(error.problems), "fix what it names, then run `hive doctor` again")

@@ -1,0 +1,83 @@
+"""The cheap checks `doit` runs once before a run: a profile that approved plans
+still need whose program is missing (or Claude Code as root without IS_SANDBOX)
+stops the run in one message, before any worktree is made — not once per task,
+with retries. Only `shutil.which` and environment lookups: no `--version`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # `doit list` imports this module only to learn that it runs nothing
+    from hive.plan.model import Plan, Task
+    from hive.project import Project
+
+# doit's commands that run no task (`doit list` must keep working on a machine
+# without the agents, e.g. to look at a run's state).
+_NOT_RUNNING = {"list", "info", "clean", "forget", "ignore", "dumpdb", "help", "tabcompletion", "reset-dep"}
+# doit's loader options, which may come before the command name
+_LOADER_OPTIONS = {"-f", "--file", "-d", "--dir"}
+_LOADER_FLAGS = {"-k", "--seek-file"}
+
+
+def runs_tasks(argv: Sequence[str]) -> bool:
+    """Does this doit command line run tasks (`doit`, `doit -n 2`, `doit auth:3`,
+    `doit run`), rather than list or inspect them?"""
+    args = _command_args(argv)
+    return not args or args[0] not in _NOT_RUNNING
+
+
+def _command_args(argv: Sequence[str]) -> list[str]:
+    """argv without the loader options and `name=value` variables doit takes first."""
+    args: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _LOADER_OPTIONS:
+            skip = True
+        elif not arg.startswith("-") and "=" in arg:
+            continue
+        elif not args and (arg in _LOADER_FLAGS or arg.startswith(("--file=", "--dir="))):
+            continue
+        else:
+            args.append(arg)
+    return args
+
+
+def selected_plans(argv: Sequence[str], plans: Sequence[Plan]) -> list[Plan]:
+    """The approved plans a run asked for: `doit auth` or `doit auth:3` (its
+    dependencies are in the same plan, so the whole plan counts), or every approved
+    plan (doit's default tasks) when it names none."""
+    approved = [p for p in plans if p.approved]
+    named = {a.split(":", 1)[0] for a in _command_args(argv) if not a.startswith("-")}
+    chosen = [p for p in approved if any(fnmatchcase(p.name, n) for n in named)]
+    return chosen or approved
+
+
+def problems(
+    project: Project, argv: Sequence[str], counts: Callable[[Plan, Task], bool], env: Mapping[str, str] | None = None
+) -> list[str]:
+    """One line per profile problem; empty when the run may start (or runs no task).
+    `env`: doit's environment, which the agents get (default: this process's)."""
+    if not runs_tasks(argv):
+        return []
+    from hive.doctor.agents import AgentContext, binary_check, root_check
+    from hive.doctor.usage import profiles_in_use
+
+    found = []
+    for use in profiles_in_use(project.config, selected_plans(argv, project.plans.plans), counts):
+        ctx = AgentContext(use.profile, project.root, dict(os.environ if env is None else env))
+        for check in (binary_check(ctx, version=False), root_check(ctx)):
+            if check is not None and check.failed:
+                found.append(
+                    f"agent profile {use.profile.name!r} (used by {use.describe()}): {check.detail} — {check.fix}"
+                )
+    return found
+
+
+def message(lines: Sequence[str]) -> str:
+    """All of them in one message (doit prints it after "ERROR: ", then exits 3)."""
+    return "\n".join(f"hive: {line}" for line in lines) + "; nothing was started (`hive doctor` checks everything)"

@@ -1,0 +1,95 @@
+"""What may stop an agent or hold back the next one: its usage against the
+budgets (`[budget] task_usd`, `run_usd`), and a rate limit on its profile."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from hive.engine.task import TaskRun, duration, say
+from hive.lifecycle import State
+from hive.store.files import atomic_write, locked
+from hive.store.state import TaskState
+from hive.store.usage import attempt_entry, run_started, task_totals, totals_of, usd
+from hive.streams import Usage
+
+BACKOFF = 60.0  # the first pause when the CLI did not say when its limit resets
+MAX_PAUSE = 3600.0
+WAIT_SLICE = 1.0  # a paused run looks again this often (a `hive retry` may lift it)
+
+
+class AttemptMeter:
+    """Records a running attempt's usage in its state; says when it must stop."""
+
+    def __init__(self, h: TaskRun) -> None:
+        self.h = h
+
+    def record(self, usage: Usage) -> str | None:
+        h = self.h
+        entry = attempt_entry(usage.tokens_in, usage.tokens_out, usage.cli_cost_usd, usage.model, h.cfg.prices)
+        st = h.update((State.IN_PROGRESS,), usage=entry)
+        cap = h.cfg.budget_task_usd
+        spent = task_totals(st).cost_usd
+        if cap and spent >= cap:
+            return f"budget reached for this task ({usd(spent)} of {usd(cap)}, [budget] task_usd)"
+        return None
+
+
+def task_budget_left(h: TaskRun, st: TaskState) -> float | None:
+    """What the task may still spend (None: no cap)."""
+    if not h.cfg.budget_task_usd:
+        return None
+    return max(h.cfg.budget_task_usd - task_totals(st).cost_usd, 0.0)
+
+
+def run_budget_reached(h: TaskRun) -> str:
+    """Why no new attempt may start: this run spent its `run_usd` ("" if it may)."""
+    cap = h.cfg.budget_run_usd
+    if not cap:
+        return ""
+    spent = totals_of(h.store.read_all().values(), since=run_started()).cost_usd
+    return f"budget reached ({usd(spent)} of {usd(cap)}, [budget] run_usd)" if spent >= cap else ""
+
+
+def pause_until(resume_at: float, pauses: int, now: float) -> float:
+    """When a rate-limited task goes on: the reset time the CLI gave, else 60 s·2ⁿ (≤ 1 h)."""
+    if resume_at > now:
+        return min(resume_at, now + 24 * 3600)
+    return now + min(BACKOFF * 2**pauses, MAX_PAUSE)
+
+
+def hold_profile(h: TaskRun, profile: str, until: float, reason: str) -> None:
+    """No task starts on `profile` before `until` (a later hold wins)."""
+    path = h.paths.hold_file(profile)
+    with locked(h.paths.locks / "holds.lock"):
+        current = read_hold(h, profile)
+        if current and current[0] >= until:
+            return
+        atomic_write(path, json.dumps({"profile": profile, "until": until, "reason": reason}))
+
+
+def read_hold(h: TaskRun, profile: str) -> tuple[float, str] | None:
+    try:
+        data = json.loads(h.paths.hold_file(profile).read_text())
+        return float(data["until"]), str(data.get("reason", ""))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def wait_for_profile(h: TaskRun, profile: str, own_until: float = 0.0) -> None:
+    """Wait while the profile is held (or this task is paused), saying once what for."""
+    said = 0.0
+    while True:
+        hold = read_hold(h, profile)
+        until = max(own_until, hold[0] if hold else 0.0)
+        now = time.time()
+        if until <= now or h.read().state not in (State.PAUSED, State.PLANNED, State.FAILED):
+            return
+        if until != said:
+            said = until
+            why = f" ({hold[1]})" if hold and hold[1] else ""
+            say(
+                f"{h.key}: waiting — agent profile {profile!r} is rate-limited until "
+                f"{time.strftime('%H:%M:%S', time.localtime(until))} (in {duration(until - now)}){why}"
+            )
+        time.sleep(min(WAIT_SLICE, until - now))

@@ -1,0 +1,110 @@
+"""Tokens and cost: per attempt (`TaskState.usage` while it runs, then its history
+entry), summed per task and per run. An attempt's entry is
+`{"tokens_in", "tokens_out", "cost_usd", "cost_from", "model"}` where `cost_from` is
+"cli" (the CLI's own total), "price" (tokens × the price table) or "" (unknown)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from hive.settings.prices import Price, cost_usd
+from hive.store.state import TaskState
+
+RUN_STARTED = "HIVE_RUN_STARTED"  # set by the dodo loader in the doit process; its workers inherit it
+
+
+def mark_run_start() -> None:
+    os.environ[RUN_STARTED] = f"{time.time():.3f}"
+
+
+def run_started() -> float:
+    try:
+        return float(os.environ.get(RUN_STARTED, "0"))
+    except ValueError:
+        return 0.0
+
+
+def attempt_entry(
+    tokens_in: int, tokens_out: int, cli_cost: float | None, model: str, prices: dict[str, Price]
+) -> dict:
+    priced = cost_usd(model, tokens_in, tokens_out, prices) if model else None
+    cost, source = (cli_cost, "cli") if cli_cost is not None else (priced, "price" if priced is not None else "")
+    return {
+        "tokens_in": tokens_in,
+        "tokens_out": tokens_out,
+        "cost_usd": round(cost, 6) if cost is not None else None,
+        "cost_from": source,
+        "model": model,
+    }
+
+
+@dataclass
+class Totals:
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    cost_known: bool = True  # False when an attempt used tokens at a price nobody knew
+
+    def add(self, entry: dict) -> None:
+        self.tokens_in += int(entry.get("tokens_in") or 0)
+        self.tokens_out += int(entry.get("tokens_out") or 0)
+        cost = entry.get("cost_usd")
+        if isinstance(cost, (int, float)):
+            self.cost_usd += float(cost)
+        elif entry.get("tokens_in") or entry.get("tokens_out"):
+            self.cost_known = False
+
+    def merge(self, other: Totals) -> None:
+        self.tokens_in += other.tokens_in
+        self.tokens_out += other.tokens_out
+        self.cost_usd += other.cost_usd
+        self.cost_known = self.cost_known and other.cost_known
+
+    def as_json(self) -> dict:
+        return {
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": round(self.cost_usd, 6) if self.cost_known or self.cost_usd else None,
+        }
+
+
+def attempts(st: TaskState, since: float = 0.0) -> Iterable[dict]:
+    """The usage entry of each attempt started at or after `since` (the running one last)."""
+    for h in st.history:
+        if h.get("usage") and float(h.get("started_at") or 0) >= since:
+            yield h["usage"]
+    if st.usage and st.started_at >= since:
+        yield st.usage
+
+
+def task_totals(st: TaskState, since: float = 0.0) -> Totals:
+    totals = Totals()
+    for entry in attempts(st, since):
+        totals.add(entry)
+    return totals
+
+
+def totals_of(states: Iterable[TaskState], since: float = 0.0) -> Totals:
+    totals = Totals()
+    for st in states:
+        totals.merge(task_totals(st, since))
+    return totals
+
+
+def described(totals: Totals) -> str:
+    """Like "12.3k in / 1.2k out, $0.42" ("" when nothing was used)."""
+    if not (totals.tokens_in or totals.tokens_out):
+        return ""
+    money = usd(totals.cost_usd) if totals.cost_known else "cost unknown"
+    return f"{count(totals.tokens_in)} in / {count(totals.tokens_out)} out, {money}"
+
+
+def count(n: int) -> str:
+    return f"{n / 1_000_000:.1f}M" if n >= 1_000_000 else f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def usd(amount: float) -> str:
+    return f"${amount:.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.4f}"

@@ -1,0 +1,43 @@
+"""Aider's plain-text output: "Tokens: 1.2k sent, 340 received. Cost: $0.01
+message, $0.02 session." after each reply, and litellm's errors by class name."""
+
+from __future__ import annotations
+
+import re
+
+from hive.streams.base import StreamReader, Trouble, TroubleKind, classify, one_line
+
+_TOKENS = re.compile(r"^Tokens: ([\d.]+)([kKmM]?) sent(?:, [^,]*)*?, ([\d.]+)([kKmM]?) received")
+_SESSION = re.compile(r"\$(\d+(?:\.\d+)?) session")
+_LITELLM = re.compile(r"^litellm\.(\w+):\s*(.*)")
+_SCALE = {"": 1, "k": 1000, "m": 1_000_000}
+
+
+class AiderReader(StreamReader):
+    def __init__(self) -> None:
+        super().__init__(cli="aider")
+
+    def text(self, line: str) -> None:
+        m = _TOKENS.match(line)
+        if m:
+            self.add_usage(_count(m.group(1), m.group(2)), _count(m.group(3), m.group(4)))
+            cost = _SESSION.search(line)
+            if cost:
+                self.usage.cli_cost_usd = float(cost.group(1))
+            self.progress()
+            return
+        m = _LITELLM.match(line.strip())
+        if m:
+            name, message = m.group(1), m.group(2)
+            status = 401 if "Authentication" in name else 429 if "RateLimit" in name else None
+            trouble = classify(f"{name}: {message}", status, self.cli)
+            if trouble is None and name in ("APIConnectionError", "Timeout", "ServiceUnavailableError"):
+                trouble = Trouble(TroubleKind.TRANSIENT, f"aider: the model API is unreachable ({one_line(message)})")
+            if trouble is not None:
+                self.found(trouble)
+            return
+        super().text(line)
+
+
+def _count(number: str, scale: str) -> int:
+    return int(float(number) * _SCALE[scale.lower()])

@@ -1,0 +1,228 @@
+"""What an agent's output says, read as it streams: usage, and trouble that ends
+the attempt early (a permanent failure, a rate limit, an unreachable API).
+
+Headless CLIs print JSON events; file contents and tool results travel inside those
+events, so nothing here matches text against the whole stream — each reader looks
+only at the fields that carry the CLI's own errors, retries and usage.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>]")
+MAX_REASON = 300  # characters of the CLI's own message kept in a reason
+
+
+class TroubleKind(StrEnum):
+    PERMANENT = "permanent"  # retrying cannot help: say what to fix
+    RATE_LIMIT = "rate_limit"  # wait until resume_at, then go on
+    TRANSIENT = "transient"  # this attempt is lost; the next may work
+
+
+@dataclass(frozen=True)
+class Trouble:
+    kind: TroubleKind
+    reason: str  # one readable line, with the fix
+    resume_at: float = 0.0  # rate limits: when the CLI said it resets (0 = not said)
+
+
+@dataclass
+class Usage:
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cli_cost_usd: float | None = None  # the CLI's own total for the attempt, when it printed one
+    model: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cli_cost_usd": self.cli_cost_usd,
+            "model": self.model,
+        }
+
+
+@dataclass
+class StreamReader:
+    """Feed it the agent's output as it arrives; read `usage` and `trouble`."""
+
+    cli: str = "agent"
+    usage: Usage = field(default_factory=Usage)
+    trouble: Trouble | None = None
+    _partial: str = ""
+
+    def feed(self, chunk: str) -> None:
+        text = self._partial + chunk
+        lines = text.split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            self._line(clean(line))
+
+    def close(self) -> None:
+        """The agent ended: read what is left without a newline."""
+        if self._partial:
+            self._line(clean(self._partial))
+            self._partial = ""
+
+    def _line(self, line: str) -> None:
+        if not line.strip():
+            return
+        event = json_event(line)
+        if event is not None:
+            self.event(event)
+        else:
+            self.text(line)
+
+    def event(self, event: dict[str, Any]) -> None:
+        """One JSON event (CLIs with a JSON stream override this)."""
+
+    def text(self, line: str) -> None:
+        """One line of plain text (the CLI's own error messages outside the JSON stream)."""
+        trouble = classify(line, None, self.cli, plain=True)
+        if trouble is not None:
+            self.found(trouble)
+
+    def found(self, trouble: Trouble) -> None:
+        # the first permanent or rate-limit finding stands; a later one does not replace it
+        if self.trouble is None or (
+            self.trouble.kind == TroubleKind.TRANSIENT and trouble.kind != TroubleKind.TRANSIENT
+        ):
+            self.trouble = trouble
+
+    def progress(self) -> None:
+        """The model answered: a passing network problem is over."""
+        if self.trouble is not None and self.trouble.kind == TroubleKind.TRANSIENT:
+            self.trouble = None
+
+    def add_usage(self, tokens_in: int = 0, tokens_out: int = 0, model: str = "") -> None:
+        self.usage.tokens_in += max(int(tokens_in or 0), 0)
+        self.usage.tokens_out += max(int(tokens_out or 0), 0)
+        if model:
+            self.usage.model = model
+
+
+def clean(line: str) -> str:
+    return ANSI.sub("", line).replace("\r", "")
+
+
+def json_event(line: str) -> dict[str, Any] | None:
+    start = line.find("{")
+    if start < 0 or not line.rstrip().endswith("}"):
+        return None
+    try:
+        value = json.loads(line[start:])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def one_line(text: str, limit: int = MAX_REASON) -> str:
+    text = " ".join(clean(str(text)).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_AUTH = re.compile(
+    r"invalid[ _-]?(x-)?api[ _-]?key|authentication_error|incorrect api key|api key not valid|unauthenticated"
+    r"|not logged in|please run /login|invalid auth|permission_denied|\b401\b.*unauthori[sz]ed|unauthori[sz]ed",
+    re.IGNORECASE,
+)
+_ROOT = re.compile(r"cannot be used with root/sudo privileges", re.IGNORECASE)
+_MODEL = re.compile(
+    r"model[^.]{0,60}(not found|does not exist|not supported|is not available|invalid)|model_not_found"
+    r"|invalid model|unknown model",
+    re.IGNORECASE,
+)
+_FLAGS = re.compile(r"unknown option|unexpected argument|unrecognized (option|argument)|invalid option", re.IGNORECASE)
+_LIMIT = re.compile(
+    r"rate[ _-]?limit|too many requests|resource_exhausted|usage limit|quota|overloaded|\b429\b|\b529\b",
+    re.IGNORECASE,
+)
+_UNREACHABLE = re.compile(
+    r"reconnecting|econnrefused|enotfound|connection refused|failed to connect|error sending request"
+    r"|stream disconnected|network error|fetch failed|connection error|unable to connect|timed out",
+    re.IGNORECASE,
+)
+
+FIX = {
+    "claude": "set ANTHROPIC_API_KEY or run `claude` once and /login",
+    "codex": "set OPENAI_API_KEY or run `codex login`",
+    "gemini": "set GEMINI_API_KEY or run `gemini` once and log in",
+    "aider": "set the API key of aider's model (e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY)",
+}
+
+
+def classify(message: str, status: int | None, cli: str, *, plain: bool = False) -> Trouble | None:
+    """What an error the CLI reported means for the attempt. `plain`: a line of the
+    CLI's plain-text output, where only unmistakable messages count (ordinary output
+    may mention any of these words)."""
+    text = one_line(message)
+    where = f"{cli}: {text}"
+    if status in (401, 403) or (not plain and _AUTH.search(text)) or (plain and _PLAIN_AUTH.search(text)):
+        return Trouble(
+            TroubleKind.PERMANENT,
+            f"not logged in or the API key is invalid ({where}); {FIX.get(cli, 'check its credentials')}, "
+            f"then `hive retry` (`hive doctor` checks)",
+        )
+    if _ROOT.search(text):
+        return Trouble(
+            TroubleKind.PERMANENT,
+            f"it refuses to run as root ({where}); run Hive as a normal user, or export IS_SANDBOX=1 "
+            f"inside a sandbox, then `hive retry`",
+        )
+    if status == 429 or status == 529 or (not plain and _LIMIT.search(text)) or (plain and _PLAIN_LIMIT.search(text)):
+        return Trouble(TroubleKind.RATE_LIMIT, f"rate limited ({where})", resume_at=reset_time(text))
+    if (status == 404 or not plain) and _MODEL.search(text):
+        return Trouble(TroubleKind.PERMANENT, f"the model is not available ({where}); set another model in its profile")
+    if status == 400 and not plain:
+        return Trouble(TroubleKind.PERMANENT, f"the API rejected the request ({where}); check the profile's flags")
+    if _FLAGS.search(text) and (not plain or text.lower().startswith(("error", "usage"))):
+        return Trouble(
+            TroubleKind.PERMANENT, f"the command line was rejected ({where}); fix the profile's command in config"
+        )
+    if not plain and (status is None or status >= 500) and _UNREACHABLE.search(text):
+        return Trouble(TroubleKind.TRANSIENT, f"the model API is unreachable ({where})")
+    return None
+
+
+# Plain-text output is anything the agent printed, a task's own files included:
+# only the CLIs' exact error sentences count there.
+_PLAIN_AUTH = re.compile(
+    r"^(error:?\s*)?(invalid api key|not logged in · please run /login)|^error: .*\b401\b"
+    r"|AuthenticationError|Incorrect API key provided",
+    re.IGNORECASE,
+)
+_PLAIN_LIMIT = re.compile(r"^(error:?\s*)?.*usage limit reached|RateLimitError|^error: .*\b429\b", re.IGNORECASE)
+
+
+_EPOCH = re.compile(r"\|(\d{10})\b")
+_RESETS_IN = re.compile(
+    r"(?:try again|resets?|retry) in (\d+(?:\.\d+)?)\s*(s|sec|seconds?|m|min|minutes?|h|hours?)\b", re.IGNORECASE
+)
+_RESETS_AT = re.compile(r"resets? at (\d{1,2})(?::(\d{2}))?\s*(am|pm)?", re.IGNORECASE)
+
+
+def reset_time(text: str, now: float | None = None) -> float:
+    """When a rate-limit message says the limit resets (epoch seconds), or 0."""
+    now = time.time() if now is None else now
+    m = _EPOCH.search(text)
+    if m:
+        return float(m.group(1))
+    m = _RESETS_IN.search(text)
+    if m:
+        unit = m.group(2)[0].lower()
+        return now + float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[unit]
+    m = _RESETS_AT.search(text)
+    if m:
+        hour, minute = int(m.group(1)) % 12 if m.group(3) else int(m.group(1)), int(m.group(2) or 0)
+        if (m.group(3) or "").lower() == "pm":
+            hour += 12
+        local = time.localtime(now)
+        at = time.mktime((*local[:3], hour, minute, 0, 0, 0, -1))
+        return at if at > now else at + 86400
+    return 0.0
