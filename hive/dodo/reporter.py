@@ -113,9 +113,22 @@ class HiveReporter(ConsoleReporter):
         if not self.live or not self.total:
             return
         names = ", ".join(sorted(self.running)) or "-"
-        line = f"[{len(self.finished)}/{self.total}] running: {names}"
+        line = f"[{len(self.finished)}/{self.total}] running: {names}" + self._holds()
         sys.stderr.write("\r\x1b[2K" + line[:200])
         sys.stderr.flush()
+
+    def _holds(self) -> str:
+        """Rate-limited profiles the run waits for, e.g. " · claude rate-limited until 14:05:00"."""
+        if self.project is None:
+            return ""
+        from hive.engine.limits import holds
+
+        now = time.time()
+        return "".join(
+            f" · {profile} rate-limited until {time.strftime('%H:%M:%S', time.localtime(until))}"
+            for profile, until in holds(self.project.paths)
+            if until > now
+        )
 
     def _clear(self) -> None:
         if self.live:

@@ -242,6 +242,7 @@ def watch(h: TaskRun, st: TaskState) -> Outcome:
         reader=reader(profile.stream) if profile else None,
         meter=AttemptMeter(h) if profile else None,
         command=profile.command[0] if profile else "",
+        linger=profile.linger if profile else 0.0,
     )
     return wait(w, on_stuck=lambda idle: _stuck(h, idle))
 

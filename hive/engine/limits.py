@@ -4,16 +4,18 @@ budgets (`[budget] task_usd`, `run_usd`), and a rate limit on its profile."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from hive.engine.task import TaskRun, duration, say
 from hive.lifecycle import State
 from hive.store.files import atomic_write, locked
+from hive.store.paths import Paths
 from hive.store.state import TaskState
 from hive.store.usage import attempt_entry, run_started, task_totals, totals_of, usd
 from hive.streams import Usage
+from hive.streams.codex import configured_model
 
-BACKOFF = 60.0  # the first pause when the CLI did not say when its limit resets
 MAX_PAUSE = 3600.0
 WAIT_SLICE = 1.0  # a paused run looks again this often (a `hive retry` may lift it)
 
@@ -23,10 +25,16 @@ class AttemptMeter:
 
     def __init__(self, h: TaskRun) -> None:
         self.h = h
+        profile = h.profile()
+        # the model, for a CLI whose output does not name it (Codex reads its own config)
+        self.model = profile.model or (configured_model(os.environ) if profile.stream == "codex" else "")
 
     def record(self, usage: Usage) -> str | None:
         h = self.h
-        entry = attempt_entry(usage.tokens_in, usage.tokens_out, usage.cli_cost_usd, usage.model, h.cfg.prices)
+        model = usage.model or self.model
+        entry = attempt_entry(
+            usage.tokens_in, usage.tokens_out, usage.cli_cost_usd, model, h.cfg.prices, usage.by_model
+        )
         st = h.update((State.IN_PROGRESS,), usage=entry)
         cap = h.cfg.budget_task_usd
         spent = task_totals(st).cost_usd
@@ -51,11 +59,11 @@ def run_budget_reached(h: TaskRun) -> str:
     return f"budget reached ({usd(spent)} of {usd(cap)}, [budget] run_usd)" if spent >= cap else ""
 
 
-def pause_until(resume_at: float, pauses: int, now: float) -> float:
-    """When a rate-limited task goes on: the reset time the CLI gave, else 60 s·2ⁿ (≤ 1 h)."""
+def pause_until(resume_at: float, pauses: int, now: float, backoff: float = 60.0) -> float:
+    """When a rate-limited task goes on: the reset time the CLI gave, else backoff·2ⁿ (≤ 1 h)."""
     if resume_at > now:
         return min(resume_at, now + 24 * 3600)
-    return now + min(BACKOFF * 2**pauses, MAX_PAUSE)
+    return now + min(backoff * 2**pauses, MAX_PAUSE)
 
 
 def hold_profile(h: TaskRun, profile: str, until: float, reason: str) -> None:
@@ -68,6 +76,18 @@ def hold_profile(h: TaskRun, profile: str, until: float, reason: str) -> None:
         atomic_write(path, json.dumps({"profile": profile, "until": until, "reason": reason}))
 
 
+def holds(paths: Paths) -> list[tuple[str, float]]:
+    """Every profile's hold: (profile, until)."""
+    out = []
+    for path in sorted(paths.hold_file("x").parent.glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+            out.append((str(data["profile"]), float(data["until"])))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
 def read_hold(h: TaskRun, profile: str) -> tuple[float, str] | None:
     try:
         data = json.loads(h.paths.hold_file(profile).read_text())
@@ -76,14 +96,16 @@ def read_hold(h: TaskRun, profile: str) -> tuple[float, str] | None:
         return None
 
 
-def wait_for_profile(h: TaskRun, profile: str, own_until: float = 0.0) -> None:
-    """Wait while the profile is held (or this task is paused), saying once what for."""
+def wait_for_profile(h: TaskRun, profile: str) -> None:
+    """Wait while the profile is held or this task is paused, saying once what for."""
     said = 0.0
     while True:
+        st = h.read()
         hold = read_hold(h, profile)
-        until = max(own_until, hold[0] if hold else 0.0)
+        own = st.resume_at if st.state == State.PAUSED else 0.0
+        until = max(own, hold[0] if hold else 0.0)
         now = time.time()
-        if until <= now or h.read().state not in (State.PAUSED, State.PLANNED, State.FAILED):
+        if until <= now or st.state not in (State.PAUSED, State.PLANNED, State.FAILED):
             return
         if until != said:
             said = until

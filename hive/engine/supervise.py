@@ -70,6 +70,7 @@ class Watch:
     reader: StreamReader | None = None  # reads a headless CLI's event stream
     meter: Meter | None = None
     command: str = ""  # the agent's program, named in a "not found" reason
+    linger: float = 0.0  # after a signal, how long it may take to end its turn by itself
 
 
 def log_size(path: Path) -> int:
@@ -154,17 +155,31 @@ def troubled(trouble: Trouble, tail: str) -> Outcome:
         return Outcome(Kind.AGENT_ERROR, trouble.reason, tail)
     if trouble.kind == TroubleKind.RATE_LIMIT:
         return Outcome(Kind.RATE_LIMITED, trouble.reason, tail, resume_at=trouble.resume_at)
+    if trouble.kind == TroubleKind.BUDGET:
+        return Outcome(Kind.OVER_BUDGET, trouble.reason, tail)
     return Outcome(Kind.CRASHED, trouble.reason, tail)
 
 
 def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None, clock: Clock = SYSTEM_CLOCK) -> Outcome:
+    follow = _Follow(watch)
+    outcome = _wait(watch, on_stuck, clock, follow)
+    if watch.linger and outcome.rule.verb:
+        # it signalled: let it end its turn, whose last event carries its usage
+        deadline = clock.time() + watch.linger
+        while clock.time() < deadline and not watch.exit_file.exists() and watch.executor.alive(watch.agent):
+            clock.sleep(POLL)
+    follow.read()  # what it printed up to the end (a signal ends the wait before it is read)
+    follow.meter(clock.time(), final=True)
+    return outcome
+
+
+def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow: _Follow) -> Outcome:
     size = log_size(watch.log_path)
     alive_seen = size > watch.log_offset
     last_change = clock.time()
     next_screen_check = 0.0
     next_thorough_check = clock.time() + 1.0
     warned = False
-    follow = _Follow(watch)
     while True:
         sig = agent_signals.read(watch.signal_path)
         if sig:
@@ -248,6 +263,9 @@ def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Ou
         return Outcome(Kind.OVER_BUDGET, over, output_tail(watch))
     if watch.grace is None and status == 0:
         return Outcome(Kind.DONE, "script finished")
+    trouble = watch.reader.trouble if watch.reader else None
+    if trouble is not None and trouble.kind != TroubleKind.TRANSIENT:
+        return troubled(trouble, output_tail(watch))  # aider exits 0 after a failed API call
     if watch.exit_zero_is_done and status == 0:
         return Outcome(Kind.DONE, "agent exited with status 0")
     tail = output_tail(watch)
@@ -261,7 +279,6 @@ def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Ou
             f".hive/config.toml, then `hive retry` (`hive doctor` checks)",
             tail,
         )
-    trouble = watch.reader.trouble if watch.reader else None
     if trouble is not None:
         return troubled(trouble, tail)
     if status == 0:

@@ -29,6 +29,8 @@ class AgentProfile:
     stream: str = ""  # how to read its output (hive.streams.KINDS); "" = only watch that it grows
     budget_args: tuple[str, ...] = ()  # appended when a task has a budget ({usd} = what is left)
     ignore: tuple[str, ...] = ()  # files it leaves in the worktree that are never the task's work
+    linger: float = 0.0  # seconds it may take to end its turn after signalling (its usage comes last)
+    model: str = ""  # the model it uses, for pricing when its output does not name it
 
     def budget_argv(self, usd: float) -> list[str]:
         return [a.replace("{usd}", f"{usd:.4f}") for a in self.budget_args]
@@ -72,7 +74,16 @@ BUILTIN_PROFILES: dict[str, AgentProfile] = {
     # directory); stream-json prints as it works, which is the sign of life.
     "claude": AgentProfile(
         "claude",
-        ("claude", "-p", "--dangerously-skip-permissions", "--output-format", "stream-json", "--verbose", PROMPT),
+        (
+            "claude",
+            "-p",
+            "--dangerously-skip-permissions",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",  # the API's usage events, as they stream
+            PROMPT,
+        ),
         context_file="CLAUDE.md",
         mode="headless",
         stream="claude",
@@ -101,6 +112,7 @@ BUILTIN_PROFILES: dict[str, AgentProfile] = {
         context_file="AGENTS.md",
         mode="headless",
         stream="codex",
+        linger=15.0,  # its token counts come with `turn.completed`, after its last words
     ),
     "aider": AgentProfile(
         # aider edits and commits by itself and exits after one message; --yes-always
@@ -130,6 +142,7 @@ BUILTIN_PROFILES: dict[str, AgentProfile] = {
         context_file="GEMINI.md",
         mode="headless",
         stream="gemini",
+        linger=15.0,  # its token stats come with the final `result` event
         # an untrusted folder makes gemini exit (or silently leave yolo mode)
         env=(("GEMINI_CLI_TRUST_WORKSPACE", "true"),),
     ),
@@ -145,6 +158,8 @@ _KEYS = {
     "stream",
     "budget_args",
     "ignore",
+    "linger",
+    "model",
 }
 
 
@@ -162,7 +177,9 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
     mode = table.get("mode", base.mode if base else "headless")
     if mode not in ("interactive", "headless"):
         problems.append(f'{where}.mode = {mode!r} must be "interactive" or "headless"')
-    for key, kind in (("context_file", str), ("exit_zero_is_done", bool)):
+    if "linger" in table and not (isinstance(table["linger"], (int, float)) and table["linger"] >= 0):
+        problems.append(f"{where}.linger must be a number of seconds >= 0")
+    for key, kind in (("context_file", str), ("exit_zero_is_done", bool), ("model", str)):
         if key in table and not isinstance(table[key], kind):
             problems.append(f"{where}.{key} = {table[key]!r} has the wrong type")
     name_ = table.get("context_file", "AGENTS.md")

@@ -35,6 +35,7 @@ class Config:
     spawn_grace_period: float = 30.0
     stuck_threshold: float = 900.0
     stop_patience: float = 5.0
+    rate_limit_backoff: float = 60.0  # the first pause when the CLI did not say when its limit resets
     max_attempts: int = 2
     main_branch: str = "main"
     auto_merge: bool = True
@@ -64,6 +65,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
         "spawn_grace_period": ("spawn_grace_period", "duration"),
         "stuck_threshold": ("stuck_threshold", "duration"),
         "stop_patience": ("stop_patience", "duration"),
+        "rate_limit_backoff": ("rate_limit_backoff", "duration"),
         "max_attempts": ("max_attempts", "posint"),
     },
     "merge": {

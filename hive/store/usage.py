@@ -28,9 +28,19 @@ def run_started() -> float:
 
 
 def attempt_entry(
-    tokens_in: int, tokens_out: int, cli_cost: float | None, model: str, prices: dict[str, Price]
+    tokens_in: int,
+    tokens_out: int,
+    cli_cost: float | None,
+    model: str,
+    prices: dict[str, Price],
+    by_model: dict[str, tuple[int, int]] | None = None,
 ) -> dict:
-    priced = cost_usd(model, tokens_in, tokens_out, prices) if model else None
+    if by_model:
+        parts = [cost_usd(m, i, o, prices) for m, (i, o) in by_model.items()]
+        priced = sum(p for p in parts if p is not None) if all(p is not None for p in parts) else None
+        model = model if model and model != "auto" else ", ".join(sorted(by_model))
+    else:
+        priced = cost_usd(model, tokens_in, tokens_out, prices) if model else None
     cost, source = (cli_cost, "cli") if cli_cost is not None else (priced, "price" if priced is not None else "")
     return {
         "tokens_in": tokens_in,

@@ -9,7 +9,7 @@ from hive.streams.base import StreamReader, Trouble, TroubleKind, classify, one_
 
 _TOKENS = re.compile(r"^Tokens: ([\d.]+)([kKmM]?) sent(?:, [^,]*)*?, ([\d.]+)([kKmM]?) received")
 _SESSION = re.compile(r"\$(\d+(?:\.\d+)?) session")
-_LITELLM = re.compile(r"^litellm\.(\w+):\s*(.*)")
+_LITELLM = re.compile(r"\blitellm\.(\w+(?:Error|Exception|Timeout)):\s*(.*)")
 _SCALE = {"": 1, "k": 1000, "m": 1_000_000}
 
 
@@ -26,7 +26,7 @@ class AiderReader(StreamReader):
                 self.usage.cli_cost_usd = float(cost.group(1))
             self.progress()
             return
-        m = _LITELLM.match(line.strip())
+        m = _LITELLM.search(line)
         if m:
             name, message = m.group(1), m.group(2)
             status = 401 if "Authentication" in name else 429 if "RateLimit" in name else None

@@ -23,6 +23,7 @@ class TroubleKind(StrEnum):
     PERMANENT = "permanent"  # retrying cannot help: say what to fix
     RATE_LIMIT = "rate_limit"  # wait until resume_at, then go on
     TRANSIENT = "transient"  # this attempt is lost; the next may work
+    BUDGET = "budget"  # the CLI stopped at the task's budget
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Usage:
     tokens_out: int = 0
     cli_cost_usd: float | None = None  # the CLI's own total for the attempt, when it printed one
     model: str = ""
+    by_model: dict[str, tuple[int, int]] = field(default_factory=dict)  # when the CLI splits it by model
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +47,7 @@ class Usage:
             "tokens_out": self.tokens_out,
             "cli_cost_usd": self.cli_cost_usd,
             "model": self.model,
+            "by_model": self.by_model,
         }
 
 
@@ -108,15 +111,17 @@ class StreamReader:
 
 
 def clean(line: str) -> str:
-    return ANSI.sub("", line).replace("\r", "")
+    """A line as the terminal last showed it: no escapes, and what a carriage return
+    overwrote (a spinner) gone."""
+    return ANSI.sub("", line.rstrip("\r")).rsplit("\r", 1)[-1]
 
 
 def json_event(line: str) -> dict[str, Any] | None:
-    start = line.find("{")
-    if start < 0 or not line.rstrip().endswith("}"):
+    line = line.strip()
+    if not (line.startswith("{") and line.endswith("}")):  # an event is a whole line; text may quote JSON
         return None
     try:
-        value = json.loads(line[start:])
+        value = json.loads(line)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -129,7 +134,8 @@ def one_line(text: str, limit: int = MAX_REASON) -> str:
 
 _AUTH = re.compile(
     r"invalid[ _-]?(x-)?api[ _-]?key|authentication_error|incorrect api key|api key not valid|unauthenticated"
-    r"|not logged in|please run /login|invalid auth|permission_denied|\b401\b.*unauthori[sz]ed|unauthori[sz]ed",
+    r"|not logged in|please run /login|invalid auth|permission_denied|\b401\b.*unauthori[sz]ed|unauthori[sz]ed"
+    r"|missing environment variable",
     re.IGNORECASE,
 )
 _ROOT = re.compile(r"cannot be used with root/sudo privileges", re.IGNORECASE)

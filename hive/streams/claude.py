@@ -1,9 +1,13 @@
 """Claude Code's `--output-format stream-json` events.
 
-Usage comes with every assistant message (one event per content block, the same
-message id repeated), so it is kept per message id and summed once; the final
-`result` event's `total_cost_usd` is the CLI's own total. A 401/403 in an
-`api_retry` event is permanent at once: Claude would retry it for minutes.
+Usage is kept per message id and summed once: the API's own `message_start` /
+`message_delta` usage (as `stream_event`s, with `--include-partial-messages`),
+and the usage of each assistant event (repeated per content block, its output
+count taken before the message ended). The final `result` event's
+`total_cost_usd` is the CLI's own total — but Hive ends the session right after
+`hive done`, so it seldom arrives. A 401/403 in an `api_retry` event is permanent
+at once (Claude would retry it for minutes); a connection that keeps failing is
+an unreachable API.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ class ClaudeReader(StreamReader):
     def __init__(self) -> None:
         super().__init__(cli="claude")
         self._messages: dict[str, tuple[int, int]] = {}
+        self._current = ""  # the message the API is streaming
 
     def event(self, event: dict[str, Any]) -> None:
         kind, subtype = event.get("type"), event.get("subtype")
@@ -26,6 +31,8 @@ class ClaudeReader(StreamReader):
             self.usage.model = str(event.get("model") or self.usage.model)
         elif kind == "system" and subtype == "api_retry":
             self._retry(event)
+        elif kind == "stream_event" and isinstance(event.get("event"), dict):
+            self._api_event(event["event"])
         elif kind == "assistant":
             self._assistant(event)
         elif kind == "user":
@@ -42,6 +49,17 @@ class ClaudeReader(StreamReader):
             self.found_error(_text_of(message) or str(error), status)
             return
         self.progress()
+        self._message_usage(message)
+
+    def _api_event(self, api: dict[str, Any]) -> None:
+        """The Messages API's own SSE events, as the CLI passes them on."""
+        if api.get("type") == "message_start" and isinstance(api.get("message"), dict):
+            self._current = str(api["message"].get("id") or "")
+            self._message_usage(api["message"])
+        elif api.get("type") == "message_delta" and isinstance(api.get("usage"), dict) and self._current:
+            self._message_usage({"id": self._current, "usage": api["usage"]})
+
+    def _message_usage(self, message: dict[str, Any]) -> None:
         usage = message.get("usage")
         if isinstance(usage, dict):
             key = str(message.get("id") or len(self._messages))
@@ -50,16 +68,20 @@ class ClaudeReader(StreamReader):
             self._messages[key] = (max(old_in, tokens_in), max(old_out, int(usage.get("output_tokens") or 0)))
             self.usage.tokens_in = sum(v[0] for v in self._messages.values())
             self.usage.tokens_out = sum(v[1] for v in self._messages.values())
-        if message.get("model"):
-            self.usage.model = str(message["model"])
+        model = str(message.get("model") or "")
+        if model and not model.startswith("<"):  # "<synthetic>": the CLI's own error message
+            self.usage.model = model
 
     def _retry(self, event: dict[str, Any]) -> None:
         status = event.get("error_status")
         status = int(status) if isinstance(status, int) else None
         message = str(event.get("error") or f"API error {status}")
+        if status is None:  # no HTTP answer at all
+            self.found(Trouble(TroubleKind.TRANSIENT, f"the model API is unreachable (claude: {one_line(message)})"))
+            return
         trouble = classify(f"API error {status}: {message}", status, self.cli)
         if trouble is None:
-            return  # a 5xx or a dropped connection: the CLI's own retries handle it
+            return  # a 5xx: the CLI's own retries handle it
         delay = float(event.get("retry_delay_ms") or 0) / 1000
         if trouble.kind == TroubleKind.RATE_LIMIT:
             last = event.get("attempt") == event.get("max_retries")
@@ -75,9 +97,12 @@ class ClaudeReader(StreamReader):
         if isinstance(usage, dict):
             self.usage.tokens_in = max(self.usage.tokens_in, sum(int(usage.get(k) or 0) for k in _INPUT_FIELDS))
             self.usage.tokens_out = max(self.usage.tokens_out, int(usage.get("output_tokens") or 0))
-        if event.get("is_error"):
-            text = event.get("result") or event.get("subtype") or "error"
-            self.found_error(str(text), _status_of(str(text)))
+        if event.get("subtype") == "error_max_budget_usd":
+            self.found(Trouble(TroubleKind.BUDGET, f"budget reached for this task (claude: {usd_of(cost)})"))
+        elif event.get("is_error"):
+            text = str(event.get("result") or event.get("subtype") or "error")
+            status = event.get("api_error_status")
+            self.found_error(text, status if isinstance(status, int) else _status_of(text))
 
     def found_error(self, text: str, status: int | None) -> None:
         trouble = classify(text, status, self.cli)
@@ -88,6 +113,10 @@ class ClaudeReader(StreamReader):
 
 
 _INPUT_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def usd_of(cost: object) -> str:
+    return f"${cost:.4f} spent" if isinstance(cost, (int, float)) else "--max-budget-usd"
 
 
 def _text_of(message: dict[str, Any]) -> str:

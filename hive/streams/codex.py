@@ -4,6 +4,9 @@ of reach, which Codex repeats forever)."""
 
 from __future__ import annotations
 
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from hive.streams.base import StreamReader, Trouble, TroubleKind, classify, one_line
@@ -35,6 +38,18 @@ class CodexReader(StreamReader):
             trouble = Trouble(TroubleKind.TRANSIENT, f"codex: {one_line(message)}")
         if trouble is not None:
             self.found(trouble)
+
+
+def configured_model(env: Mapping[str, str]) -> str:
+    """The `model` in Codex's config.toml ($CODEX_HOME, else ~/.codex): its JSON events
+    do not name the model they used."""
+    home = env.get("CODEX_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".codex")
+    try:
+        with open(Path(home) / "config.toml", "rb") as f:
+            model = tomllib.load(f).get("model", "")
+    except (OSError, tomllib.TOMLDecodeError):
+        return ""
+    return model if isinstance(model, str) else ""
 
 
 def _status_in(message: str) -> int | None:

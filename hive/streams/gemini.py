@@ -1,8 +1,11 @@
-"""Gemini CLI's `--output-format stream-json` events: `error` events carry the
-CLI's errors, the final `result` its status and token stats."""
+"""Gemini CLI's `--output-format stream-json` events (`error` events, the final
+`result` with its status and token stats) and the plain lines it prints on stderr
+about its API calls ("Attempt 2 failed with status 429. Retrying with backoff...",
+"API key not valid", "you must specify the GEMINI_API_KEY environment variable")."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hive.streams.base import StreamReader, Trouble, TroubleKind, classify, one_line
@@ -26,18 +29,60 @@ class GeminiReader(StreamReader):
             assert isinstance(stats, dict)
             self.usage.tokens_in = max(self.usage.tokens_in, int(stats.get("input_tokens") or 0))
             self.usage.tokens_out = max(self.usage.tokens_out, int(stats.get("output_tokens") or 0))
+            models = stats.get("models")
+            if isinstance(models, dict):  # "auto" routes between models: each is priced as itself
+                self.usage.by_model = {
+                    str(name): (int(m.get("input_tokens") or 0), int(m.get("output_tokens") or 0))
+                    for name, m in models.items()
+                    if isinstance(m, dict)
+                }
             if event.get("status") == "error":
                 error = event.get("error") if isinstance(event.get("error"), dict) else {}
                 assert isinstance(error, dict)
                 self._error(str(error.get("message") or error or "error"), True)
 
-    def _error(self, message: str, serious: bool) -> None:
-        status = _status_in(message)
+    def text(self, line: str) -> None:
+        m = _ATTEMPT.match(line)
+        if m:
+            number = int(m.group(1))
+            status = int(m.group(2) or 0) or (429 if _QUOTA.search(line) else 0)
+            if status in (429, 503) and number < _PATIENT_ATTEMPTS:
+                return  # the CLI backs off and tries again by itself
+            if status:
+                self._error(line, True, status)
+            else:
+                self.found(Trouble(TroubleKind.TRANSIENT, f"the model API is unreachable (gemini: {one_line(line)})"))
+            return
+        m = _WAITS.search(line)
+        if m and float(m.group(1)) >= _LONG_WAIT_MS:
+            self._error(f"rate limited: {line}", True, 429)
+            return
+        if _AUTH.search(line):
+            self.found(classify(line, 401, self.cli) or Trouble(TroubleKind.PERMANENT, one_line(line)))
+        elif _QUOTA.search(line):
+            self._error(line, True, 429)
+        else:
+            super().text(line)
+
+    def _error(self, message: str, serious: bool, status: int | None = None) -> None:
+        status = status or _status_in(message)
         trouble = classify(message, status, self.cli)
         if trouble is None and serious:
             trouble = Trouble(TroubleKind.TRANSIENT, f"gemini: {one_line(message)}")
         if trouble is not None:
             self.found(trouble)
+
+
+_ATTEMPT = re.compile(r"^Attempt (\d+) failed(?: with status (\d+))?[.:]")
+_PATIENT_ATTEMPTS = 2  # rate-limited this many times in a row: pause instead of waiting inside the CLI
+_WAITS = re.compile(r"Retrying after (\d+)ms")
+_LONG_WAIT_MS = 60_000
+_AUTH = re.compile(
+    r"API key not valid|you must specify the GEMINI_API_KEY|Invalid auth method selected|API_KEY_INVALID"
+)
+_QUOTA = re.compile(
+    r"RetryableQuotaError|TerminalQuotaError|Max attempts reached|Quota exceeded|Resource has been exhausted"
+)
 
 
 def _status_in(message: str) -> int | None:

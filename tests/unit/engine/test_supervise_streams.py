@@ -139,3 +139,22 @@ def test_without_a_signal_or_trouble_a_reader_changes_nothing(scene: Scene, read
     scene.say("plain words")
     outcome = scene.wait(scene.watch(reader=reader(), timeout=30))
     assert outcome.kind == Kind.TIMEOUT
+
+
+def test_a_profile_that_lingers_may_end_its_turn_after_signalling_so_its_usage_counts(scene: Scene):
+    meter = Meter()
+    turn = event(type="turn.completed", usage={"input_tokens": 3000, "output_tokens": 300})
+    scene.clock.after(1, lambda: scene.say(event(type="item.started", item={"type": "command_execution"})))
+    scene.clock.after(2, lambda: scene.signal(Kind.DONE))
+    scene.clock.after(4, lambda: scene.say(turn))
+    scene.clock.after(4.5, lambda: scene.exit(0))
+    outcome = scene.wait(scene.watch(reader=CodexReader(), meter=meter, linger=15))
+    assert outcome.kind == Kind.DONE and meter.seen[-1] == (3000, 300, None)
+    assert 4.5 <= scene.clock.elapsed < 5
+
+
+def test_lingering_ends_at_its_limit(scene: Scene):
+    scene.say("working")
+    scene.signal(Kind.DONE)
+    assert scene.wait(scene.watch(reader=CodexReader(), linger=15)).kind == Kind.DONE
+    assert 15 <= scene.clock.elapsed < 15.1
