@@ -103,6 +103,9 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
                 subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], check=True)
         elif verb == "print":
             print(" ".join(args), flush=True)
+        elif verb == "print-colour":  # as a TUI prints: colour codes, a spinner overwritten by \r
+            print(f"\x1b[31m{' '.join(args)}\x1b[0m", flush=True)
+            print("⠋ thinking\r⠙ thinking\r\x1b[2Kdone thinking", flush=True)
         elif verb == "env":
             print(f"{args[0]}={os.environ.get(args[0], '<unset>')}", flush=True)
         elif verb == "wait-for":

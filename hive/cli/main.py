@@ -97,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     lg.add_argument("task")
     lg.add_argument("-f", "--follow", action="store_true")
     lg.add_argument("-n", "--lines", type=int, default=80)
+    lg.add_argument("--raw", action="store_true", help="the bytes as logged, terminal escapes and all")
     a = add("attach", "attach:run", "attach to a running agent's tmux session")
     a.add_argument("task")
     r = add("retry", "retry:run", f"re-open a {', '.join(RETRYABLE[:-1])} or {RETRYABLE[-1]} task")

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive.adapters.proc import SCRUBBED_ENV
+from hive.errors import HiveError
 from hive.executors import Launch, executor
 from hive.plan.graph import load_plan
 from hive.render import render
+from hive.settings.agents import stall_match
 from hive.settings.config import Config, load_repo_config
 from hive.store import names
 from hive.store.agent_signals import ensure_shim
@@ -32,6 +34,7 @@ class PlanningSession:
     session: str
     brief: Path
     executor: str
+    stall_patterns: tuple[str, ...] = ()
 
     def running(self) -> bool:
         return executor(self.executor).locate(self.session) is not None
@@ -73,15 +76,24 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
             unset=SCRUBBED_ENV,
         )
     )
-    return PlanningSession(slug, plan_file, session, brief, config.executor)
+    return PlanningSession(slug, plan_file, session, brief, config.executor, profile.stall_patterns)
 
 
 def interact(s: PlanningSession) -> None:
-    """Attach the user's terminal to the planning agent, or wait for it to finish."""
+    """Attach the user's terminal to the planning agent, or wait for it to finish.
+    Without a terminal nobody can answer a first-run prompt: one on screen ends it."""
+    agents = executor(s.executor)
     if sys.stdin.isatty() and sys.stdout.isatty():
-        executor(s.executor).attach(s.session)
+        agents.attach(s.session)
         return
     while s.running():
+        stall = stall_match(s.stall_patterns, agents.screen(s.session, 50))
+        if stall:
+            agents.close(s.session)
+            raise HiveError(
+                f"the planning agent is waiting at a prompt ({stall!r}) and there is no terminal to answer it: "
+                f"run `hive plan` in a terminal, or answer it once by running the agent by hand (`hive doctor` checks)"
+            )
         time.sleep(0.2)
 
 

@@ -9,6 +9,7 @@ grace, stall, timeout) are unit-tested without waiting for them.
 from __future__ import annotations
 
 import codecs
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -150,6 +151,16 @@ class _Follow:
         return trouble if now - self.transient_since >= UNREACHABLE_PATIENCE else None
 
 
+_ERROR_WORDS = re.compile(r"error|fail|unable|cannot|can't|denied|not found|invalid|refus", re.IGNORECASE)
+
+
+def last_words(tail: str) -> str:
+    """The line of an agent's last output that says why it ended: the last one that
+    sounds like an error, else the last one."""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if _ERROR_WORDS.search(line)), lines[-1] if lines else "")
+
+
 def troubled(trouble: Trouble, tail: str) -> Outcome:
     if trouble.kind == TroubleKind.PERMANENT:
         return Outcome(Kind.AGENT_ERROR, trouble.reason, tail)
@@ -272,7 +283,7 @@ def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Ou
     if watch.grace is None:
         return Outcome(Kind.SCRIPT_FAILED, f"script exited with status {status}", tail)
     if status == 127:
-        said = tail.splitlines()[-1] if tail else f"`{watch.command}`"
+        said = last_words(tail) or f"`{watch.command}`"
         return Outcome(
             Kind.AGENT_ERROR,
             f"command not found (exit 127: {said}); install it or fix the agent profile's command in "
@@ -286,9 +297,10 @@ def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Ou
         return Outcome(Kind.CRASHED, "the agent exited (status 0) without running `hive done`", tail)
     if not alive_seen or clock.time() < watch.started_at + (watch.grace or 0):
         # an agent that ends this early never really started (missing binary, not logged in...)
+        said = f": {last_words(tail)}" if tail else ""
         return Outcome(
             Kind.SPAWN_FAILED,
-            f"agent_spawn_failed: the agent exited (status {status}) within {watch.grace:g}s without signalling",
+            f"agent_spawn_failed: the agent exited (status {status}) within {watch.grace:g}s without signalling{said}",
             tail,
         )
     return Outcome(Kind.CRASHED, f"crashed: the agent exited (status {status}) without signalling", tail)

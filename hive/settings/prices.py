@@ -8,6 +8,7 @@ own total (Claude's result event, Aider's session cost) is believed instead.
 
 from __future__ import annotations
 
+import re
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -35,7 +36,7 @@ DEFAULT_PRICES: dict[str, Price] = {
 
 
 def price_of(model: str, table: dict[str, Price]) -> Price | None:
-    name = model.rsplit("/", 1)[-1]  # "openai/gpt-5" → "gpt-5"
+    name = re.sub(r"\[\w+\]$", "", model.rsplit("/", 1)[-1])  # "openai/gpt-5" → "gpt-5"; "x[1m]" → "x"
     matches = [p for p in table if fnmatchcase(name, p) or fnmatchcase(model, p)]
     return table[max(matches, key=len)] if matches else None
 

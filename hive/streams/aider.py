@@ -11,6 +11,8 @@ _TOKENS = re.compile(r"^Tokens: ([\d.]+)([kKmM]?) sent(?:, [^,]*)*?, ([\d.]+)([k
 _SESSION = re.compile(r"\$(\d+(?:\.\d+)?) session")
 _LITELLM = re.compile(r"\blitellm\.(\w+(?:Error|Exception|Timeout)):\s*(.*)")
 _SCALE = {"": 1, "k": 1000, "m": 1_000_000}
+# litellm's names for "no answer from the API" (its message may wrap at 80 columns)
+_UNREACHABLE = ("APIConnectionError", "Timeout", "ServiceUnavailableError", "InternalServerError")
 
 
 class AiderReader(StreamReader):
@@ -31,7 +33,7 @@ class AiderReader(StreamReader):
             name, message = m.group(1), m.group(2)
             status = 401 if "Authentication" in name else 429 if "RateLimit" in name else None
             trouble = classify(f"{name}: {message}", status, self.cli)
-            if trouble is None and name in ("APIConnectionError", "Timeout", "ServiceUnavailableError"):
+            if trouble is None and name in _UNREACHABLE:
                 trouble = Trouble(TroubleKind.TRANSIENT, f"aider: the model API is unreachable ({one_line(message)})")
             if trouble is not None:
                 self.found(trouble)

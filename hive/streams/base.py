@@ -128,8 +128,29 @@ def json_event(line: str) -> dict[str, Any] | None:
 
 
 def one_line(text: str, limit: int = MAX_REASON) -> str:
+    """The message in one line: an API error's own message when the text quotes one."""
     text = " ".join(clean(str(text)).split())
+    quoted = _api_message(text)
+    if quoted:
+        text = quoted
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _api_message(text: str) -> str:
+    """The `message` of an API error object quoted in a line ({"error": {"message": ...}})."""
+    start = text.find('{"error"')
+    if start < 0:
+        return ""
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text[start:])
+    except ValueError:
+        return ""
+    error = value.get("error") if isinstance(value, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    if not isinstance(message, str):
+        return ""
+    code = error.get("code") or error.get("status") if isinstance(error, dict) else None
+    return f"{code}: {message}" if code else message
 
 
 _AUTH = re.compile(

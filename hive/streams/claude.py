@@ -77,7 +77,7 @@ class ClaudeReader(StreamReader):
         status = int(status) if isinstance(status, int) else None
         message = str(event.get("error") or f"API error {status}")
         if status is None:  # no HTTP answer at all
-            self.found(Trouble(TroubleKind.TRANSIENT, f"the model API is unreachable (claude: {one_line(message)})"))
+            self.found(Trouble(TroubleKind.TRANSIENT, "the model API is unreachable (claude: no HTTP answer)"))
             return
         trouble = classify(f"API error {status}: {message}", status, self.cli)
         if trouble is None:

@@ -42,6 +42,7 @@ class GeminiReader(StreamReader):
                 self._error(str(error.get("message") or error or "error"), True)
 
     def text(self, line: str) -> None:
+        line = _REPORT.sub("", line)
         m = _ATTEMPT.match(line)
         if m:
             number = int(m.group(1))
@@ -75,6 +76,7 @@ class GeminiReader(StreamReader):
 
 _ATTEMPT = re.compile(r"^Attempt (\d+) failed(?: with status (\d+))?[.:]")
 _PATIENT_ATTEMPTS = 2  # rate-limited this many times in a row: pause instead of waiting inside the CLI
+_REPORT = re.compile(r"\s*Full report available at: \S+")  # a temp file: noise in a reason
 _WAITS = re.compile(r"Retrying after (\d+)ms")
 _LONG_WAIT_MS = 60_000
 _AUTH = re.compile(

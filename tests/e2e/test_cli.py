@@ -162,6 +162,24 @@ def test_logs_shows_the_agents_output(repo):
     assert repo.hive("logs", "../etc:passwd").returncode == 3
 
 
+def test_logs_show_what_the_terminal_showed_without_escape_codes_and_follow_ends_with_the_task(repo):
+    repo.write_plan(
+        "l",
+        """
+    ### Task 1: Talk
+    fake: print-colour red words
+    fake: signal done
+    """,
+    )
+    assert repo.doit().returncode == 0
+    shown = repo.hive("logs", "l:1").stdout
+    assert "red words" in shown and "done thinking" in shown
+    assert "\x1b" not in shown and "\r" not in shown and "thinking\n" not in shown.replace("done thinking", "")
+    assert "\x1b[31m" in repo.hive("logs", "l:1", "--raw").stdout
+    r = repo.hive("logs", "-f", "l:1", timeout=10)  # the task is over: -f does not wait forever
+    assert r.returncode == 0 and "red words" in r.stdout
+
+
 def test_hive_on_the_agents_path_is_this_hive_even_from_a_venv(repo):
     repo.write_plan(
         "p",

@@ -227,7 +227,12 @@ def test_a_script_is_never_failed_for_silence(scene: Scene):
     ("output_at", "exit_at", "kind", "words"),
     [
         (2, 15, Kind.CRASHED, "crashed: the agent exited (status 1) without signalling"),
-        (1, 3, Kind.SPAWN_FAILED, "agent_spawn_failed: the agent exited (status 1) within 10s without signalling"),
+        (
+            1,
+            3,
+            Kind.SPAWN_FAILED,
+            "agent_spawn_failed: the agent exited (status 1) within 10s without signalling: thinking",
+        ),
         (None, 3, Kind.SPAWN_FAILED, "agent_spawn_failed: the agent exited (status 1) within 10s without signalling"),
     ],
 )
