@@ -330,3 +330,47 @@ def wait_for(predicate, timeout: float = 30, interval: float = 0.05, what: str =
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+# --- the real agent CLIs (tests/real_cli) -------------------------------------------------------
+# Here rather than in tests/real_cli/conftest.py: test modules import helpers with
+# `from conftest import ...`, and a second conftest module would shadow this one.
+
+API_KEY = "test-key"
+
+
+@pytest.fixture(scope="session")
+def cli_paths() -> dict[str, Path]:
+    """name -> executable, for claude, codex, gemini and aider, installed on first use
+    (tests/clis.py). Session-scoped, so the install, which writes under the real home,
+    happens before `isolated` takes its snapshot of the real home."""
+    from clis import CLIS, cli_path
+
+    return {name: cli_path(name) for name in CLIS}
+
+
+@pytest.fixture
+def model_server():
+    from model_server import ModelServer
+
+    with ModelServer(api_key=API_KEY) as server:
+        yield server
+
+
+@pytest.fixture
+def home(isolated: Path) -> Path:
+    """The temp $HOME that `isolated` set."""
+    path = Path(os.environ["HOME"])
+    assert path.is_relative_to(isolated)
+    return path
+
+
+@pytest.fixture
+def git_repo(isolated: Path) -> Path:
+    """A git repo with one commit on main (the git identity comes from `isolated`)."""
+    root = isolated / "work"
+    root.mkdir()
+    (root / "README.md").write_text("# project\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "README.md"], ["commit", "-q", "-m", "initial commit"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+    return root
