@@ -130,3 +130,25 @@ def test_status_shows_usage_per_task_and_in_total(repo, cli_paths, model_server)
     assert "Tokens in/out, cost" in report and "**Usage:**" in report
     data = json.loads(repo.hive("status", "--json").stdout)
     assert set(data["totals"]) == {"tokens_in", "tokens_out", "cost_usd"}
+
+
+def test_codex_finds_hive_by_its_name_without_a_login_shell(repo, cli_paths, model_server):
+    """`command hive done` is not rewritten to hive's absolute path by the model server:
+    it works only if Codex's shell keeps the PATH Hive gave it (Debian's /etc/profile, read
+    by a login shell, would reset it)."""
+    env = set_up(repo, "codex", model_server, cli_paths)
+    repo.write_plan("web", LOGIN_PAGE.replace("model> run: hive done", "model> run: command hive done"))
+    r = repo.doit(env=env, timeout=300)
+    assert r.returncode == 0, r.stderr + repo.hive("logs", "web:1").stdout
+    assert repo.state("web", "1")["state"] == "done"
+
+
+def test_claude_is_held_to_the_tasks_budget(repo, cli_paths, model_server):
+    env = set_up(repo, "claude", model_server, cli_paths)
+    config = repo.root / ".hive" / "config.toml"
+    config.write_text(config.read_text() + "\n[budget]\ntask_usd = 0.001\n")
+    r = repo.doit(env=env, timeout=300)
+    assert r.returncode == 1
+    st = repo.state("web", "1")
+    assert (st["state"], st["attempt"], st["permanent"]) == ("failed", 1, True), st
+    assert st["reason"].startswith("budget reached for this task"), st["reason"]

@@ -55,6 +55,31 @@ def test_builtin_profiles_exist_and_take_the_prompt(builtin):
     assert "{prompt}" in profile.command and profile.context_file.endswith(".md")
 
 
+def test_headless_profiles_read_their_stream_and_only_interactive_ones_watch_the_screen():
+    agents = Config().agents
+    for name in ("claude", "codex", "aider", "gemini"):
+        assert agents[name].stream == name and agents[name].stall_patterns == ()
+    assert agents["claude-interactive"].stall_patterns and not agents["claude-interactive"].stream
+    assert "--json" in agents["codex"].command and "allow_login_shell=false" in agents["codex"].command
+    assert "--no-gitignore" in agents["aider"].command and agents["aider"].ignore == (".aider*",)
+
+
+def test_a_task_budget_becomes_claudes_own_flag_and_nothing_for_others():
+    agents = Config().agents
+    assert agents["claude"].budget_argv(1.5) == ["--max-budget-usd", "1.5000"]
+    assert agents["codex"].budget_argv(1.5) == []
+
+
+def test_profile_keys_of_round_two_are_validated(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text('[agents.x]\ncommand = ["x"]\nstream = "morse"\nlinger = -1\nignore = "y"\n')
+    with pytest.raises(HiveError) as e:
+        load_config(path)
+    assert len(e.value.problems) == 3
+    for key in ("agents.x.stream", "agents.x.ignore", "agents.x.linger"):
+        assert any(key in problem for problem in e.value.problems), (key, e.value.problems)
+
+
 # --- durations ----------------------------------------------------------------------------------
 
 

@@ -147,3 +147,24 @@ def test_reset_times():
 def test_classify_gives_one_line_without_the_raw_payload_size():
     trouble = classify("x" * 5000 + "\n" + "invalid x-api-key", 401, "claude")
     assert trouble and "\n" not in trouble.reason and len(trouble.reason) < 600
+
+
+@pytest.mark.parametrize(
+    ("message", "status", "kind", "words"),
+    [
+        ("model: claude-nope-9 not found", 404, TroubleKind.PERMANENT, "model is not available"),
+        (
+            '{"error":{"code":"model_not_found","message":"The model `x` does not exist"}}',
+            None,
+            TroubleKind.PERMANENT,
+            "model is not available",
+        ),
+        ("error: unexpected argument '--bogus' found", None, TroubleKind.PERMANENT, "command line was rejected"),
+        ("Forbidden", 403, TroubleKind.PERMANENT, "API key is invalid"),
+        ("Internal server error", 500, None, ""),
+    ],
+)
+def test_classify_invalid_models_bad_flags_and_server_errors(message, status, kind, words):
+    trouble = classify(message, status, "codex")
+    assert (trouble.kind if trouble else None) == kind
+    assert trouble is None or words in trouble.reason
