@@ -69,3 +69,14 @@ def record_bug(log: Path, title: str) -> str:
         return f"traceback in {log}"
     except OSError:
         return traceback.format_exc()
+
+
+def record_warning(log: Path, title: str, message: str) -> None:
+    """Append a warning that must never stop anything (a notification that did not
+    arrive) to `log`, in record_bug's format; a log that cannot be written is let go."""
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as f:
+            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {title}\nwarning: {message}\n")
+    except OSError:
+        pass

@@ -7,7 +7,7 @@ all read this table.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -177,6 +177,31 @@ def shown_state(st: TaskState, text_hash: str) -> State:
     if st.task_hash in ("", text_hash) or st.state == State.IN_PROGRESS:
         return State(st.state)
     return State.PLANNED
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a plan (or several) is, counted the same way by every report."""
+
+    states: tuple[State, ...]  # the shown state of each task that counts
+
+    @property
+    def done(self) -> int:
+        return self.states.count(State.DONE)
+
+    @property
+    def total(self) -> int:
+        return len(self.states)
+
+    def __str__(self) -> str:
+        return f"{self.done}/{self.total}"
+
+
+def progress(tasks: Iterable[tuple[str, str]]) -> Progress:
+    """Progress over `tasks`, (task type, shown state) pairs: the tasks written in the
+    plan count, gates do not (a gate is a stop Hive adds, not work) — the checkpoint
+    report said 2/4 where `hive status` said 2/6 while each counted its own way."""
+    return Progress(tuple(State(state) for kind, state in tasks if kind != "gate"))
 
 
 def why_outdated(

@@ -15,6 +15,7 @@ context file's path as its argument. It reads the context file and follows
                                  is empty if Hive already committed the files (its "unfinished
                                  work" commit of an interrupted attempt)
     fake: print TEXT...          print a line
+    fake: git ARGS...            run git (e.g. `git merge main`), whatever its exit status
     fake: env NAME               print NAME=<its value in the agent's environment>
     fake: sleep SECONDS          sleep
     fake: wait-for PATH          wait until PATH exists (relative to $HIVE_ROOT)
@@ -106,6 +107,8 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
         elif verb == "print-colour":  # as a TUI prints: colour codes, a spinner overwritten by \r
             print(f"\x1b[31m{' '.join(args)}\x1b[0m", flush=True)
             print("⠋ thinking\r⠙ thinking\r\x1b[2Kdone thinking", flush=True)
+        elif verb == "git":  # any git command; its failure (a merge conflict) is not the agent's end
+            subprocess.run(["git", *args], check=False)
         elif verb == "env":
             print(f"{args[0]}={os.environ.get(args[0], '<unset>')}", flush=True)
         elif verb == "wait-for":

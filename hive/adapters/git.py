@@ -268,6 +268,16 @@ def log_oneline(root: Path | str, rev_range: str, limit: int = 30) -> list[str]:
     return _out(root, "log", "--oneline", f"-{limit}", rev_range).splitlines()
 
 
+def log_with_files(root: Path | str, rev_range: str, limit: int = 20) -> list[str]:
+    """`<hash> <subject> (file, file)` per commit, newest first."""
+    out = _out(root, "log", f"-{limit}", "--format=%x00%h %s", "--name-only", rev_range)
+    lines = []
+    for entry in out.split("\0")[1:]:
+        head, *files = [line for line in entry.splitlines() if line.strip()]
+        lines.append(f"{head} ({', '.join(files[:8])}{', …' if len(files) > 8 else ''})" if files else head)
+    return lines
+
+
 def count_files(cwd: Path | str, rev: str) -> int:
     return len(git(cwd, "ls-tree", "-r", "--name-only", rev, check=False).stdout.splitlines())
 

@@ -47,13 +47,22 @@ _WRAPPER = (
 
 
 def new_session(
-    name: str, cwd: Path, argv: list[str], log: Path, exit_file: Path, env: dict[str, str], env_file: Path
+    name: str,
+    cwd: Path,
+    argv: list[str],
+    log: Path,
+    exit_file: Path,
+    env: dict[str, str],
+    env_file: Path,
+    keep: bool = True,
 ) -> int:
     """Start `argv` as the session's initial command with exactly the environment
     `env` (through `env_file` and `hive.adapters.envexec`, then a fixed wrapper; no
     shell ever sees argv as text), and in the same tmux command queue keep the pane
-    after exit and pipe its output to `log`, so even an instantly failing command
-    leaves its last words. Returns the pane's process id."""
+    after exit (`keep`) and pipe its output to `log`, so even an instantly failing
+    command leaves its last words. Without `keep` the session ends with the command
+    (set explicitly: a user's ~/.tmux.conf may turn remain-on-exit on), and a client
+    attached to it returns. Returns the pane's process id."""
     exit_file.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(env_file, json.dumps({**env, "HIVE_EXIT_FILE": str(exit_file)}), mode=0o600)
     launcher = [
@@ -90,7 +99,7 @@ def new_session(
         "-t",
         target,
         "remain-on-exit",
-        "on",
+        "on" if keep else "off",
         ";",
         "pipe-pane",
         "-t",

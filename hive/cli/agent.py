@@ -28,6 +28,11 @@ def note(args: argparse.Namespace) -> int:
 def discover(args: argparse.Namespace) -> int:
     from hive.plan import discovered  # the plan's graph code: only this verb needs it
 
-    key = discovered.file_item(agent_signals.AgentIdentity.from_env(), args.title, args.details or "")
-    print(f"hive: recorded {key} for a human to review; it does not run unless they approve it. Go on with your task.")
+    key, new = discovered.file_item(agent_signals.AgentIdentity.from_env(), args.title, args.details or "")
+    said = (
+        f"recorded {key} for a human to review; it does not run unless they approve it"
+        if new
+        else f"{key} already records this (same title); nothing new was filed"
+    )
+    print(f"hive: {said}. Go on with your task.")
     return 0

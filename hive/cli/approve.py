@@ -6,6 +6,7 @@ import argparse
 import re
 from pathlib import Path
 
+from hive.cli.main import doit_hint
 from hive.errors import HiveError
 from hive.plan import discovered
 from hive.plan.graph import load_plan
@@ -20,9 +21,10 @@ from hive.store.state import MERGE, StateStore
 _STATUS_LINE = re.compile(r"^(status\s*:\s*)(\S.*?)?\s*$", re.MULTILINE)
 
 
-def approve_plan(path: Path, config: Config) -> str:
+def approve_plan(path: Path, config: Config) -> list[str]:
     """Validate the plan (every error at once) and set `status: approved` in its front
-    matter, leaving every other byte of the file as it was."""
+    matter, leaving every other byte of the file as it was. Returns lines for the user:
+    its warnings (valid, but maybe not what was meant), then what was done."""
     if not path.is_file():
         raise HiveError(f"{path}: no such plan file")
     plan, _, problems = load_plan(path, config)
@@ -42,7 +44,10 @@ def approve_plan(path: Path, config: Config) -> str:
         new = f"---{newline}status: approved{newline}---{newline}" + text
     if new != text:
         atomic_write(path, new)
-    return f"{plan.name}: approved ({len(plan.tasks)} tasks) — run `doit` to start"
+    return [
+        *(f"warning: {w}" for w in plan.warnings),
+        f"{plan.name}: approved ({len(plan.tasks)} tasks) — run `doit` to start",
+    ]
 
 
 def approve_task(
@@ -195,7 +200,9 @@ def run(args: argparse.Namespace) -> int:
     if args.target.endswith(".md") or Path(args.target).is_file():
         if args.choice or args.done or args.reject is not None or args.task:
             raise HiveError("--choice, --done, --reject and --task answer a checkpoint (plan:ID), not a plan file")
-        print(f"hive: {approve_plan(Path(args.target).resolve(), load_repo_config(root))}")
+        lines = approve_plan(Path(args.target).resolve(), load_repo_config(root))
     else:
-        print(f"hive: {approve_task(root, args.target, args.choice, args.done, args.reject, args.task)}")
+        lines = [approve_task(root, args.target, args.choice, args.done, args.reject, args.task)]
+    for line in lines + doit_hint(root):
+        print(f"hive: {line}")
     return 0

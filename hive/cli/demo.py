@@ -49,7 +49,8 @@ def run_demo(target: Path | None, workers: int) -> int:
     plan = root / "plans" / "example.md"
     plan.write_text(resources.files("hive.templates").joinpath("example.md").read_text())
     config = load_repo_config(root)
-    print(f"hive demo: {approve_plan(plan, config)}", flush=True)
+    for line in approve_plan(plan, config):
+        print(f"hive demo: {line}", flush=True)
     # The demo's agents get their own tmux server, removed afterwards (also on SIGTERM).
     os.environ["HIVE_TMUX_SOCKET"] = f"hive-demo-{os.getpid()}"
     signal.signal(signal.SIGTERM, _interrupt)

@@ -7,6 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from hive.adapters import git
+from hive.cli.main import doit_hint
 from hive.engine.workspace import ensure_ignored_dir
 from hive.errors import HiveError
 from hive.render import render
@@ -59,4 +60,6 @@ def run(args: argparse.Namespace) -> int:
     for line in done or ["already set up; nothing to do"]:
         print(f"hive: {line}")
     print(f"hive: ready in {root}: write a plan in plans/, `hive approve plans/<file>.md`, then `doit`")
+    for line in doit_hint(root):
+        print(f"hive: {line}")
     return 0

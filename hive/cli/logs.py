@@ -8,11 +8,14 @@ import os
 import sys
 import time
 from collections import deque
+from pathlib import Path
 from typing import BinaryIO
 
 from hive.errors import HiveError
 from hive.lifecycle import State
-from hive.store.names import parse_key
+from hive.plan import discovered
+from hive.project import load_project
+from hive.store.names import parse_key, task_key
 from hive.store.paths import Paths, find_root
 from hive.store.state import StateStore
 from hive.streams.base import clean
@@ -22,10 +25,11 @@ FOLLOW_POLL = 0.2
 
 def run(args: argparse.Namespace) -> int:
     plan, task_id = parse_key(args.task)
-    paths = Paths(find_root())
+    root = find_root()
+    paths = Paths(root)
     log = paths.log_file(plan, task_id)
     if not log.exists():
-        raise HiveError(f"no log for {args.task} yet (it has not started)")
+        raise _no_log(root, plan, task_id)
     if args.raw:
         argv = ["tail", "-n", str(args.lines), *(["-F"] if args.follow else []), str(log)]
         os.execvp(argv[0], argv)
@@ -34,6 +38,26 @@ def run(args: argparse.Namespace) -> int:
         if args.follow:
             _follow(f, position, StateStore(paths), plan, task_id)
     return 0
+
+
+def _no_log(root: Path, plan_name: str, task_id: str) -> HiveError:
+    """Why there is no log: a plan or task that does not exist is not one that "has not
+    started" (a typo would otherwise send the user waiting for it)."""
+    key = task_key(plan_name, task_id)
+    not_started = HiveError(f"no log for {key} yet (it has not started)")
+    try:
+        plans = load_project(root).plans
+    except HiveError:  # a broken plan or config does not make the question wrong
+        return not_started
+    try:
+        plan = plans.plan(plan_name)
+    except HiveError as e:  # no plan named so; it lists the plans there are
+        return e
+    if any(t.id == task_id for t in plan.tasks):
+        return not_started
+    if discovered.find(Paths(root), plan_name, task_id):
+        return HiveError(f"{key} is discovered work waiting for review; it runs (and logs) only once approved")
+    return HiveError(f"plan {plan_name} has no task {task_id!r}; its tasks: {', '.join(t.id for t in plan.tasks)}")
 
 
 def _print_tail(f: BinaryIO, lines: int) -> int:

@@ -10,11 +10,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from hive import crashsafe
+from hive import __version__, crashsafe
 from hive.errors import HiveError, at_the_edge
 
 EXIT_USER_ERROR = 3
 EXIT_INTERNAL = 4
+_TRUE = ("1", "yes", "true", "on")  # what doit takes as true in DOIT_SEEK_FILE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,6 +45,20 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USER_ERROR
 
 
+def doit_hint(root: Path) -> list[str]:
+    """`doit` looks for dodo.py only in the current directory, and reads its own
+    settings (doit.cfg, pyproject.toml) only from there too, so Hive cannot make a
+    plain `doit` work from a subdirectory; a verb that ends with "run `doit`" says
+    what works there instead."""
+    here = Path.cwd().resolve()
+    if here == root or (here / "dodo.py").exists() or os.environ.get("DOIT_SEEK_FILE", "").lower() in _TRUE:
+        return []
+    return [
+        "you are in a subdirectory: run `doit -k` (plain `doit` looks for dodo.py only in the current "
+        "directory; `export DOIT_SEEK_FILE=1` makes it look in the parents too)"
+    ]
+
+
 def _debug_log() -> Path:
     """Where a bug's traceback goes: the repo's `.hive/hive.log` (an agent's command
     names its repo in HIVE_ROOT), else the current directory's."""
@@ -69,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a markdown plan of coding tasks with LLM agents. "
         "`doit` runs the plan; `hive` does what doit has no verb for.",
     )
+    p.add_argument("--version", action="version", version=f"hive {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, func: str, help_: str) -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive.adapters.proc import SCRUBBED_ENV
+from hive.engine.supervise import SYSTEM_CLOCK, exit_status
 from hive.errors import HiveError
 from hive.executors import Launch, executor
 from hive.plan.graph import load_plan
@@ -23,6 +24,7 @@ from hive.store import names
 from hive.store.agent_signals import ensure_shim
 from hive.store.files import atomic_write
 from hive.store.paths import Paths, find_root
+from hive.streams.base import clean
 
 _STATUS_APPROVED = re.compile(r"^(status\s*:\s*)approved\s*$", re.MULTILINE)
 
@@ -74,6 +76,7 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
             paths.planning_file(slug, "env"),
             brief,
             unset=SCRUBBED_ENV,
+            close_on_exit=True,
         )
     )
     return PlanningSession(slug, plan_file, session, brief, config.executor, profile.stall_patterns)
@@ -81,10 +84,14 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
 
 def interact(s: PlanningSession) -> None:
     """Attach the user's terminal to the planning agent, or wait for it to finish.
-    Without a terminal nobody can answer a first-run prompt: one on screen ends it."""
+    The session ends with the agent (`close_on_exit`), so an attached terminal comes
+    back by itself. Without a terminal nobody can answer a first-run prompt: one on
+    screen ends it."""
     agents = executor(s.executor)
     if sys.stdin.isatty() and sys.stdout.isatty():
-        agents.attach(s.session)
+        if s.running():  # an agent that died at once left no session to attach to
+            print("hive: you are back here when it exits (C-b d leaves it running in the background)", flush=True)
+            agents.attach(s.session)
         return
     while s.running():
         stall = stall_match(s.stall_patterns, agents.screen(s.session, 50))
@@ -98,7 +105,8 @@ def interact(s: PlanningSession) -> None:
 
 
 def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
-    """What the agent wrote, validated; returns lines for the user."""
+    """What the agent wrote, validated; returns lines for the user, or raises HiveError
+    when planning gave no valid plan (the agent died, wrote nothing or an invalid plan)."""
     rel = s.plan_file.relative_to(root)
     running = s.running()
     if not running:
@@ -107,11 +115,9 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
         if running:
             return [
                 f"the planning agent is still running (`{' '.join(executor(s.executor).attach_argv(s.session))}` "
-                f"to go back "
-                f"to it); when it has written {rel}, review it and `hive approve {rel}`"
+                f"to go back to it); when it has written {rel}, review it and `hive approve {rel}`"
             ]
-        log = Paths(root).planning_file(s.slug, "log")
-        return [f"the planning agent ended without writing {rel}; its output: {log}"]
+        raise HiveError(f"the planning agent {_ended(root, s)} without writing {rel}", *_last_words(root, s))
     text = s.plan_file.read_bytes().decode("utf-8")
     lines = []
     if _STATUS_APPROVED.search(text):
@@ -119,8 +125,29 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
         lines.append(f"{rel} said `status: approved`; set it back to draft — only you approve plans")
     plan, _, problems = load_plan(s.plan_file, config)
     if problems:
-        return lines + [f"{rel} has problems; fix them (or ask the agent to), then `hive approve {rel}`:", *problems]
+        raise HiveError(
+            *lines,
+            *problems,
+            f"{rel} is not a valid plan; fix the problems above (or ask the agent to), then `hive approve {rel}`",
+        )
+    lines += [f"warning: {w}" for w in plan.warnings]
     return lines + [f"{rel}: a valid draft with {len(plan.tasks)} tasks. Review it, then `hive approve {rel}`."]
+
+
+def _ended(root: Path, s: PlanningSession) -> str:
+    status = exit_status(Paths(root).planning_file(s.slug, "exit"), SYSTEM_CLOCK, patience=0.5)
+    return "ended" if status is None else f"exited with status {status}"
+
+
+def _last_words(root: Path, s: PlanningSession, count: int = 5) -> list[str]:
+    """The end of the agent's output (as its terminal showed it), and where the rest is."""
+    log = Paths(root).planning_file(s.slug, "log")
+    try:
+        text = log.read_bytes()[-20000:].decode(errors="replace")
+    except OSError:
+        return []
+    shown = [line for line in (clean(raw).rstrip() for raw in text.split("\n")) if line.strip()][-count:]
+    return [*(f"  | {line}" for line in shown), f"its whole output: {log.relative_to(root)}"]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hive.cli.main import doit_hint
 from hive.errors import HiveError
 from hive.lifecycle import RETRYABLE, State
 from hive.store.files import HeldLock
@@ -44,5 +45,7 @@ def retry(root: Path, key: str, force: bool = False) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    print(f"hive: {retry(find_root(), args.task, force=args.force)}")
+    root = find_root()
+    for line in [retry(root, args.task, force=args.force), *doit_hint(root)]:
+        print(f"hive: {line}")
     return 0

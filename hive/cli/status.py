@@ -14,10 +14,12 @@ def run(args: argparse.Namespace) -> int:
     rows = status.collect(root)
     found = status.discovered_items(root)
     if args.json:
+        progress = status.plan_progress(rows)
         print(
             json.dumps(
                 {
                     "counts": status.counts(rows),
+                    "progress": {"done": progress.done, "total": progress.total},
                     "totals": status.totals(rows),
                     "tasks": [r.to_json() for r in rows],
                     "discovered": found,

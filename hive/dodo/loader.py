@@ -92,6 +92,9 @@ def load_dodo(dodo_file: str) -> dict:
     if project:
         for warning in project.plans.warnings:
             print(f"hive: warning (draft plan, not loaded): {warning}", file=sys.stderr)
+        for plan in project.plans.plans:
+            for warning in plan.warnings:
+                print(f"hive: warning: {warning}", file=sys.stderr)
 
     def task_hive() -> Iterator[dict] | None:
         if project is None:

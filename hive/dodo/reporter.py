@@ -89,6 +89,7 @@ class HiveReporter(ConsoleReporter):
         if self.plans:
             self.states = self.store.read_all()  # other runs may have finished tasks too
             self._write_report()
+            self._notify_finished()
         super().complete_run()
         crashsafe.run_finished()
 
@@ -101,6 +102,12 @@ class HiveReporter(ConsoleReporter):
             self.states[task.name] = self.store.read(plan, task_id)
             self._write_report()
         self._progress()
+
+    def _notify_finished(self) -> None:
+        if self.project is not None:
+            from hive import notify  # a real run only, like reconcile
+
+            notify.run_finished(self.project, self.states)
 
     def _write_report(self) -> None:
         if self.plans and self.project is not None:

@@ -10,7 +10,15 @@ from hive.adapters import git
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.crashsafe import crash_point
 from hive.engine import workspace
-from hive.engine.brief import ContextInput, continuation, decisions_so_far, dependency_results, prompt, render_context
+from hive.engine.brief import (
+    ContextInput,
+    Resolve,
+    continuation,
+    decisions_so_far,
+    dependency_results,
+    prompt,
+    render_context,
+)
 from hive.engine.limits import AttemptMeter, task_budget_left
 from hive.engine.supervise import Watch, clean_tail, wait
 from hive.engine.task import TaskRun, Worker, duration, say
@@ -19,7 +27,7 @@ from hive.executors import Launch
 from hive.lifecycle import Outcome, State
 from hive.store import agent_signals, names
 from hive.store.files import atomic_write
-from hive.store.state import MERGE, MERGING, TaskState
+from hive.store.state import MERGE, MERGING, RESOLVE, TaskState
 from hive.streams import reader
 
 
@@ -28,6 +36,7 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     base = git.rev_parse(root, h.main_ref)
     retire_worktree(h, st)
     start_point = _continue_from(h, st, base)
+    resolve = _resolve(h, st, start_point, base)
     plan, tid = h.plan_name, h.task.id
     wt = h.executor.worktree_base(root, h.cfg.worktree_base) / names.worktree_dir(worker.id, plan, tid, attempt)
     log = h.paths.log_file(plan, tid)
@@ -60,7 +69,7 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     workspace.create(root, wt, st.branch, start_point)
     crash_point("after-worktree-add")
     env = _agent_env(h, st, wt, worker)
-    brief = _brief(h, st, wt)
+    brief = _brief(h, st, wt, resolve)
     copied = workspace.copy_files(root, wt, h.cfg.worktree_copy)
     excludes = h.paths.excludes_file(plan, tid, attempt)
     ignored = [] if h.is_script else list(h.profile().ignore)
@@ -165,7 +174,16 @@ def _continue_from(h: TaskRun, st: TaskState, base: str) -> str:
     return base
 
 
-def _brief(h: TaskRun, st: TaskState, wt: Path) -> Path:
+def _resolve(h: TaskRun, st: TaskState, start_point: str, main: str) -> Resolve | None:
+    """For an attempt after a merge conflict: which files conflicted, and what main
+    did since the branch left it."""
+    if st.resume != RESOLVE or start_point == main:
+        return None
+    fork = git.merge_base(h.root, start_point, main)
+    return Resolve(files=st.files, main_commits=tuple(git.log_with_files(h.root, f"{fork}..{main}")))
+
+
+def _brief(h: TaskRun, st: TaskState, wt: Path, resolve: Resolve | None = None) -> Path:
     name = h.context_name()
     original = workspace.tracked_text(wt, name)
     text = render_context(
@@ -182,6 +200,7 @@ def _brief(h: TaskRun, st: TaskState, wt: Path) -> Path:
             decisions=decisions_so_far(h.store, h.job.plan),
             project_instructions=original or "",
             hive=h.hive_command,
+            resolve=resolve,
         )
     )
     workspace.place_context(wt, name, text, tracked=original is not None)

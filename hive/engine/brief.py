@@ -35,6 +35,15 @@ class Continuation:
     notes: tuple[dict, ...] = ()
     log_tail: str = ""
     feedback: str = ""
+    failed_check: str = ""  # what the Verify / test_command that failed the last attempt printed
+
+
+@dataclass(frozen=True)
+class Resolve:
+    """A resolve attempt: the last merge into main conflicted."""
+
+    files: tuple[str, ...] = ()
+    main_commits: tuple[str, ...] = ()  # "<hash> <subject> (files)", newest first
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,7 @@ class ContextInput:
     project_instructions: str = ""
     decisions: tuple[str, ...] = ()
     hive: str = "hive"  # `hive` by its absolute path: a login shell (codex's `bash -lc`) resets PATH
+    resolve: Resolve | None = None
 
 
 def render_context(ci: ContextInput) -> str:
@@ -96,6 +106,7 @@ def continuation(paths: Paths, root, st: TaskState) -> Continuation:
         notes=notes[-10:],
         log_tail=_previous_output(paths, st),
         feedback=st.feedback,
+        failed_check=st.output_tail if st.reason.startswith("verify failed") else "",
     )
 
 
@@ -122,4 +133,7 @@ def _previous_output(paths: Paths, st: TaskState) -> str:
             data = f.read((end - start) if end else -1)
     except FileNotFoundError:
         return ""
-    return clean_tail(data[-30000:].decode(errors="replace"), 40)
+    text = data[-30000:].decode(errors="replace")
+    # the slice ends where this attempt's output starts: after the header Hive wrote for it
+    header = text.rfind("\n===== hive: ")
+    return clean_tail(text[:header] if header >= 0 else text, 40)

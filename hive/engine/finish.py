@@ -13,7 +13,7 @@ from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import MergeRequest, Recorders, merge
 from hive.engine.task import TaskRun, prefixed, say
 from hive.lifecycle import Outcome, State, Worktree
-from hive.store.state import MERGE, MERGING, TaskState
+from hive.store.state import MERGE, MERGING, RESOLVE, TaskState
 
 
 def finish(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
@@ -94,9 +94,23 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
         return done
     if result.status == "verify_failed":
         return h.end(st, State.FAILED, f"verify failed: {result.reason}", result.output_tail)
+    if result.status == "conflict" and h.cfg.resolve_conflicts and not h.is_script:
+        if st.attempts_used < h.cfg.max_attempts:
+            # the next attempt is the agent's, on its branch: merge main, resolve, verify, `hive done`
+            reason = f"{result.reason}; a resolve attempt follows"
+            return h.end(st, State.FAILED, reason, files=result.files, resume=RESOLVE)
     # The agent's work is safe on its branch: `hive retry` redoes only the merge
     # (after the human resolved the conflict on the branch or cleaned the checkout).
-    return h.end(st, State.BLOCKED, result.reason, result.output_tail, files=result.files, resume=MERGE)
+    reason = result.reason + (by_hand(h, st, wt) if result.status == "conflict" else "")
+    return h.end(st, State.BLOCKED, reason, result.output_tail, files=result.files, resume=MERGE)
+
+
+def by_hand(h: TaskRun, st: TaskState, wt: Path) -> str:
+    """How a human resolves a conflict the agents could not."""
+    return (
+        f"; resolve it by hand: `cd {wt} && git merge {h.cfg.main_branch}`, fix the files, "
+        f"`git commit`, then `hive retry {h.key}` merges it"
+    )
 
 
 def record_merged(h: TaskRun, st: TaskState, commit: str, files: tuple[str, ...], reason: str) -> TaskState:

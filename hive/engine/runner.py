@@ -15,6 +15,7 @@ from pathlib import Path
 
 from doit.exceptions import TaskError, TaskFailed
 
+from hive import notify
 from hive.adapters import git
 from hive.engine import attempt
 from hive.engine.decide import Decision, Facts, Step, decide
@@ -29,7 +30,7 @@ from hive.lifecycle import STATES, Kind, Outcome, State, why_outdated
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.store.files import HeldLock, atomic_write
 from hive.store.paths import Paths
-from hive.store.state import TaskState
+from hive.store.state import TaskState, history_entry
 
 __all__ = ["Job", "run_doit_task"]
 
@@ -110,7 +111,8 @@ class TaskRunner:
         st = h.read()
         if st.state == State.IN_PROGRESS:
             # an error while merging is retried as a merge: the agent's work is on its branch
-            h.end(st, State.FAILED, f"error: {message}", resume=st.resume if st.only_merge else "")
+            st = h.end(st, State.FAILED, f"error: {message}", resume=st.resume if st.only_merge else "")
+            notify.task_held(h, st)
         return TaskFailed(f"{h.key}: {message}")
 
     def _run_claimed(self) -> bool | TaskFailed:
@@ -122,13 +124,14 @@ class TaskRunner:
             if d.step in (Step.DONE, Step.MERGED_ALREADY):
                 return True
             if d.step == Step.HOLD:
-                return self._held(st)
+                return self._held(st, news=False)  # held over from an earlier run: already told
             if d.step == Step.CHECKPOINT:
                 return self._held(self._checkpoint(st))
             if d.step == Step.NEW:
                 over = run_budget_reached(h)
                 if over:
                     say(f"{h.key}: not started — {over}")
+                    notify.run_budget(h, over)
                     return TaskFailed(f"{h.key}: not started — {over}")
                 if not h.is_script:
                     wait_for_profile(h, h.profile().name)
@@ -140,6 +143,7 @@ class TaskRunner:
             if st.state == State.DONE:
                 return True
             if st.state == State.PAUSED:
+                notify.task_paused(h, st)
                 continue  # not an attempt that counts: wait for its resume time, then go on
             if STATES[State(st.state)].retried and not st.permanent and st.attempts_used < h.cfg.max_attempts:
                 say(
@@ -186,6 +190,8 @@ class TaskRunner:
                 permanent=False,
                 merge_commit="",
                 resume="",
+                # the next attempt's brief says why it runs again
+                history=(*st.history, history_entry(st, "reopened", d.reopen)) if st.attempt else st.history,
                 event=f"reopened: {d.reopen}",
             )
             say(f"{h.key}: re-opened because {d.reopen}")
@@ -251,8 +257,10 @@ class TaskRunner:
             )
             held.callback(module.release)
 
-    def _held(self, st: TaskState) -> TaskFailed:
+    def _held(self, st: TaskState, news: bool = True) -> TaskFailed:
         key = self.h.key
+        if news:
+            notify.task_held(self.h, st)
         report = self.h.paths.checkpoint_file(self.h.plan_name, self.h.task.id)
         if st.state == "awaiting_human" and self.h.task.is_checkpoint and report.exists():
             # the checkpoint report goes to stderr: doit captures a task's stdout

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from hive.engine.task import duration
 from hive.executors import AgentRef, Executor
 from hive.lifecycle import Kind, Outcome
 from hive.settings.agents import stall_match
@@ -232,7 +233,7 @@ def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow:
                     output_tail(watch),
                 )
         if now > watch.started_at + watch.timeout:
-            return Outcome(Kind.TIMEOUT, f"timeout: no signal after {watch.timeout / 60:g} min", output_tail(watch))
+            return Outcome(Kind.TIMEOUT, f"timeout: no signal after {duration(watch.timeout)}", output_tail(watch))
         if not warned and now - last_change > watch.stuck_threshold:
             warned = True
             on_stuck(now - last_change)

@@ -133,10 +133,15 @@ def first_line(text: str) -> str:
 
 
 def duration(seconds: float) -> str:
-    """12s, 3m05s, 2h10m."""
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    """A duration as people write it — 0.5s, 12s, 5m, 3m05s, 1h, 2h10m — in every
+    message (a 5 s timeout once printed as "0.0833333 min")."""
+    if seconds < 10 and seconds != int(seconds):
+        return f"{round(seconds, 1):g}s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        m, s = divmod(whole, 60)
+        return f"{m}m{s:02d}s" if s else f"{m}m"
+    h, m = divmod(whole // 60, 60)
+    return f"{h}h{m:02d}m" if m else f"{h}h"

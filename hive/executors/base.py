@@ -32,6 +32,9 @@ class Launch:
     env_file: Path  # where the executor may put the environment on its way to the agent (0600, removed at start)
     brief: Path | None = None  # the context file it reads (an executor on another host ships it)
     unset: tuple[str, ...] = ()  # variables of ours the agent must not inherit
+    # A human's terminal is on it (`hive plan`): it ends with the agent, so the terminal
+    # comes back by itself; otherwise it is kept after the agent ends, for its last words.
+    close_on_exit: bool = False
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,14 @@ class TmuxExecutor:
         `doit`), whatever the tmux server was started with."""
         env = proc.clean_env({**launch.env, **self.environment()}, drop=launch.unset)
         return tmux.new_session(
-            launch.name, launch.cwd, launch.argv, launch.log, launch.exit_file, env, launch.env_file
+            launch.name,
+            launch.cwd,
+            launch.argv,
+            launch.log,
+            launch.exit_file,
+            env,
+            launch.env_file,
+            keep=not launch.close_on_exit,
         )
 
     def locate(self, name: str) -> int | None:

@@ -35,12 +35,17 @@ class Discovered:
         return task_key(self.plan, self.id)
 
 
-def file_item(who: AgentIdentity, title: str, details: str) -> str:
-    """Record a discovered task (agents only signal: this is not the plan)."""
+def file_item(who: AgentIdentity, title: str, details: str) -> tuple[str, bool]:
+    """Record a discovered task (agents only signal: this is not the plan). Returns its
+    key, and False when the plan already had an item of that title: a retry's agent
+    re-discovers what the attempt before it filed, and a human reviews it once."""
     title = " ".join(title.split())
     if not title:
         raise HiveError('hive discover needs a title, e.g. hive discover "Add rate limiting" --details "..."')
     paths = Paths(who.root)
+    same = _filed(paths, who.plan, title[:150])
+    if same is not None:
+        return task_key(who.plan, same), False
     payload = json.dumps(
         {
             "title": title[:150],
@@ -55,7 +60,20 @@ def file_item(who: AgentIdentity, title: str, details: str) -> str:
         paths.discovered_item(who.plan, f"{PREFIX}{n}"), payload
     ):
         n += 1
-    return task_key(who.plan, f"{PREFIX}{n}")
+    return task_key(who.plan, f"{PREFIX}{n}"), True
+
+
+def _filed(paths: Paths, plan: str, title: str) -> str | None:
+    """The item of this plan with this title (case aside), waiting or already answered."""
+    folder = paths.discovered_dir(plan)
+    for f in sorted([*folder.glob("*.json"), *folder.glob("settled/*.json")]):
+        try:
+            filed = json.loads(f.read_text()).get("title", "")
+        except (OSError, ValueError):
+            continue
+        if filed.casefold() == title.casefold():
+            return f.stem
+    return None
 
 
 def pending(paths: Paths) -> list[Discovered]:

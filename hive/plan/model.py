@@ -37,7 +37,7 @@ class Task:
     @property
     def text_hash(self) -> str:
         """What makes a changed task pending again: its own words, not its wiring."""
-        material = [self.title, self.type, self.description, self.acceptance, self.verify]
+        material = [self.title, self.type, _hash_form(self.description), self.acceptance, self.verify]
         return hashlib.sha256(json.dumps(material).encode()).hexdigest()[:16]
 
     @property
@@ -49,6 +49,17 @@ class Task:
         return dict(self.field_lines).get(field_name, self.line)
 
 
+def _hash_form(text: str) -> str:
+    """The description as hashes were made of it before descriptions kept their blank
+    lines: runs of blank lines as one, no surrounding whitespace. A Hive upgrade never
+    re-opens finished tasks."""
+    kept: list[str] = []
+    for line in text.splitlines():
+        if line.strip() or not kept or kept[-1].strip():
+            kept.append(line)
+    return "\n".join(kept).strip()
+
+
 @dataclass(frozen=True)
 class Plan:
     name: str
@@ -58,6 +69,7 @@ class Plan:
     title: str
     context: str
     tasks: tuple[Task, ...] = field(default=())
+    warnings: tuple[str, ...] = ()  # file:line: what looks wrong but is valid (shown, never fatal)
 
     @property
     def approved(self) -> bool:

@@ -54,6 +54,10 @@ CHECKPOINT_MARKER = "<!-- checkpoint -->"
 
 _HEADING = re.compile(r"^Task\s+([^\s:]+)\s*:\s*(.*?)\s*$")
 _LOOKS_LIKE_TASK = re.compile(r"^Task\s+\d")
+# `## Task 1:`, `#### Task 2:`, `### Task3:`, `### task 4:`: meant as tasks, silently
+# plan context (or part of the task above) until they were reported (issue 10).
+# Without a space the ID must start with a digit, so `### Tasks: overview` is no task.
+_NEAR_MISS = re.compile(r"^task(?:\s+|(?=\d))([^\s:]+)\s*:\s*(.*?)\s*$", re.IGNORECASE)
 _FIELD = re.compile(r"^\s*[-*]?\s*\*\*([^*:]+?)\s*:\s*\*\*\s*(.*?)\s*$|^\s*[-*]?\s*\*\*([^*:]+?)\*\*\s*:\s*(.*?)\s*$")
 
 
@@ -86,12 +90,16 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
     starts = [t.map[0] for t in tokens]
     tasks: list[Task] = []
     in_task = [False] * len(lines)
+    before_tasks = len(problems)
+    warnings: list[str] = []
     for i, (line0, level, content) in enumerate(headings):
+        if level != 3 or not _HEADING.match(content):
+            _near_miss(path, line0, lines[line0].strip(), level, content, problems)
         if level != 3:
             continue
         end = next((h[0] for h in headings[i + 1 :] if h[1] <= 3), len(lines))
         section = tokens[bisect.bisect_right(starts, line0) : bisect.bisect_left(starts, end)]
-        task = _parse_task(path, lines, section, line0, end, content, problems)
+        task = _parse_task(path, lines, section, line0, end, content, problems, warnings)
         if task is not None:
             tasks.append(task)
             in_task[line0:end] = [True] * (end - line0)
@@ -102,6 +110,11 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
                 f"{path}:{t.line}: duplicate task ID {t.id!r} (first at line {seen[t.id]}); give each task its own ID"
             )
         seen.setdefault(t.id, t.line)
+    if not tasks and len(problems) == before_tasks:  # a heading problem already says why
+        problems.append(
+            f"{path}:1: the plan has no tasks; write each task as a level-3 heading '### Task <ID>: <title>' "
+            f"(e.g. '### Task 1: Create the user model')"
+        )
     context_lines = [ln for i, ln in enumerate(lines) if i >= body_start and not in_task[i]]
     title = next((c for _, lvl, c in headings if lvl == 1), name)
     plan = Plan(
@@ -112,6 +125,7 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
         title=title,
         context="\n".join(context_lines).strip(),
         tasks=tuple(tasks),
+        warnings=tuple(warnings),
     )
     return plan, problems
 
@@ -171,8 +185,26 @@ def _headings(tokens: list) -> list[tuple[int, int, str]]:
     return out
 
 
+def _near_miss(path: Path, line0: int, raw: str, level: int, heading: str, problems: list[str]) -> None:
+    """A heading that looks like a task but is not one: say how to write it."""
+    m = _NEAR_MISS.match(heading)
+    if not m or (level != 3 and not m.group(1)[0].isdigit()):  # `## Task list: ...` may be prose
+        return
+    problems.append(
+        f"{path}:{line0 + 1}: '{raw}' is not a task heading: write '### Task {m.group(1)}: {m.group(2)}' "
+        f"(a task is a level-3 heading '### Task <ID>: <title>'; reword the heading if it is no task)"
+    )
+
+
 def _parse_task(
-    path: Path, lines: list[str], section: list, line0: int, end: int, heading: str, problems: list[str]
+    path: Path,
+    lines: list[str],
+    section: list,
+    line0: int,
+    end: int,
+    heading: str,
+    problems: list[str],
+    warnings: list[str],
 ) -> Task | None:
     """One task from its section (`section`: the top-level tokens inside it)."""
     where = f"{path}:{line0 + 1}"
@@ -195,6 +227,7 @@ def _parse_task(
     values, field_lines, body_from = _fields(path, lines, line0 + 1, end, skip - markers, problems)
     fence = next((t for t in section if t.type == "fence"), None)
     description = _without_markers(lines[body_from:end], {i - body_from for i in markers})
+    _late_fields(path, lines, body_from, end, skip, warnings)
     task = Task(
         id=task_id,
         title=title,
@@ -214,13 +247,25 @@ def _parse_task(
 
 def _without_markers(lines: list[str], markers: set[int]) -> str:
     """The description without `<!-- checkpoint -->` lines, so adding or removing a
-    marker (and the blank line that sets it apart) never changes the task's hash."""
+    marker (and the blank line that sets it apart) never changes the task's hash.
+    Every other line stays as written: blank lines inside a code block are the plan's."""
     kept: list[str] = []
+    drop_blank = False
     for i, line in enumerate(lines):
-        if i in markers or (not line.strip() and kept and not kept[-1].strip()):
+        if i in markers:
+            # the blank line after a marker that a blank line also precedes set the marker apart
+            drop_blank = bool(kept) and not kept[-1].strip()
             continue
+        if drop_blank and not line.strip():
+            drop_blank = False
+            continue
+        drop_blank = False
         kept.append(line)
-    return "\n".join(kept).strip()
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return "\n".join(kept)
 
 
 def _fields(
@@ -250,6 +295,18 @@ def _fields(
             where[key] = i + 1
         i += 1
     return values, where, i
+
+
+def _late_fields(path: Path, lines: list[str], start: int, end: int, skip: set[int], warnings: list[str]) -> None:
+    """A known `**Field:**` line inside the description is part of the description, not
+    a field: a `Depends on` written there would silently not count."""
+    for i in range(start, end):
+        m = _FIELD.match(lines[i]) if i not in skip else None
+        if m and (m.group(1) or m.group(3)).strip().lower() in FIELDS:
+            warnings.append(
+                f"{path}:{i + 1}: '{lines[i].strip()}' is below the description, so it is description text, "
+                f"not a field: fields go right under the heading"
+            )
 
 
 def _convert_fields(path: Path, task_id: str, v: dict[str, str], where: dict[str, int], problems: list[str]) -> dict:

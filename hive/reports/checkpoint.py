@@ -4,6 +4,7 @@ and the exact commands that answer it."""
 from __future__ import annotations
 
 from hive.engine.brief import dependency_results
+from hive.lifecycle import State, progress, shown_state
 from hive.plan.model import Plan, Task
 from hive.plan.parser import display_path
 from hive.render import render
@@ -33,12 +34,13 @@ def how_to_answer(key: str, task: Task) -> str:
 
 def checkpoint_report(store: StateStore, plan: Plan, task: Task, main_branch: str) -> str:
     key = plan.key(task.id)
-    real = [t for t in plan.tasks if t.type != "gate"]
-    states = {t.id: store.read(plan.name, t.id) for t in real}
+    states = {t.id: store.read(plan.name, t.id) for t in plan.tasks}
+    shown = {t.id: shown_state(states[t.id], t.text_hash) for t in plan.tasks}
+    done = progress((t.type, shown[t.id]) for t in plan.tasks)
     completed = [
         {"key": plan.key(t.id), "title": t.title, "commit": states[t.id].merge_commit, "files": states[t.id].files[:6]}
-        for t in real
-        if states[t.id].state == "done"
+        for t in plan.tasks
+        if t.type != "gate" and shown[t.id] == State.DONE
     ]
     return render(
         "checkpoint.md.j2",
@@ -47,8 +49,8 @@ def checkpoint_report(store: StateStore, plan: Plan, task: Task, main_branch: st
         plan=plan,
         kind=checkpoint_kind(task),
         plan_file=display_path(plan.path),
-        done_count=len(completed),
-        total=len(real),
+        done_count=done.done,
+        total=done.total,
         completed=completed,
         main_branch=main_branch,
         answers=answer_commands(key, task),

@@ -11,7 +11,7 @@ from hive.engine.standing import MERGING, RUNNING, Standing, standing
 from hive.engine.supervise import log_size
 from hive.engine.task import duration
 from hive.executors import AgentRef, executor
-from hive.lifecycle import ORDER, State, shown_state
+from hive.lifecycle import ORDER, Progress, State, progress, shown_state
 from hive.plan import discovered
 from hive.project import load_project
 from hive.store import usage
@@ -46,6 +46,7 @@ class TaskStatus:
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float | None = None  # None: tokens were used at a price nobody knew
+    type: str = "auto"  # the task's Type (`gate` for a hard-stop gate)
 
     @property
     def key(self) -> str:
@@ -66,7 +67,9 @@ def collect(root: Path) -> list[TaskStatus]:
         for task in plan.tasks:
             st = states.get(plan.key(task.id))
             if st is None:
-                rows.append(TaskStatus(plan.name, task.id, task.title, "planned", draft=not plan.approved))
+                rows.append(
+                    TaskStatus(plan.name, task.id, task.title, "planned", draft=not plan.approved, type=task.type)
+                )
                 continue
             running = st.state == State.IN_PROGRESS
             holder = HeldLock(paths.claim_lock(plan.name, task.id)).holder() if running else None
@@ -101,6 +104,7 @@ def collect(root: Path) -> list[TaskStatus]:
                     st.output_tail if st.state in ("failed", "blocked") else "",
                     st.resume_at if st.state == State.PAUSED else None,
                     **used,
+                    type=task.type,
                 )
             )
     return rows
@@ -130,6 +134,11 @@ def totals(rows: list[TaskStatus]) -> dict:
     }
 
 
+def plan_progress(rows: list[TaskStatus]) -> Progress:
+    """The approved plans' progress, counted as the checkpoint report counts it."""
+    return progress((r.type, r.state) for r in rows if not r.draft)
+
+
 def counts(rows: list[TaskStatus]) -> dict[str, int]:
     out: dict[str, int] = {str(s): 0 for s in ORDER}
     for r in rows:
@@ -156,16 +165,27 @@ def render_discovered(items: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _headline(rows: list[TaskStatus], width: int) -> str:
+    """A bar and counts over the approved plans' tasks (each plan's own when there are
+    several), the same N/M a checkpoint report shows."""
+    shown = plan_progress(rows)
+    if not shown.total:
+        return "no approved plan: `hive approve plans/<file>.md` to run one"
+    filled = round(width * shown.done / shown.total)
+    others = "  ".join(f"{shown.states.count(State(s))} {s}" for s in ORDER if s != "done" and State(s) in shown.states)
+    line = f"[{'#' * filled}{'-' * (width - filled)}] {shown} done  {others}".rstrip()
+    plans = sorted({r.plan for r in rows if not r.draft})
+    if len(plans) > 1:
+        line += "  (" + ", ".join(f"{p} {plan_progress([r for r in rows if r.plan == p])}" for p in plans) + ")"
+    return line
+
+
 def _usage(tokens_in: int, tokens_out: int, cost: float | None) -> str:
     return usage.described(usage.Totals(tokens_in, tokens_out, cost or 0.0, cost is not None))
 
 
 def render(rows: list[TaskStatus], width: int = 30) -> str:
-    c = counts(rows)
-    total = len(rows) or 1
-    done = c["done"]
-    bar = "#" * round(width * done / total) + "-" * (width - round(width * done / total))
-    lines = [f"[{bar}] {done}/{len(rows)} done  " + "  ".join(f"{n} {s}" for s, n in c.items() if n and s != "done")]
+    lines = [_headline(rows, width)]
     spent = totals(rows)
     if spent["tokens_in"] or spent["tokens_out"]:
         lines[0] += "  " + _usage(spent["tokens_in"], spent["tokens_out"], spent["cost_usd"])

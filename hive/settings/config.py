@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from hive.errors import HiveError
 from hive.settings.agents import BUILTIN_PROFILES, AgentProfile, profile_from_table
@@ -40,6 +41,7 @@ class Config:
     main_branch: str = "main"
     auto_merge: bool = True
     require_tests: bool = False
+    resolve_conflicts: bool = True  # a merge conflict starts a resolve attempt while attempts remain
     test_command: str = "make test"
     worktree_base: str = "worktrees"
     worktree_setup: str = ""
@@ -51,6 +53,8 @@ class Config:
     budget_task_usd: float = 0.0  # 0 = no cap
     budget_run_usd: float = 0.0
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    notify_command: tuple[str, ...] = ()  # run with one JSON event on stdin (hive.notify)
+    notify_webhook: str = ""  # an http(s) URL each JSON event is POSTed to
 
     def profile_name(self, plan_agent: str, task_agent: str) -> str:
         """The agent profile a task runs with: its own, else its plan's, else the default."""
@@ -72,6 +76,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
         "main_branch": ("main_branch", "str"),
         "auto_merge": ("auto_merge", "bool"),
         "require_tests": ("require_tests", "bool"),
+        "resolve_conflicts": ("resolve_conflicts", "bool"),
         "test_command": ("test_command", "str"),
     },
     "worktrees": {
@@ -83,6 +88,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
     "executor": {"kind": ("executor", "executor")},
     "gates": {"first_batch": ("gate_first_batch", "bool"), "hub_threshold": ("hub_threshold", "nonnegint")},
     "budget": {"task_usd": ("budget_task_usd", "usd"), "run_usd": ("budget_run_usd", "usd")},
+    "notify": {"command": ("notify_command", "argv"), "webhook": ("notify_webhook", "url")},
 }
 
 
@@ -167,6 +173,8 @@ def _load_agents(path: Path, table: Any, agents: dict[str, AgentProfile]) -> lis
 def _convert(value: Any, kind: str, where: str) -> Any:
     if kind == "duration":
         return parse_duration(value, where)
+    if kind in ("argv", "url"):
+        return _notify_value(value, kind, where)
     if kind == "executor":
         from hive.executors import KINDS
 
@@ -194,3 +202,27 @@ def _convert(value: Any, kind: str, where: str) -> Any:
     if kind == "usd":
         return float(value)
     return tuple(value) if kind == "strlist" else value
+
+
+def _notify_value(value: Any, kind: str, where: str) -> Any:
+    """[notify] command is an argv list, run without a shell (event text never meets
+    one); webhook is an http(s) URL, checked now rather than failing at every event."""
+    if kind == "argv":
+        if isinstance(value, str) or not value or not isinstance(value, list):
+            raise HiveError(
+                f"{where} = {value!r} must be a non-empty list of strings, "
+                f'e.g. ["python3", "/opt/notify.py"] (not one shell string); it reads each event as JSON on stdin'
+            )
+        if not all(isinstance(v, str) and v for v in value):
+            raise HiveError(f"{where} = {value!r}: every part must be a non-empty string")
+        return tuple(value)
+    try:
+        parts = urlsplit(value) if isinstance(value, str) and value == value.strip() else None
+        host = parts.hostname if parts else None
+    except ValueError:  # e.g. a broken [IPv6] host
+        parts = host = None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise HiveError(
+            f'{where} = {value!r} must be an http:// or https:// URL, e.g. "https://hooks.example.com/hive"'
+        )
+    return value

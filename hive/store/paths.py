@@ -70,6 +70,10 @@ class Paths:
     def debug_log(self) -> Path:
         return self.hive / "hive.log"
 
+    def notified(self, name: str) -> Path:
+        """Marks a notification sent once per run (`hive.notify`), e.g. the run's budget."""
+        return self.hive / "notify" / _safe(name)
+
     def state_file(self, plan: str, task_id: str) -> Path:
         return self.state / _safe(plan) / f"{_safe(task_id)}.json"
 

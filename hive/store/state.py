@@ -22,6 +22,7 @@ from hive.store.paths import Paths
 MERGE = "merge"  # merge its branch (a human's go-ahead: what its worktree holds is committed first)
 MERGING = "merging"  # Hive's merge step is under way: the branch holds all the work, and anything
 # else in the worktree was left by an interrupted merge (never committed)
+RESOLVE = "resolve"  # its merge conflicted with main: the next attempt merges main into its branch
 
 
 # fields renamed since 0.1, so state written by an older Hive reads the same

@@ -4,7 +4,9 @@ real CLI prints (Claude's stream-json): the real CLIs do the same in tests/real_
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
 import time
 
 from conftest import wait_for
@@ -80,6 +82,15 @@ RATE_LIMITED = shlex.quote(
 )
 
 
+# a task whose first attempt is rate-limited; its agent then waits to be stopped
+LIMITED_AT_FIRST = f"""
+### Task 1: Limited at first
+fake@1: print {RATE_LIMITED}
+fake@1: hang
+fake: signal done
+"""
+
+
 def test_a_paused_task_shows_in_status_and_the_run_goes_on_by_itself(repo):
     configure(repo, attempts=1, execution='rate_limit_backoff = "4s"\n')
     repo.write_plan(
@@ -107,3 +118,18 @@ def test_a_paused_task_shows_in_status_and_the_run_goes_on_by_itself(repo):
     st = repo.state("r", "1")
     assert (st["state"], st["attempts_used"]) == ("done", 1)  # max_attempts 1: the paused one did not count
     assert "rate-limited until" in run.stderr()
+
+
+def test_a_run_killed_during_a_pause_is_resumed_by_the_next_run_after_the_pause(repo):
+    configure(repo, attempts=1, execution='rate_limit_backoff = "3s"\n')
+    repo.write_plan("r", LIMITED_AT_FIRST)
+    run = repo.start_doit()
+    wait_for(lambda: repo.state("r", "1")["state"] == "paused", timeout=30, what="the pause")
+    resume_at = repo.state("r", "1")["resume_at"]
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait(10)
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    st = repo.state("r", "1")
+    assert (st["state"], st["attempt"], st["attempts_used"]) == ("done", 2, 1)
+    assert st["history"][-1]["started_at"] >= resume_at - 0.01  # it waited for its resume time

@@ -119,7 +119,7 @@ def test_reject_reopens_the_task_before_the_checkpoint_with_the_feedback(repo):
     assert r.returncode == 1, "after the re-run of task 1 the checkpoint stops the run again"
     assert repo.starts() == ["p:1", "p:1"]
     ctx = (repo.root / ".hive" / "fake" / "context-p_1-a2.md").read_text()
-    assert "the heading must say hello" in ctx and "Feedback from the human reviewer" in ctx
+    assert "the heading must say hello" in ctx and "**re-opened this task** (`hive approve --reject`)" in ctx
     assert repo.state("p", "2")["state"] == "awaiting_human"
     assert repo.hive("approve", "p:2").returncode == 0
     assert repo.doit().returncode == 0
@@ -292,3 +292,33 @@ def test_execution_report_counts_match_the_run(repo):
     assert "crashed" in row2 and "something went wrong" in row2
     assert repo.hive("approve", "r:3").returncode == 0
     assert repo.hive("retry", "r:2").returncode == 0
+
+
+def test_checkpoint_report_and_status_count_progress_the_same_way(repo):
+    """Both count the tasks written in the plan; a gate is a stop, not a task (the report
+    said 1/3 where status said 2/4 when status counted the gate)."""
+    repo.write_plan(
+        "c",
+        """
+    ### Task 1: Build the page
+    <!-- checkpoint -->
+    fake: signal done
+
+    ### Task 2: Check the page
+    **Type:** checkpoint:human-verify
+    **Depends on:** 1
+
+    ### Task 3: Style the page
+    **Depends on:** 2
+    fake: signal done
+    """,
+    )
+    repo.write_plan("other", "### Task 1: Unrelated\nfake: signal done\n", status="draft")
+    assert repo.doit().returncode == 1
+    assert repo.hive("approve", "c:_gate-1").returncode == 0
+    r = repo.doit()
+    assert r.returncode == 1 and "CHECKPOINT REACHED: c:2" in r.stderr
+    assert "**Progress:** 1/3 tasks complete" in r.stderr
+    status = repo.hive("status").stdout
+    assert "] 1/3 done  1 awaiting_human  1 planned" in status.splitlines()[0], status
+    assert repo.status_json()["progress"] == {"done": 1, "total": 3}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +97,63 @@ def test_approve_bad_plan_lists_every_error_and_changes_nothing(repo):
     assert path.read_text() == before
 
 
+NEAR_MISS_PLAN = """
+# Feature
+
+## Task 1: Level two
+#### Task 2: Level four
+### Task3: No space
+### task 4: Lower case
+"""
+NEAR_MISSES = {
+    6: "write '### Task 1: Level two'",
+    7: "write '### Task 2: Level four'",
+    8: "write '### Task 3: No space'",
+    9: "write '### Task 4: Lower case'",
+}
+
+
+def test_near_miss_task_headings_stop_hive_approve_and_doit_list_naming_the_expected_form(repo):
+    path = repo.write_plan("near", NEAR_MISS_PLAN, status="draft")
+    before = path.read_text()
+    r = repo.hive("approve", "plans/near.md")
+    assert r.returncode == 3 and "approved" not in r.stdout
+    for line, fix in NEAR_MISSES.items():
+        assert f"plans/near.md:{line}:" in r.stderr and fix in r.stderr, r.stderr
+    assert path.read_text() == before
+    draft = repo.doit("list")
+    assert draft.returncode == 0 and all(f"plans/near.md:{line}:" in draft.stderr for line in NEAR_MISSES)
+    repo.write_plan("near", NEAR_MISS_PLAN)  # approved by hand
+    approved = repo.doit("list")
+    assert approved.returncode == 3
+    assert all(
+        f"plans/near.md:{line}:" in approved.stderr and fix in approved.stderr for line, fix in NEAR_MISSES.items()
+    )
+
+
+def test_a_plan_without_tasks_is_not_approved(repo):
+    path = repo.write_plan("empty", "# Notes\n\nNothing to do yet.\n", status="draft")
+    r = repo.hive("approve", "plans/empty.md")
+    assert r.returncode == 3
+    assert "plans/empty.md:1: the plan has no tasks" in r.stderr and "### Task <ID>: <title>" in r.stderr
+    assert "status: draft" in path.read_text()
+
+
+def test_a_field_below_the_description_is_a_warning_in_hive_approve_and_doit_list(repo):
+    repo.write_plan(
+        "late",
+        "### Task 1: One\nBuild it.\n**Depends on:** 2\nfake: signal done\n\n### Task 2: Two\nfake: signal done\n",
+        status="draft",
+    )
+    warning = "warning: plans/late.md:6: '**Depends on:** 2' is below the description"
+    r = repo.hive("approve", "plans/late.md")
+    assert r.returncode == 0, r.stderr
+    assert warning in r.stdout and "fields go right under the heading" in r.stdout
+    assert "approved (2 tasks)" in r.stdout
+    listing = repo.doit("list")
+    assert listing.returncode == 0 and warning in listing.stderr
+
+
 def test_status_json_has_a_stable_shape(repo):
     repo.write_plan(
         "s",
@@ -160,6 +219,22 @@ def test_logs_shows_the_agents_output(repo):
     r = repo.hive("logs", "l:1")
     assert r.returncode == 0 and "hello from the agent" in r.stdout
     assert repo.hive("logs", "../etc:passwd").returncode == 3
+
+
+def test_logs_of_a_plan_or_task_that_does_not_exist_say_so_instead_of_not_started(repo):
+    repo.write_plan("l", "### Task 1: One\nfake: signal done\n\n### Task 2: Two\nfake: signal done\n")
+    (repo.root / "plans" / "m.md").write_text("### Task 1: Draft\n")
+    no_plan = repo.hive("logs", "nosuch:1")
+    assert no_plan.returncode == 3
+    assert "no plan named 'nosuch'; plans: l, m" in no_plan.stderr and "not started" not in no_plan.stderr
+    no_task = repo.hive("logs", "l:9")
+    assert no_task.returncode == 3 and "plan l has no task '9'; its tasks: 1, 2" in no_task.stderr
+    not_yet = repo.hive("logs", "l:2")
+    assert not_yet.returncode == 3 and "no log for l:2 yet (it has not started)" in not_yet.stderr
+    env = {"HIVE_TASK": "l:1", "HIVE_ATTEMPT": "1", "HIVE_ROOT": str(repo.root)}
+    assert repo.hive("discover", "Add caching", env=env).returncode == 0
+    found = repo.hive("logs", "l:D1")
+    assert found.returncode == 3 and "l:D1 is discovered work waiting for review" in found.stderr
 
 
 def test_logs_show_what_the_terminal_showed_without_escape_codes_and_follow_ends_with_the_task(repo):
@@ -267,3 +342,34 @@ def test_the_example_plan_in_this_repository_is_a_valid_draft():
     here = Path(__file__).resolve().parents[2]
     plan, _, problems = load_plan(here / "plans" / "example.md", Config())
     assert problems == [] and plan.status == "draft" and len(plan.tasks) == 4
+
+
+def test_hive_version_is_the_installed_package_version(isolated):
+    r = subprocess.run([sys.executable, "-m", "hive", "--version"], capture_output=True, text=True, cwd=isolated)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"hive {importlib.metadata.version('hive-agents')}"
+
+
+def test_from_a_subdirectory_hive_says_to_run_doit_k_which_runs_the_plan(repo):
+    """Plain `doit` cannot find dodo.py below the root (doit reads its settings only from
+    the current directory, so Hive cannot change that): `doit -k` or DOIT_SEEK_FILE can."""
+    repo.write_plan("p", "### Task 1: x\nfake: write a.txt a\nfake: commit a\nfake: signal done\n", status="draft")
+    sub = repo.root / "src" / "deep"
+    sub.mkdir(parents=True)
+
+    def doit(*args: str, **env: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "doit", *args]
+        return subprocess.run(argv, cwd=sub, capture_output=True, text=True, env={**os.environ, **env})
+
+    approve = subprocess.run(
+        [sys.executable, "-m", "hive", "approve", "../../plans/p.md"], cwd=sub, capture_output=True, text=True
+    )
+    assert approve.returncode == 0, approve.stderr
+    assert "you are in a subdirectory: run `doit -k`" in approve.stdout and "DOIT_SEEK_FILE=1" in approve.stdout
+    assert "Could not find dodo file" in doit("list").stderr
+    assert "p:1" in doit("list", DOIT_SEEK_FILE="1").stdout
+    r = doit("-k")
+    assert r.returncode == 0, r.stderr
+    assert repo.file_on_main("a.txt") == "a\n"
+    at_root = repo.hive("approve", "plans/p.md")
+    assert at_root.returncode == 0 and "subdirectory" not in at_root.stdout

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
+import struct
 import subprocess
 import sys
+import termios
+import threading
 
-from conftest import HERE, read_pty
+import pytest
+from conftest import HERE, read_pty, wait_for
 
 
 def test_discovered_work_waits_for_a_human_and_runs_only_once_approved(repo):
@@ -50,6 +55,32 @@ def test_discovered_work_waits_for_a_human_and_runs_only_once_approved(repo):
     assert "w:D1" in listing and "w:9" not in listing
 
 
+def test_a_retry_that_discovers_the_same_work_again_files_it_once(repo):
+    repo.write_plan(
+        "w",
+        """
+    ### Task 1: Build the login
+    fake: discover "Add rate limiting" "login can be brute-forced"
+    fake@1: crash 1
+    fake@2: discover "add  RATE limiting" "said again in other words"
+    fake@2: signal done
+    """,
+    )
+    assert repo.doit().returncode == 0
+    assert repo.starts() == ["w:1", "w:1"], "two attempts"
+    found = repo.status_json()["discovered"]
+    assert [(d["key"], d["details"]) for d in found] == [("w:D1", "login can be brute-forced")]
+    env = {"HIVE_TASK": "w:1", "HIVE_ATTEMPT": "3", "HIVE_ROOT": str(repo.root)}
+    again = repo.hive("discover", "Add rate limiting", env=env)
+    assert again.returncode == 0 and "w:D1 already records this" in again.stdout
+    assert repo.hive("approve", "w:D1", "--reject", "later").returncode == 0
+    answered = repo.hive("discover", "Add rate limiting", env=env)
+    assert "w:D1 already records this" in answered.stdout, "an answered item is not filed again either"
+    assert repo.status_json()["discovered"] == []
+    other = repo.hive("discover", "Add logging", env=env)
+    assert "recorded w:D2" in other.stdout
+
+
 def test_discovered_work_can_be_discarded(repo):
     repo.write_plan("w", "### Task 1: x\nfake: signal done\n")
     env = {"HIVE_TASK": "w:1", "HIVE_ATTEMPT": "1", "HIVE_ROOT": str(repo.root)}
@@ -82,13 +113,94 @@ def test_hive_plan_runs_the_planning_agent_and_validates_its_draft(repo):
     assert repo.doit().returncode == 0 and repo.starts() == [], "a draft never runs"
 
 
-def test_hive_plan_reports_problems_and_keeps_plans_draft(repo):
+def test_hive_plan_fails_on_an_invalid_plan_and_keeps_plans_draft(repo):
     _planner(repo)
     r = repo.hive("plan", "broken and approved thing")
-    assert r.returncode == 0, r.stderr
-    assert "depends on unknown task '99'" in r.stdout
-    assert "set it back to draft" in r.stdout
+    assert r.returncode == 3, r.stdout
+    assert "hive: error: plans/broken-and-approved-thing.md:" in r.stderr
+    assert "depends on unknown task '99'" in r.stderr and "is not a valid plan" in r.stderr
+    assert "set it back to draft" in r.stderr
     assert "status: draft" in (repo.root / "plans" / "broken-and-approved-thing.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "goal, how",
+    [("crash", "exited with status 2"), ("silent", "exited with status 0")],
+    ids=["planner-dies", "planner-writes-nothing"],
+)
+def test_hive_plan_fails_with_the_reason_when_the_planner_ends_without_a_plan(repo, goal, how):
+    _planner(repo)
+    r = repo.hive("plan", goal)
+    assert r.returncode == 3, r.stdout
+    assert f"hive: error: the planning agent {how} without writing plans/{goal}.md" in r.stderr
+    said = "the model is unreachable" if goal == "crash" else "nothing to plan"
+    assert f"| fake planner: {said}" in r.stderr, "its last words are shown"
+    assert f"its whole output: .hive/logs/planning/{goal}.log" in r.stderr
+    assert not (repo.root / "plans" / f"{goal}.md").exists()
+    assert tmux_sessions() == [], "nothing is left in tmux"
+
+
+def tmux_sessions() -> list[str]:
+    r = subprocess.run(
+        ["tmux", "-L", os.environ["HIVE_TMUX_SOCKET"], "list-sessions", "-F", "#{session_name}"],
+        capture_output=True,
+        text=True,
+    )
+    return r.stdout.split()
+
+
+def _plan_on_a_terminal(repo, goal: str, answer: bytes | None) -> tuple[int, str]:
+    """`hive plan` with its terminal on a pty, as a user runs it; `answer` is typed
+    once the planner asks. Returns its exit status and what the terminal showed."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hive", "plan", goal],
+        cwd=repo.root,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**os.environ, "TERM": "xterm"},
+        start_new_session=True,
+    )
+    os.close(slave)
+    shown: list[bytes] = []
+    reader = threading.Thread(target=lambda: shown.append(read_pty(master)), daemon=True)
+    reader.start()
+    try:
+        if answer is not None:
+            screen = ["tmux", "-L", os.environ["HIVE_TMUX_SOCKET"], "capture-pane", "-p", "-t", f"=hive-plan-{goal}:"]
+            wait_for(
+                lambda: "shall I write it?" in subprocess.run(screen, capture_output=True, text=True).stdout,
+                what="the planner's question",
+            )
+            os.write(master, answer)
+        code = proc.wait(timeout=30)  # before the fix: attached to a dead pane until someone pressed C-b d
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        reader.join(timeout=5)
+        os.close(master)
+    return code, b"".join(shown).decode(errors="replace")
+
+
+def test_hive_plan_on_a_terminal_comes_back_by_itself_when_the_planner_exits(repo):
+    _planner(repo)
+    code, shown = _plan_on_a_terminal(repo, "ask", b"yes\r")
+    assert code == 0, shown
+    assert "C-b d leaves it running" in shown
+    assert "a valid draft with 2 tasks" in shown
+    assert (repo.root / "plans" / "ask.md").exists()
+    assert tmux_sessions() == []
+
+
+def test_hive_plan_on_a_terminal_fails_with_the_reason_when_the_planner_dies(repo):
+    _planner(repo)
+    code, shown = _plan_on_a_terminal(repo, "crash", None)
+    assert code == 3, shown
+    assert "the planning agent exited with status 2 without writing plans/crash.md" in shown
+    assert tmux_sessions() == []
 
 
 def test_cleanup_removes_what_finished_tasks_left_but_never_unmerged_work(repo):

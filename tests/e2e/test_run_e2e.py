@@ -262,6 +262,7 @@ def test_verify_failure_fails_the_task_with_output_and_main_is_untouched(repo):
 
 
 def test_merge_conflict_blocks_with_files_listed_and_keeps_the_worktree(repo):
+    repo.configure(attempts=1)  # no attempt left for a resolve attempt (test_resolve_and_briefs.py)
     repo.write_plan(
         "m",
         """
@@ -286,6 +287,7 @@ def test_merge_conflict_blocks_with_files_listed_and_keeps_the_worktree(repo):
     assert r.returncode == 1
     st = repo.state("m", "1")
     assert st["state"] == "blocked" and "README.md" in st["reason"] and "conflict" in st["reason"]
+    assert "git merge main" in st["reason"] and "hive retry m:1" in st["reason"]
     assert Path(st["worktree"]).exists()
     assert "agent edit" in repo.git("log", "--format=%s", st["branch"])
     assert repo.git("log", "-1", "--format=%s", "main") == "user edit"

@@ -146,9 +146,12 @@ def test_task_heading_inside_a_task_fence_stays_in_that_tasks_description(tmp_pa
     assert "### Task 2: Example" in plan.tasks[0].description
 
 
-def test_task_heading_at_other_levels_is_not_a_task(tmp_path):
+def test_task_heading_at_other_levels_is_not_a_task_and_says_how_to_write_one(tmp_path):
     plan, problems = parse(tmp_path, "## Task 1: Level two\n\n#### Task 2: Level four\n")
-    assert problems == [] and plan.tasks == ()
+    assert plan.tasks == ()
+    only_problem(problems, plan.path, 1, "'## Task 1: Level two' is not a task heading", "'### Task 1: Level two'")
+    only_problem(problems, plan.path, 3, "'#### Task 2: Level four'", "'### Task 2: Level four'")
+    assert len(problems) == 2, "the headings say why there is no task"
 
 
 # --- fields -------------------------------------------------------------------------------------
@@ -527,3 +530,22 @@ def test_unknown_front_matter_key_is_an_error_naming_its_line(tmp_path):
         """,
     )
     assert len(problems) == 1 and "p.md:3:" in problems[0] and "agnet" in problems[0]
+
+
+def test_a_description_reaches_the_brief_byte_for_byte_blank_lines_in_code_blocks_included(tmp_path):
+    code = "```python\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n```"
+    plan, problems = parse(tmp_path, BASE.replace("Description.", f"Intro.\n\n{code}\n\n    indented\n\nEnd."))
+    assert problems == []
+    assert plan.task("1").description == f"Intro.\n\n{code}\n\n    indented\n\nEnd."
+
+
+def test_keeping_blank_lines_does_not_change_the_hash_of_a_task_written_before(tmp_path):
+    """The hash as Hive computed it before descriptions kept their blank lines: a Hive
+    upgrade must not re-open finished tasks."""
+    import hashlib
+    import json
+
+    text = BASE.replace("Description.", "Intro.\n\n\n\nMore.")
+    task = parse(tmp_path, text)[0].task("1")
+    old = [task.title, task.type, "Intro.\n\nMore.", task.acceptance, task.verify]
+    assert task.text_hash == hashlib.sha256(json.dumps(old).encode()).hexdigest()[:16]

@@ -1,0 +1,84 @@
+"""Where the engine and the reporter call in: one call per event. Nothing here
+may fail a task or a run — a notification that does not arrive is a warning on
+stderr and a line in `.hive/hive.log`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from hive.errors import record_bug, record_warning
+from hive.notify import events
+from hive.notify.send import deliver
+from hive.settings.config import Config
+from hive.store.paths import Paths
+from hive.store.state import TaskState
+from hive.store.usage import run_started
+
+if TYPE_CHECKING:
+    from hive.engine.task import TaskRun
+    from hive.project import Project
+
+
+def task_held(h: TaskRun, st: TaskState) -> None:
+    """The run stops at this task: failed for good, blocked, too big, over its budget,
+    or waiting for a human (a checkpoint, a gate, a review)."""
+    if _wanted(h.cfg):
+        event = events.held_event(h.task, st, h.cfg.budget_task_usd)
+        if event:
+            _send(h.cfg, h.paths, events.task_payload(event, h.root, h.job.plan, h.task, st))
+
+
+def task_paused(h: TaskRun, st: TaskState) -> None:
+    """A rate limit paused the task; the run goes on by itself at its resume time."""
+    if _wanted(h.cfg):
+        _send(h.cfg, h.paths, events.task_payload(events.PAUSED, h.root, h.job.plan, h.task, st, events.STATUS))
+
+
+def run_budget(h: TaskRun, reason: str) -> None:
+    """The run's `[budget] run_usd` is spent: said once per run, though every task
+    that is not started any more passes here."""
+    if not _wanted(h.cfg) or not _first_time(h.paths, f"budget-{run_started():.3f}"):
+        return
+    payload = events.task_payload(events.BUDGET, h.root, h.job.plan, h.task, h.read(), events.STATUS, reason)
+    _send(h.cfg, h.paths, payload)
+
+
+def run_finished(project: Project, states: Mapping[str, TaskState]) -> None:
+    """A `doit` run ended: every approved plan's tasks counted by state."""
+    if _wanted(project.config):
+        payload = events.run_finished_payload(project.root, project.plans.plans, states)
+        _send(project.config, project.paths, payload)
+
+
+def _wanted(config: Config) -> bool:
+    return bool(config.notify_command or config.notify_webhook)
+
+
+def _first_time(paths: Paths, name: str) -> bool:
+    """True for the first caller across this run's processes (a marker file made with O_EXCL)."""
+    marker = paths.notified(name)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        return False
+    except OSError:
+        pass  # better said twice than never
+    return True
+
+
+def _send(config: Config, paths: Paths, payload: dict) -> None:
+    title = f"notify {payload['event']} {payload['task']}".rstrip()
+    try:
+        problems = deliver(payload, paths.root, config.notify_command, config.notify_webhook)
+    except Exception as e:  # noqa: BLE001 — a bug here must not fail the task being reported on
+        problems = [f"internal error while notifying: {e!r} ({record_bug(paths.debug_log, title)})"]
+    for problem in problems:
+        record_warning(paths.debug_log, title, problem)
+        try:
+            print(f"hive: warning: {problem}", file=sys.stderr, flush=True)
+        except (OSError, ValueError):  # a closed terminal must not turn into a task error
+            pass

@@ -1,0 +1,146 @@
+"""What a notification says: one JSON object per event, the same keys for every
+event, and in `command` the exact command that answers or inspects it (pure: no
+I/O, so every event is unit-tested)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from hive.lifecycle import STATES, State, shown_state
+from hive.plan.model import Plan, Task
+from hive.reports.checkpoint import how_to_answer
+from hive.store.state import TaskState
+from hive.store.usage import task_totals
+
+CHECKPOINT = "checkpoint"
+GATE = "gate"
+FAILED = "failed"
+BLOCKED = "blocked"
+TOO_BIG = "too_big"
+PAUSED = "paused"
+BUDGET = "budget"
+RUN_FINISHED = "run_finished"
+EVENTS = (CHECKPOINT, GATE, FAILED, BLOCKED, TOO_BIG, PAUSED, BUDGET, RUN_FINISHED)
+
+STATUS = "hive status"
+
+
+def held_event(task: Task, st: TaskState, task_budget_usd: float) -> str | None:
+    """The event for a task the run stops at (None: nothing a human must hear about)."""
+    if st.state == State.AWAITING_HUMAN:
+        return GATE if task.type == "gate" else CHECKPOINT  # a review (auto_merge = false) is a checkpoint too
+    if st.state == State.FAILED and task_budget_usd and task_totals(st).cost_usd >= task_budget_usd:
+        return BUDGET  # stopped at its [budget] task_usd: not an ordinary failure
+    return {State.FAILED: FAILED, State.BLOCKED: BLOCKED, State.TOO_BIG: TOO_BIG}.get(State(st.state))
+
+
+def task_payload(
+    event: str, root: Path, plan: Plan, task: Task, st: TaskState, command: str = "", reason: str = ""
+) -> dict:
+    """A task's event. `command` defaults to what answers it: `hive approve …` for a
+    checkpoint or a review, `hive retry …` for a task held for good, else `hive status`;
+    `reason` to the recorded one."""
+    key = plan.key(task.id)
+    if not command:
+        if task.is_checkpoint:
+            command = how_to_answer(key, task)
+        elif st.state == State.AWAITING_HUMAN:
+            command = f"hive approve {key}"
+        elif STATES[State(st.state)].retryable:
+            command = f"hive retry {key}"
+        else:
+            command = STATUS
+    # a checkpoint or gate runs no agent: there is no log to read
+    logs = "" if task.is_checkpoint else f"hive logs {key}"
+    return payload(
+        event,
+        root,
+        task=key,
+        plan=plan.name,
+        title=task.title,
+        state=st.state,
+        reason=reason or st.reason,
+        command=command,
+        logs=logs,
+        attempt=st.attempt,
+    )
+
+
+def run_finished_payload(root: Path, plans: Iterable[Plan], states: Mapping[str, TaskState]) -> dict:
+    """The end of a `doit` run: every approved plan's tasks counted by state (as in
+    `.hive/report.md`), and what the run ended with (`run_status`)."""
+    approved = [p for p in plans if p.approved]
+    shown: list[str] = []
+    for plan in approved:
+        for task in plan.tasks:
+            st = states.get(plan.key(task.id)) or TaskState(plan.name, task.id)
+            shown.append(shown_state(st, task.text_hash))
+    counts = {str(s): shown.count(s) for s in STATES}
+    status = run_status(shown)
+    names = [p.name for p in approved]
+    return payload(
+        RUN_FINISHED,
+        root,
+        plan=names[0] if len(names) == 1 else "",
+        state=status,
+        reason=", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no tasks",
+        command=STATUS,
+        counts=counts,
+        plans=names,
+    )
+
+
+def run_status(states: list[str]) -> str:
+    """What a finished run needs from its human, first what needs them most: unlike
+    the report's status, tasks still planned behind a held one do not make it
+    "in_progress" — that is left for a run that stopped, or ran part of a plan."""
+    if State.AWAITING_HUMAN in states:
+        return "awaiting_human"
+    if any(s in (State.FAILED, State.BLOCKED, State.TOO_BIG) for s in states):
+        return "completed_with_failures"
+    return "complete" if all(s == State.DONE for s in states) else "in_progress"
+
+
+def payload(
+    event: str,
+    root: Path,
+    *,
+    task: str = "",
+    plan: str = "",
+    title: str = "",
+    state: str = "",
+    reason: str = "",
+    command: str = "",
+    logs: str = "",
+    **extra: object,
+) -> dict:
+    """Every event has these keys ("" when they do not apply); `text` is one line for
+    a human (what chat webhooks such as Slack's show)."""
+    text = f"hive: {task} ({title}): {_headed(event, reason)}" if task else f"hive: run finished ({state}): {reason}"
+    text += f" — `{command}`" if command else ""
+    return {
+        "event": event,
+        "task": task,
+        "plan": plan,
+        "title": title,
+        "state": state,
+        "reason": reason,
+        "command": command,
+        "logs": logs,
+        "repo": str(root),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "text": text,
+        **extra,
+    }
+
+
+def _headed(event: str, reason: str) -> str:
+    """The reason's first line, headed by the event unless it already says it
+    ("blocked: no key", not "blocked: blocked: no key")."""
+    head = event.replace("_", " ")
+    line = reason.strip().splitlines()[0] if reason.strip() else ""
+    if line.lower().startswith(head):
+        return line
+    return f"{head}: {line}" if line else head
