@@ -130,7 +130,8 @@ def contained(root: Path | str, rev: str, of: str) -> bool | None:
 
 def first_parent_since(root: Path | str, rev: str, since: float) -> set[str]:
     """Commits on `rev`'s first-parent line committed after `since` (one call for many ancestor checks)."""
-    out = git(root, "rev-list", "--first-parent", f"--since={int(since)}", rev, check=False).stdout
+    window = [f"--since={int(since)}"] if since > 0 else []  # git reads a negative --since as "now"
+    out = git(root, "rev-list", "--first-parent", *window, rev, check=False).stdout
     return set(out.split())
 
 

@@ -22,14 +22,15 @@ from hive.store.paths import DOIT_DB_EXCLUDE, Paths
 from hive.store.state import StateStore, TaskState
 
 
-def start_run(project: Project, argv: list[str]) -> list[str]:
-    """Returns lines to tell the user."""
+def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, TaskState]]:
+    """Returns lines to tell the user, and every task's state as it is now."""
     root, config = project.root, project.config
     agents = executor(config.executor)
     main = f"refs/heads/{config.main_branch}"
     head = git.try_rev_parse(root, main)
     if not head:
-        return [f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch in .hive/config.toml"]
+        warning = f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch in .hive/config.toml"
+        return [warning], StateStore(project.paths).read_all()
     git.update_ref(root, "refs/hive/run-start", head)
     git.exclude_locally(root, DOIT_DB_EXCLUDE)  # repos set up by an older `hive init` ignored only .doit.db
     git.enable_worktree_config(str(root))  # once, here, before parallel workers would race for .git/config
@@ -44,15 +45,31 @@ def start_run(project: Project, argv: list[str]) -> list[str]:
     sessions = set(agents.names())
     branches = git.branches(root, "hive/")
     git.worktree_prune(root)
-    states = StateStore(paths).read_all()
-    for st in states.values():
+    store = StateStore(paths)
+    states = store.read_all()
+    for st in list(states.values()):
+        if not _worth_a_look(st, sessions, branches):
+            continue
         try:
             notes += _reconcile_task(paths, config, agents, st, sessions, branches)
         except (HiveError, CommandError) as e:  # one task's trouble must not stop the run
             notes.append(f"{st.key}: could not check it before the run: {user_message(e)}")
-    states = StateStore(paths).read_all()
+        states[st.key] = store.read(st.plan, st.id)  # as reconciling left it
     notes += _leftovers(root, config, agents, states, sessions)
-    return notes
+    return notes, states
+
+
+def _worth_a_look(st: TaskState, sessions: set[str], branches: set[str]) -> bool:
+    """Whether a task's record may need reconciling: a finished task whose session,
+    worktree and branches are all gone (most of a long plan's tasks) needs nothing,
+    and costs no lock and no git call."""
+    if st.state == State.IN_PROGRESS or st.session in sessions:
+        return True
+    if st.state != State.DONE:
+        return False
+    if st.worktree and Path(st.worktree).exists():
+        return True
+    return bool(({h.get("branch", "") for h in st.history} | {st.branch}) & branches)
 
 
 def _reconcile_task(

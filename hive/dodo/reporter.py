@@ -42,20 +42,20 @@ class HiveReporter(ConsoleReporter):
 
         if self.project is None:  # a bad plan or config: doit reports it and runs nothing
             return
+        from hive.store.state import StateStore
+
+        self.store = StateStore(self.project.paths)
         try:
-            lines = start_run(self.project, sys.argv[1:])
+            lines, self.states = start_run(self.project, sys.argv[1:])
         except Exception as e:  # each task re-checks its own state when it runs
             message = user_message(e)
             if message is None:
                 raise
             lines = [f"warning: could not check the recorded state before the run: {message}"]
+            self.states = self.store.read_all()
         for line in lines:
             print(f"hive: {line}", file=sys.stderr, flush=True)
-        from hive.store.state import StateStore
-
-        self.plans = self.project.plans.plans
-        self.store = StateStore(self.project.paths)
-        self.states = self.store.read_all()  # then re-read one task at a time, as each finishes
+        self.plans = self.project.plans.plans  # states: re-read one task at a time, as each finishes
         self.total = len(_selected_subtasks(tasks, selected_tasks))
         # Load the runner and its templates once here: forked workers inherit them
         # instead of each importing them while the first agents start.

@@ -99,6 +99,8 @@ def _compiled(path: Path, config: Config, cache_dir: Path | None) -> tuple[Plan,
     from hive.plan.graph import compile_plan  # networkx and markdown-it only on a cache miss
 
     result = compile_plan(path, config)
+    for task in result[0].tasks:
+        _ = task.text_hash  # computed once, into the cache: `doit list` needs every task's
     if not result[2]:
         for old in cache_dir.glob(f"{path.stem}.*.pickle"):
             old.unlink(missing_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ class Task:
     hard_stop: bool = False
     field_lines: tuple[tuple[str, int], ...] = ()
 
-    @property
+    @functools.cached_property
     def text_hash(self) -> str:
         """What makes a changed task pending again: its own words, not its wiring."""
         material = [self.title, self.type, _hash_form(self.description), self.acceptance, self.verify]
