@@ -1,0 +1,36 @@
+"""hive/dodo/reconcile.py at scale: a finished task with nothing left behind costs no
+lock and no git call (a 10,000-task run's start; bench/scale.py measures it)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from hive.adapters import git
+from hive.dodo.reconcile import _worth_a_look
+from hive.store.state import TaskState
+
+
+def test_only_tasks_with_something_left_behind_are_looked_at(tmp_path: Path):
+    history = ({"attempt": 1, "branch": "hive/p-1-a1"},)
+    done = TaskState("p", "1", state="done", branch="hive/p-1-a1", session="s1", history=history)
+    assert not _worth_a_look(done, sessions=set(), branches=set())
+    assert _worth_a_look(done, sessions={"s1"}, branches=set())  # its terminal is still open
+    assert _worth_a_look(done, sessions=set(), branches={"hive/p-1-a1"})  # its branch is still there
+    kept = tmp_path / "wt"
+    kept.mkdir()
+    assert _worth_a_look(TaskState("p", "1", state="done", worktree=str(kept)), set(), set())
+    assert _worth_a_look(TaskState("p", "1", state="in_progress"), set(), set())
+    assert not _worth_a_look(TaskState("p", "1", state="failed", session="s2"), set(), set())
+
+
+def test_merged_commits_are_found_in_one_call_even_without_a_time_window(tmp_path: Path):
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    (tmp_path / "a").write_text("a")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "a"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "commit", "-qm", "a"], check=True)
+    head = git.rev_parse(tmp_path, "refs/heads/main")
+    assert head in git.first_parent_since(tmp_path, "refs/heads/main", -86400)  # state written with no time
+    assert head in git.first_parent_since(tmp_path, "refs/heads/main", time.time() - 86400)
+    assert head not in git.first_parent_since(tmp_path, "refs/heads/main", time.time() + 86400)
