@@ -17,7 +17,7 @@ from doit.exceptions import InvalidDodoFile
 from hive import crashsafe
 from hive.dodo import workers
 from hive.dodo.uptodate import AllDone, DoneCheck, StateView, describe
-from hive.engine.task import Job
+from hive.engine.job import Job
 from hive.errors import HiveError
 from hive.project import Project, load_project
 from hive.store import usage

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hive.adapters import git
 from hive.lifecycle import State, is_done, shown_state
 from hive.plan.model import Plan, Task
 from hive.store.paths import Paths
@@ -32,6 +31,8 @@ class StateView:
         return self.states().get(key)
 
     def merged(self, commit: str) -> bool:
+        from hive.adapters import git  # a run's checks only: `doit list` never needs git
+
         if self._on_main is None:
             done = [s for s in self.states().values() if s.state == State.DONE and s.merge_commit]
             since = min((s.updated_at for s in done), default=0) - 86400

@@ -10,31 +10,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hive.engine.job import Job
 from hive.errors import HiveError
 from hive.executors import AgentRef, Executor, executor
 from hive.lifecycle import State
-from hive.plan.model import Plan, Task
 from hive.settings.agents import AgentProfile
-from hive.settings.config import Config
 from hive.store import names
 from hive.store.paths import Paths
 from hive.store.state import StaleState, StateStore, TaskState
 
+__all__ = ["Job", "TaskRun", "Worker", "duration", "first_line", "prefixed", "say"]
+
 SCRIPT_BRIEF = "HIVE_TASK.md"
-
-
-@dataclass(frozen=True)
-class Job:
-    """Everything one doit task needs; built by the compiler, never re-parsed."""
-
-    root: Path
-    plan: Plan
-    task: Task
-    config: Config
-
-    @property
-    def key(self) -> str:
-        return names.task_key(self.plan.name, self.task.id)
 
 
 def say(message: str) -> None:

@@ -72,9 +72,10 @@ def compile_plan(path: Path, config: Config) -> tuple[Plan, tuple[str, ...], lis
     plan, graph, problems = load_plan(path, config)
     if problems:
         return plan, (), problems
-    plan = add_gates(plan, graph, config)
-    graph, _ = build_graph(plan)
-    return plan, tuple(t.id for t in priority_order(plan, graph)), []
+    gated = add_gates(plan, graph, config)
+    if gated.tasks != plan.tasks:  # gates are off by default: most plans need no second graph
+        graph, _ = build_graph(gated)
+    return gated, tuple(t.id for t in priority_order(gated, graph)), []
 
 
 def priority_order(plan: Plan, graph: nx.DiGraph) -> list[Task]:
