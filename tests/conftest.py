@@ -13,10 +13,15 @@ import tempfile
 import textwrap
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from ray_cluster import LocalRayCluster
 
 HERE = Path(__file__).resolve().parent
 FAKE_AGENT = HERE / "fake_agent.py"
@@ -374,3 +379,34 @@ def git_repo(isolated: Path) -> Path:
     for args in (["init", "-q", "-b", "main"], ["add", "README.md"], ["commit", "-q", "-m", "initial commit"]):
         subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
     return root
+
+
+# --- a real local Ray cluster (tests/ray; issue 11) ---------------------------------------------
+# Here too rather than in tests/ray/conftest.py. The cluster's processes inherit `isolated`'s
+# HIVE_TMUX_SOCKET, so one left running fails the test that started it.
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "ray_cluster(**kwargs): arguments of LocalRayCluster for the ray_cluster fixture (workers=4, ...)"
+    )
+
+
+@pytest.fixture
+def ray_cluster(isolated: Path, request: pytest.FixtureRequest) -> Iterator[LocalRayCluster]:
+    """A started LocalRayCluster (tests/ray_cluster.py): a head on 127.0.0.2 and two worker nodes
+    on 127.0.0.3 and .4, each offering 2 `hive_agent` and its own HIVE_NODE_WORKDIR
+    (<isolated>/node-1, node-2); ~5-8 s to start on 2 cores. `@pytest.mark.ray_cluster(workers=4)`
+    changes its shape. At the end every process of it is SIGKILLed; a Ray driver the test left
+    connected in this process is shut down and fails the test."""
+    from ray_cluster import LocalRayCluster, driver_connected, shutdown_driver
+
+    marker = request.node.get_closest_marker("ray_cluster")
+    # the nodes import what the test defines (its module, conftest) from where pytest did
+    kwargs = {"pythonpath": [HERE, request.path.parent], **(marker.kwargs if marker else {})}
+    cluster = LocalRayCluster(isolated, **kwargs).start()
+    yield cluster
+    left_connected = driver_connected()
+    shutdown_driver()
+    cluster.stop()
+    assert not left_connected, "the test left its Ray driver connected: use `with cluster.connect():`"
