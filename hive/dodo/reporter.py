@@ -132,9 +132,9 @@ class HiveReporter(ConsoleReporter):
 
         now = time.time()
         return "".join(
-            f" · {profile} rate-limited until {time.strftime('%H:%M:%S', time.localtime(until))}"
-            for profile, until in holds(self.project.paths)
-            if until > now
+            f" · {hold.profile} rate-limited until {time.strftime('%H:%M:%S', time.localtime(hold.until))}"
+            for hold in holds(self.project.paths)
+            if hold.until > now
         )
 
     def _clear(self) -> None:

@@ -36,7 +36,7 @@ def finish(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
     if rule.state == State.PAUSED:
         until = pause_until(outcome.resume_at, st.pauses, time.time(), h.cfg.rate_limit_backoff)
         changes.update(resume_at=until, pauses=st.pauses + 1)
-        hold_profile(h, h.profile().name, until, reason)
+        hold_profile(h.paths, h.profile().name, until, reason)
         reason += f"; resumes at {time.strftime('%H:%M:%S', time.localtime(until))}"
     return h.end(st, rule.state, reason, outcome.output_tail, note, **changes)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from hive.engine.task import TaskRun, duration, say
 from hive.lifecycle import State
@@ -66,32 +68,34 @@ def pause_until(resume_at: float, pauses: int, now: float, backoff: float = 60.0
     return now + min(backoff * 2**pauses, MAX_PAUSE)
 
 
-def hold_profile(h: TaskRun, profile: str, until: float, reason: str) -> None:
-    """No task starts on `profile` before `until` (a later hold wins)."""
-    path = h.paths.hold_file(profile)
-    with locked(h.paths.locks / "holds.lock"):
-        current = read_hold(h, profile)
-        if current and current[0] >= until:
+@dataclass(frozen=True)
+class Hold:
+    """A rate-limited profile: no task starts on it before `until`."""
+
+    profile: str
+    until: float
+    reason: str = ""
+
+
+def hold_profile(paths: Paths, profile: str, until: float, reason: str) -> None:
+    """Hold `profile` until `until` (a later hold wins)."""
+    with locked(paths.locks / "holds.lock"):
+        current = read_hold(paths.hold_file(profile))
+        if current and current.until >= until:
             return
-        atomic_write(path, json.dumps({"profile": profile, "until": until, "reason": reason}))
+        atomic_write(paths.hold_file(profile), json.dumps({"profile": profile, "until": until, "reason": reason}))
 
 
-def holds(paths: Paths) -> list[tuple[str, float]]:
-    """Every profile's hold: (profile, until)."""
-    out = []
-    for path in sorted(paths.hold_file("x").parent.glob("*.json")):
-        try:
-            data = json.loads(path.read_text())
-            out.append((str(data["profile"]), float(data["until"])))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return out
+def holds(paths: Paths) -> list[Hold]:
+    """Every profile's hold."""
+    found = (read_hold(path) for path in sorted(paths.hold_file("x").parent.glob("*.json")))
+    return [hold for hold in found if hold is not None]
 
 
-def read_hold(h: TaskRun, profile: str) -> tuple[float, str] | None:
+def read_hold(path: Path) -> Hold | None:
     try:
-        data = json.loads(h.paths.hold_file(profile).read_text())
-        return float(data["until"]), str(data.get("reason", ""))
+        data = json.loads(path.read_text())
+        return Hold(str(data["profile"]), float(data["until"]), str(data.get("reason", "")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -101,15 +105,15 @@ def wait_for_profile(h: TaskRun, profile: str) -> None:
     said = 0.0
     while True:
         st = h.read()
-        hold = read_hold(h, profile)
+        hold = read_hold(h.paths.hold_file(profile))
         own = st.resume_at if st.state == State.PAUSED else 0.0
-        until = max(own, hold[0] if hold else 0.0)
+        until = max(own, hold.until if hold else 0.0)
         now = time.time()
         if until <= now or st.state not in (State.PAUSED, State.PLANNED, State.FAILED):
             return
         if until != said:
             said = until
-            why = f" ({hold[1]})" if hold and hold[1] else ""
+            why = f" ({hold.reason})" if hold and hold.reason else ""
             say(
                 f"{h.key}: waiting — agent profile {profile!r} is rate-limited until "
                 f"{time.strftime('%H:%M:%S', time.localtime(until))} (in {duration(until - now)}){why}"

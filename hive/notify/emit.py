@@ -5,10 +5,10 @@ stderr and a line in `.hive/hive.log`."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from hive.engine.task import say
 from hive.errors import record_bug, record_warning
 from hive.notify import events
 from hive.notify.send import deliver
@@ -78,7 +78,4 @@ def _send(config: Config, paths: Paths, payload: dict) -> None:
         problems = [f"internal error while notifying: {e!r} ({record_bug(paths.debug_log, title)})"]
     for problem in problems:
         record_warning(paths.debug_log, title, problem)
-        try:
-            print(f"hive: warning: {problem}", file=sys.stderr, flush=True)
-        except (OSError, ValueError):  # a closed terminal must not turn into a task error
-            pass
+        say(f"warning: {problem}")

@@ -19,6 +19,15 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|
 MAX_REASON = 300  # characters of the CLI's own message kept in a reason
 
 
+ALL = frozenset({400, 401, 403, 404, 429, 500, 502, 503, 529})  # the HTTP statuses the CLIs' errors name
+_STATUS = re.compile(r"(?<!\d)([45]\d\d)(?!\d)")
+
+
+def status_in(text: str, codes: frozenset[int] = ALL) -> int | None:
+    """The first of `codes` that a CLI's error text names as a number of its own."""
+    return next((int(m) for m in _STATUS.findall(text) if int(m) in codes), None)
+
+
 class TroubleKind(StrEnum):
     PERMANENT = "permanent"  # retrying cannot help: say what to fix
     RATE_LIMIT = "rate_limit"  # wait until resume_at, then go on
@@ -40,15 +49,6 @@ class Usage:
     cli_cost_usd: float | None = None  # the CLI's own total for the attempt, when it printed one
     model: str = ""
     by_model: dict[str, tuple[int, int]] = field(default_factory=dict)  # when the CLI splits it by model
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out,
-            "cli_cost_usd": self.cli_cost_usd,
-            "model": self.model,
-            "by_model": self.by_model,
-        }
 
 
 @dataclass
@@ -97,6 +97,14 @@ class StreamReader:
             self.trouble.kind == TroubleKind.TRANSIENT and trouble.kind != TroubleKind.TRANSIENT
         ):
             self.trouble = trouble
+
+    def reported(self, message: str, final: bool, status: int | None = None, codes: frozenset[int] = ALL) -> None:
+        """An error the CLI reported: its class; else, if it ended the turn, a transient one."""
+        trouble = classify(message, status or status_in(message, codes), self.cli)
+        if trouble is None and final:
+            trouble = Trouble(TroubleKind.TRANSIENT, f"{self.cli}: {one_line(message)}")
+        if trouble is not None:
+            self.found(trouble)
 
     def progress(self) -> None:
         """The model answered: a passing network problem is over."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hive.streams.base import StreamReader, Trouble, TroubleKind, classify, one_line
+from hive.streams.base import StreamReader, Trouble, TroubleKind, classify, one_line, status_in
 
 LONG_WAIT = 60.0  # a rate-limit retry this far away: pause instead of letting the CLI sit
 
@@ -45,7 +45,7 @@ class ClaudeReader(StreamReader):
         assert isinstance(message, dict)
         error = event.get("error")
         if error:
-            status = _status_of(str(error))
+            status = status_in(str(error))
             self.found_error(_text_of(message) or str(error), status)
             return
         self.progress()
@@ -102,7 +102,7 @@ class ClaudeReader(StreamReader):
         elif event.get("is_error"):
             text = str(event.get("result") or event.get("subtype") or "error")
             status = event.get("api_error_status")
-            self.found_error(text, status if isinstance(status, int) else _status_of(text))
+            self.found_error(text, status if isinstance(status, int) else status_in(text))
 
     def found_error(self, text: str, status: int | None) -> None:
         trouble = classify(text, status, self.cli)
@@ -124,11 +124,3 @@ def _text_of(message: dict[str, Any]) -> str:
     if isinstance(content, list):
         return " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
     return str(content or "")
-
-
-def _status_of(text: str) -> int | None:
-    """The HTTP status in "API Error: 401 {...}"."""
-    for word in text.replace(":", " ").split()[:6]:
-        if word.isdigit() and 400 <= int(word) < 600:
-            return int(word)
-    return None

@@ -9,7 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hive.streams.base import StreamReader, Trouble, TroubleKind, classify, one_line
+from hive.streams.base import ALL, StreamReader
+
+# a 400 in Codex's text is not taken as the API refusing the request (no recording shows one)
+_CODES = ALL - {400}
 
 
 class CodexReader(StreamReader):
@@ -26,18 +29,11 @@ class CodexReader(StreamReader):
         elif kind in ("item.started", "item.completed", "item.updated"):
             self.progress()
         elif kind == "error":
-            self._error(str(event.get("message") or ""))
+            self.reported(str(event.get("message") or ""), False, codes=_CODES)
         elif kind == "turn.failed":
             error = event.get("error") if isinstance(event.get("error"), dict) else {}
             assert isinstance(error, dict)
-            self._error(str(error.get("message") or "turn failed"), final=True)
-
-    def _error(self, message: str, final: bool = False) -> None:
-        trouble = classify(message, _status_in(message), self.cli)
-        if trouble is None and final:
-            trouble = Trouble(TroubleKind.TRANSIENT, f"codex: {one_line(message)}")
-        if trouble is not None:
-            self.found(trouble)
+            self.reported(str(error.get("message") or "turn failed"), True, codes=_CODES)
 
 
 def configured_model(env: Mapping[str, str]) -> str:
@@ -50,10 +46,3 @@ def configured_model(env: Mapping[str, str]) -> str:
     except (OSError, tomllib.TOMLDecodeError):
         return ""
     return model if isinstance(model, str) else ""
-
-
-def _status_in(message: str) -> int | None:
-    for code in (401, 403, 404, 429, 500, 502, 503, 529):
-        if str(code) in message:
-            return code
-    return None

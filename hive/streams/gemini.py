@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hive.streams.base import StreamReader, Trouble, TroubleKind, classify, one_line
+from hive.streams.base import ALL, StreamReader, Trouble, TroubleKind, classify, one_line
 
 
 class GeminiReader(StreamReader):
@@ -23,7 +23,7 @@ class GeminiReader(StreamReader):
             if event.get("role") != "user":
                 self.progress()
         elif kind == "error":
-            self._error(str(event.get("message") or ""), event.get("severity") != "warning")
+            self.reported(str(event.get("message") or ""), event.get("severity") != "warning", codes=_CODES)
         elif kind == "result":
             stats = event.get("stats") if isinstance(event.get("stats"), dict) else {}
             assert isinstance(stats, dict)
@@ -39,7 +39,7 @@ class GeminiReader(StreamReader):
             if event.get("status") == "error":
                 error = event.get("error") if isinstance(event.get("error"), dict) else {}
                 assert isinstance(error, dict)
-                self._error(str(error.get("message") or error or "error"), True)
+                self.reported(str(error.get("message") or error or "error"), True, codes=_CODES)
 
     def text(self, line: str) -> None:
         line = _REPORT.sub("", line)
@@ -50,30 +50,23 @@ class GeminiReader(StreamReader):
             if status in (429, 503) and number < _PATIENT_ATTEMPTS:
                 return  # the CLI backs off and tries again by itself
             if status:
-                self._error(line, True, status)
+                self.reported(line, True, status)
             else:
                 self.found(Trouble(TroubleKind.TRANSIENT, f"the model API is unreachable (gemini: {one_line(line)})"))
             return
         m = _WAITS.search(line)
         if m and float(m.group(1)) >= _LONG_WAIT_MS:
-            self._error(f"rate limited: {line}", True, 429)
+            self.reported(f"rate limited: {line}", True, 429)
             return
         if _AUTH.search(line):
             self.found(classify(line, 401, self.cli) or Trouble(TroubleKind.PERMANENT, one_line(line)))
         elif _QUOTA.search(line):
-            self._error(line, True, 429)
+            self.reported(line, True, 429)
         else:
             super().text(line)
 
-    def _error(self, message: str, serious: bool, status: int | None = None) -> None:
-        status = status or _status_in(message)
-        trouble = classify(message, status, self.cli)
-        if trouble is None and serious:
-            trouble = Trouble(TroubleKind.TRANSIENT, f"gemini: {one_line(message)}")
-        if trouble is not None:
-            self.found(trouble)
 
-
+_CODES = ALL - {502, 529}  # what the Gemini API answers with
 _ATTEMPT = re.compile(r"^Attempt (\d+) failed(?: with status (\d+))?[.:]")
 _PATIENT_ATTEMPTS = 2  # rate-limited this many times in a row: pause instead of waiting inside the CLI
 _REPORT = re.compile(r"\s*Full report available at: \S+")  # a temp file: noise in a reason
@@ -85,10 +78,3 @@ _AUTH = re.compile(
 _QUOTA = re.compile(
     r"RetryableQuotaError|TerminalQuotaError|Max attempts reached|Quota exceeded|Resource has been exhausted"
 )
-
-
-def _status_in(message: str) -> int | None:
-    for code in (400, 401, 403, 404, 429, 500, 503):
-        if f"{code}" in message.split("]")[0] or f"status {code}" in message or f'code":{code}' in message:
-            return code
-    return None

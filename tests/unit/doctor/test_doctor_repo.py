@@ -5,13 +5,10 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from conftest import git
 
 from hive.doctor.checks import FAIL, OK, WARN
 from hive.doctor.repo import checkout_check, identity_check, main_branch_check, repo_checks, tool_checks
-
-
-def git(cwd, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True).stdout
 
 
 @pytest.fixture

@@ -4,11 +4,8 @@ new tasks off a rate-limited profile."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
-from typing import cast
 
-from hive.engine.limits import MAX_PAUSE, hold_profile, pause_until, read_hold
-from hive.engine.task import TaskRun
+from hive.engine.limits import MAX_PAUSE, Hold, hold_profile, holds, pause_until, read_hold
 from hive.store.paths import Paths
 
 
@@ -20,11 +17,12 @@ def test_a_reset_time_the_cli_gave_wins_else_the_back_off_doubles_up_to_an_hour(
 
 
 def test_a_hold_is_per_profile_and_a_later_one_wins(tmp_path: Path):
-    h = cast(TaskRun, SimpleNamespace(paths=Paths(tmp_path)))
-    hold_profile(h, "claude", 500.0, "rate limited")
-    hold_profile(h, "claude", 400.0, "earlier")  # does not shorten it
-    assert read_hold(h, "claude") == (500.0, "rate limited")
-    assert read_hold(h, "codex") is None
-    hold_profile(h, "my agent/../x", 1.0, "odd name")
-    assert read_hold(h, "my agent/../x") == (1.0, "odd name")
-    assert all(p.parent == Paths(tmp_path).hive / "holds" for p in (Paths(tmp_path).hive / "holds").iterdir())
+    paths = Paths(tmp_path)
+    hold_profile(paths, "claude", 500.0, "rate limited")
+    hold_profile(paths, "claude", 400.0, "earlier")  # does not shorten it
+    assert read_hold(paths.hold_file("claude")) == Hold("claude", 500.0, "rate limited")
+    assert read_hold(paths.hold_file("codex")) is None
+    hold_profile(paths, "my agent/../x", 1.0, "odd name")
+    assert read_hold(paths.hold_file("my agent/../x")) == Hold("my agent/../x", 1.0, "odd name")
+    assert all(p.parent == paths.hive / "holds" for p in (paths.hive / "holds").iterdir())
+    assert [h.profile for h in holds(paths)] == ["claude", "my agent/../x"]
