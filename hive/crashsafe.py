@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -31,9 +32,16 @@ WORKER_PATIENCE = 10.0
 _PR_SET_PDEATHSIG = 1
 
 
-class _Stop:
+class _Thread(threading.local):
     depth = 0  # nesting of uninterruptible() blocks
     pending = False  # a stop signal arrived inside one
+    stopped = False  # a doit worker thread that has heard of the stop (once is enough)
+
+
+_here = _Thread()
+
+
+class _Stop:
     first: int | None = None  # the signal that stopped this process
     first_at = 0.0
     doit_pid = 0  # set once install_for_doit() ran in that process
@@ -59,8 +67,8 @@ def _handler(signum: int, frame: types.FrameType | None) -> None:
             hook()
     elif now - _Stop.first_at < REPEAT_GRACE:
         return
-    if _Stop.depth:
-        _Stop.pending = True
+    if _here.depth:
+        _here.pending = True
         return
     raise KeyboardInterrupt
 
@@ -75,14 +83,32 @@ def uninterruptible() -> Iterator[None]:
     """Hold Ctrl-C and SIGTERM until the block ends (then they take effect), so a git
     command is never killed half-way and "main moved" and "state says done" are never
     separated by a clean stop. Needs `install()` (done by the CLI and by doit's dodo)."""
-    _Stop.depth += 1
+    _here.depth += 1
     try:
         yield
     finally:
-        _Stop.depth -= 1
-        if not _Stop.depth and _Stop.pending:
-            _Stop.pending = False
-            raise KeyboardInterrupt
+        _here.depth -= 1
+        if not _here.depth:
+            _stop_here()
+
+
+def _stop_here() -> None:
+    """Outside any critical section: a stop that arrived meanwhile takes effect. Signals
+    reach only the main thread; doit's worker threads (`doit -P thread`) hear of a stop
+    here and in `pause`, once each."""
+    if _here.pending:
+        _here.pending = False
+        raise KeyboardInterrupt
+    if _Stop.first is not None and not _here.stopped and threading.current_thread() is not threading.main_thread():
+        _here.stopped = True
+        raise KeyboardInterrupt
+
+
+def pause(seconds: float) -> None:
+    """Sleep in a wait loop; a doit worker thread leaves it (KeyboardInterrupt) once the run is stopped."""
+    time.sleep(seconds)
+    if not _here.depth:
+        _stop_here()
 
 
 def exit_code(signum: int | None) -> int:
@@ -159,7 +185,7 @@ def _worker_forked(parent: int) -> None:
     stop_point("worker-forked")  # before anything of ours ran in it: the worst instant
     # nothing has stopped this process yet: what its parent heard is not its own (a
     # worker that took its parent's stop for a repeat ignored the stop meant for it)
-    _Stop.depth, _Stop.pending, _Stop.first = 1, False, None
+    _here.depth, _here.pending, _Stop.first = 1, False, None
     _unblock_stops()
     _stop_with_parent(parent)
 
@@ -171,8 +197,8 @@ def in_forked_worker() -> bool:
 def worker_ready() -> bool:
     """Called by a forked worker as its job loop starts: True if it was stopped before
     (it should leave at once)."""
-    _Stop.depth = 0
-    stopped, _Stop.pending = _Stop.pending, False
+    _here.depth = 0
+    stopped, _here.pending = _here.pending, False
     return stopped
 
 
@@ -188,10 +214,16 @@ def _stop_with_parent(parent: int) -> None:
 
 
 def _wait_for_workers() -> None:
-    """Workers print their own "stopped watching" line: let them, briefly."""
+    """Workers (processes, or threads under `doit -P thread`) print their own "stopped
+    watching" line: let them, briefly."""
     deadline = time.monotonic() + WORKER_PATIENCE
     for child in multiprocessing.active_children():
         child.join(max(0.0, deadline - time.monotonic()))
+    for thread in list(worker_threads):
+        thread.join(max(0.0, deadline - time.monotonic()))
+
+
+worker_threads: set[threading.Thread] = set()  # doit's job loops running as threads
 
 
 def crash_point(name: str) -> None:

@@ -91,6 +91,7 @@ class Kind(StrEnum):
     AGENT_ERROR = "agent_error"  # the CLI reported a failure that retrying cannot fix
     RATE_LIMITED = "rate_limited"
     OVER_BUDGET = "over_budget"
+    LOST = "lost"  # the host it ran on (or the executor's hold on it) went away: not its fault
 
 
 class Worktree(StrEnum):
@@ -150,6 +151,8 @@ OUTCOMES: dict[Kind, Rule] = {
     Kind.AGENT_ERROR: Rule(State.FAILED, Worktree.RETIRE, False, permanent=True),
     Kind.OVER_BUDGET: Rule(State.FAILED, Worktree.RETIRE, False, permanent=True),
     Kind.RATE_LIMITED: Rule(State.PAUSED, Worktree.RETIRE, False, counts=False),
+    # like an orchestrator that died: the next attempt goes on from what was shipped back
+    Kind.LOST: Rule(State.FAILED, Worktree.RETIRE, False, INTERRUPTED + ": {reason}", counts=False),
 }
 SIGNALS: dict[str, Kind] = {rule.verb: kind for kind, rule in OUTCOMES.items() if rule.verb}
 

@@ -16,7 +16,8 @@ def run(args: argparse.Namespace) -> int:
     plan, task_id = parse_key(args.task)
     root = find_root()
     st = StateStore(Paths(root)).read(plan, task_id)
-    agents = executor(load_repo_config(root).executor)
+    config = load_repo_config(root)
+    agents = executor(config.executor, config, root)
     if st.state != "in_progress" or st.session not in agents.names():
         raise HiveError(f"{args.task} has no running agent (it is {st.state}); see `hive logs {args.task}`")
     return agents.attach(st.session, replace_process=True)

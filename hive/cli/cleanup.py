@@ -20,7 +20,7 @@ from hive.store.state import StateStore
 
 def cleanup(root: Path, force: bool = False) -> list[str]:
     config = load_repo_config(root)
-    agents = executor(config.executor)
+    agents = executor(config.executor, config, root)
     paths = Paths(root)
     main = f"refs/heads/{config.main_branch}"
     done: list[str] = []

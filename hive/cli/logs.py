@@ -8,8 +8,8 @@ import os
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
 
 from hive.errors import HiveError
 from hive.lifecycle import State
@@ -33,11 +33,51 @@ def run(args: argparse.Namespace) -> int:
     if args.raw:
         argv = ["tail", "-n", str(args.lines), *(["-F"] if args.follow else []), str(log)]
         os.execvp(argv[0], argv)
-    with open(log, "rb") as f:
-        position = _print_tail(f, args.lines)
-        if args.follow:
-            _follow(f, position, StateStore(paths), plan, task_id)
+    store = StateStore(paths)
+    read = _remote_reader(root, store, plan, task_id, log) or _file_reader(log)
+    position = _print_tail(read(0), args.lines)
+    if args.follow:
+        _follow(read, position, store, plan, task_id)
     return 0
+
+
+Reader = Callable[[int], bytes]  # the log's bytes from an offset on
+
+
+def _file_reader(log: Path) -> Reader:
+    def read(position: int) -> bytes:
+        with open(log, "rb") as f:
+            f.seek(position)
+            return f.read()
+
+    return read
+
+
+def _remote_reader(root: Path, store: StateStore, plan: str, task_id: str, log: Path) -> Reader | None:
+    """A task running on another host: its earlier attempts from the log here, the running
+    one through the executor, from its host (the log here lags, or stands still while no
+    run watches it)."""
+    st = store.read(plan, task_id)
+    if st.state != State.IN_PROGRESS or not st.node:
+        return None
+    from hive.executors import executor
+    from hive.settings.config import load_repo_config
+
+    config = load_repo_config(root)
+    agents = executor(config.executor, config, root)
+    if not agents.remote:
+        return None
+    with open(log, "rb") as f:
+        earlier = f.read(st.log_offset)
+    local = _file_reader(log)
+
+    def read(position: int) -> bytes:
+        now = agents.output(st.session)
+        if now is None:  # its actor has ended: everything is in the log here by now
+            return local(position)
+        return (earlier + now)[position:]
+
+    return read if agents.output(st.session) is not None else None
 
 
 def _no_log(root: Path, plan_name: str, task_id: str) -> HiveError:
@@ -60,9 +100,8 @@ def _no_log(root: Path, plan_name: str, task_id: str) -> HiveError:
     return HiveError(f"plan {plan_name} has no task {task_id!r}; its tasks: {', '.join(t.id for t in plan.tasks)}")
 
 
-def _print_tail(f: BinaryIO, lines: int) -> int:
+def _print_tail(data: bytes, lines: int) -> int:
     kept: deque[str] = deque(maxlen=max(lines, 0))
-    data = f.read()
     for line in data.decode(errors="replace").split("\n"):
         text = clean(line)
         if text.strip() or (kept and kept[-1].strip()):
@@ -71,12 +110,11 @@ def _print_tail(f: BinaryIO, lines: int) -> int:
     return len(data)
 
 
-def _follow(f: BinaryIO, position: int, store: StateStore, plan: str, task_id: str) -> None:
+def _follow(read: Reader, position: int, store: StateStore, plan: str, task_id: str) -> None:
     """New output as it comes, until the task is no longer running (then what is left)."""
     partial = b""
     while True:
-        f.seek(position)
-        data = f.read()
+        data = read(position)
         position += len(data)
         lines = (partial + data).split(b"\n")
         partial = lines.pop()

@@ -15,7 +15,7 @@ from pathlib import Path
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.engine.supervise import SYSTEM_CLOCK, exit_status
 from hive.errors import HiveError
-from hive.executors import Launch, executor
+from hive.executors import LOCAL, Launch, executor
 from hive.plan.graph import load_plan
 from hive.render import render
 from hive.settings.agents import stall_match
@@ -65,7 +65,8 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
         "PATH": f"{ensure_shim(paths)}{os.pathsep}{os.environ.get('PATH', '')}",
         **dict(profile.env),
     }
-    executor(config.executor).start(
+    # the planner talks with the human at this terminal: always here, whatever runs the tasks
+    executor(LOCAL).start(
         Launch(
             session,
             profile.argv(prompt, str(brief)),
@@ -79,7 +80,7 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
             close_on_exit=True,
         )
     )
-    return PlanningSession(slug, plan_file, session, brief, config.executor, profile.stall_patterns)
+    return PlanningSession(slug, plan_file, session, brief, LOCAL, profile.stall_patterns)
 
 
 def interact(s: PlanningSession) -> None:

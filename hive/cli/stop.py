@@ -24,7 +24,7 @@ from hive.store.state import StateStore, TaskState
 def stop(root: Path, key: str | None, report: Report) -> int:
     """Stop one task's agent, or every running one; returns how many were stopped."""
     config = load_repo_config(root)
-    agents = executor(config.executor)
+    agents = executor(config.executor, config, root)
     paths = Paths(root)
     store = StateStore(paths)
     running = [st for st in store.read_all().values() if st.state == State.IN_PROGRESS]

@@ -67,7 +67,7 @@ def _load_plans(root: Path, config: Config) -> tuple[Plan, ...]:
 def _trust_dirs(root: Path, config: Config) -> list[Path]:
     """Where agents run: the repo (which covers worktrees below it), and the worktree
     base too when it is configured elsewhere."""
-    base = executor(config.executor).worktree_base(root, config.worktree_base)
+    base = executor(config.executor, config, root).worktree_base(root, config.worktree_base)
     return [root] if base == root or root in base.parents else [root, base]
 
 

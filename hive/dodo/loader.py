@@ -65,14 +65,17 @@ def _nothing_to_do() -> None:
 
 def doit_config(project: Project | None) -> dict:
     from hive.dodo.reporter import reporter_for
+    from hive.executors import THREADED
 
     approved = [p.name for p in project.plans.plans if p.approved] if project else []
+    threads = {"par_type": "thread"} if project and project.config.executor in THREADED else {}
     return {
         "backend": "sqlite3",
         "dep_file": DOIT_DB,
         "reporter": reporter_for(project),
         "default_tasks": approved or [NOTHING_TASK],
         "subtasks": True,
+        **threads,
     }
 
 

@@ -25,7 +25,7 @@ from hive.store.state import StateStore, TaskState
 def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, TaskState]]:
     """Returns lines to tell the user, and every task's state as it is now."""
     root, config = project.root, project.config
-    agents = executor(config.executor)
+    agents = executor(config.executor, config, root)
     main = f"refs/heads/{config.main_branch}"
     head = git.try_rev_parse(root, main)
     if not head:

@@ -8,6 +8,7 @@ the stopping doit waited for them (seen in the soak: 10 s, then an orphaned work
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from hive import crashsafe
@@ -36,7 +37,13 @@ def stop_safely() -> None:
         if crashsafe.in_forked_worker() and crashsafe.worker_ready():
             result_q.put({"exit": KeyboardInterrupt, "exception": ""})  # what doit's loop sends
             return
-        job_loop(self, job_q, result_q, reporter_class)
+        thread = threading.current_thread()
+        if thread is not threading.main_thread():  # `-P thread`: a stopped doit waits for its goodbye
+            crashsafe.worker_threads.add(thread)
+        try:
+            job_loop(self, job_q, result_q, reporter_class)
+        finally:
+            crashsafe.worker_threads.discard(thread)
 
     start.hive_wrapped = True  # type: ignore[attr-defined]
     mrunner._run_start_processes = start

@@ -23,7 +23,7 @@ from hive.engine.limits import AttemptMeter, task_budget_left
 from hive.engine.supervise import Watch, clean_tail, wait
 from hive.engine.task import TaskRun, Worker, duration, say
 from hive.errors import HiveError
-from hive.executors import Launch
+from hive.executors import Checkout, Launch
 from hive.lifecycle import Outcome, State
 from hive.store import agent_signals, names
 from hive.store.files import atomic_write
@@ -57,6 +57,7 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
         reason="",
         task_hash=h.task.text_hash,
         agent_token=0,
+        node="",
         merging="",
         output_tail="",
         resume="",
@@ -74,7 +75,7 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     excludes = h.paths.excludes_file(plan, tid, attempt)
     ignored = [] if h.is_script else list(h.profile().ignore)
     workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored])
-    if h.cfg.worktree_setup:
+    if h.cfg.worktree_setup and not h.executor.remote:  # a remote host runs it in its own worktree
         setup = workspace.run_setup(wt, h.cfg.worktree_setup, env, h.cfg.task_timeout)
         if setup.code != 0:
             raise HiveError(
@@ -82,6 +83,15 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
                 f"{clean_tail(setup.output, 15)}"
             )
         workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored, *workspace.untracked(wt)])
+    checkout = Checkout(
+        root,
+        st.branch,
+        files=(brief.name, *copied),
+        hidden=(brief.name,) if git.tracked(wt, brief.name) else (),
+        excludes=(brief.name, *copied, *ignored),
+        setup=h.cfg.worktree_setup,
+        setup_timeout=h.cfg.task_timeout,
+    )
     token = h.executor.start(
         Launch(
             st.session,
@@ -93,13 +103,17 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
             h.paths.env_file(plan, tid, attempt),
             brief,
             unset=SCRUBBED_ENV,
+            checkout=checkout,
         )
     )
-    st = h.update((State.IN_PROGRESS,), agent_token=token, event="spawned")
+    # the clocks (spawn grace, timeout) start now: a remote executor may have queued it for a free host
+    started = {"started_at": time.time()} if h.executor.remote else {}
+    st = h.update((State.IN_PROGRESS,), agent_token=token, node=h.executor.host(st.session), event="spawned", **started)
     crash_point("after-spawn")
     what = "script" if h.is_script else f"agent {h.profile().name}"
+    where = f" on {st.node}" if st.node else ""
     say(
-        f"{h.key}: attempt {attempt} started — {what} in {h.executor.kind} session {st.session} "
+        f"{h.key}: attempt {attempt} started — {what} in {h.executor.kind} session {st.session}{where} "
         f"(`hive attach {h.key}`), worktree {h.rel(wt)}"
     )
     return st

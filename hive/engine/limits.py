@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hive import crashsafe
 from hive.engine.task import TaskRun, duration, say
 from hive.lifecycle import State
 from hive.store.files import atomic_write, locked
@@ -118,4 +119,4 @@ def wait_for_profile(h: TaskRun, profile: str) -> None:
                 f"{h.key}: waiting — agent profile {profile!r} is rate-limited until "
                 f"{time.strftime('%H:%M:%S', time.localtime(until))} (in {duration(until - now)}){why}"
             )
-        time.sleep(min(WAIT_SLICE, until - now))
+        crashsafe.pause(min(WAIT_SLICE, until - now))

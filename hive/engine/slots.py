@@ -3,8 +3,7 @@ cap holds across every doit process on the repo."""
 
 from __future__ import annotations
 
-import time
-
+from hive import crashsafe
 from hive.engine.task import Worker, say
 from hive.store.files import HeldLock
 from hive.store.paths import Paths
@@ -28,7 +27,7 @@ class Slot:
             if not said:
                 say(f"{self.key}: waiting for a free worker slot (max_workers={len(self.locks)})")
                 said = True
-            time.sleep(0.1)
+            crashsafe.pause(0.1)
 
     def __exit__(self, *exc: object) -> None:
         if self.held:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from hive import crashsafe
 from hive.engine.task import duration
 from hive.executors import AgentRef, Executor
 from hive.lifecycle import Kind, Outcome
@@ -48,7 +49,7 @@ class SystemClock:
         return time.time()  # wall clock: a re-attached run keeps the original deadlines
 
     def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+        crashsafe.pause(seconds)
 
 
 SYSTEM_CLOCK = SystemClock()
@@ -264,6 +265,9 @@ def exit_status(path: Path, clock: Clock, patience: float = 1.0) -> int | None:
 
 def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Outcome:
     sig = agent_signals.read(watch.signal_path)  # it may have signalled just before exiting
+    lost = watch.executor.gone(watch.agent) if sig is None else ""
+    if lost:
+        return Outcome(Kind.LOST, lost, output_tail(watch))
     status = exit_status(watch.exit_file, clock) if sig is None else None
     follow.read()
     if watch.reader is not None:

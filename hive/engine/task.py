@@ -55,7 +55,7 @@ class TaskRun:
         self.store = StateStore(self.paths)
         self.plan_name = job.plan.name
         self.main_ref = f"refs/heads/{self.cfg.main_branch}"
-        self.executor: Executor = executor(self.cfg.executor)
+        self.executor: Executor = executor(self.cfg.executor, self.cfg, self.root)
 
     @property
     def hive_command(self) -> str:

@@ -20,6 +20,20 @@ Report = Callable[[str], None]
 
 
 @dataclass(frozen=True)
+class Checkout:
+    """What a host without the controller's filesystem needs to rebuild the attempt's
+    worktree (a local executor runs the agent in `Launch.cwd` itself and ignores it)."""
+
+    root: Path  # the controller's repository
+    branch: str  # the attempt's branch, made at its start point in `root`
+    files: tuple[str, ...] = ()  # what Hive placed in the worktree (brief, copied files), relative to it
+    hidden: tuple[str, ...] = ()  # those the project tracks: hidden from git (skip-worktree)
+    excludes: tuple[str, ...] = ()  # never committed there
+    setup: str = ""  # [worktrees] setup, run there before the agent
+    setup_timeout: float = 3600.0
+
+
+@dataclass(frozen=True)
 class Launch:
     """One agent process to start."""
 
@@ -35,6 +49,7 @@ class Launch:
     # A human's terminal is on it (`hive plan`): it ends with the agent, so the terminal
     # comes back by itself; otherwise it is kept after the agent ends, for its last words.
     close_on_exit: bool = False
+    checkout: Checkout | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,7 @@ class AgentRef:
 
 class Executor(Protocol):
     kind: str
+    remote: bool  # its agents run on other hosts: their worktree is rebuilt there from `Launch.checkout`
 
     def environment(self) -> dict[str, str]:
         """Variables an agent needs to reach this executor (added to every Launch)."""
@@ -74,6 +90,20 @@ class Executor(Protocol):
 
     def alive(self, ref: AgentRef, thorough: bool = False) -> bool:
         """Cheap enough to ask every poll; `thorough` also asks the executor's service."""
+        ...
+
+    def gone(self, ref: AgentRef) -> str:
+        """Why an agent that is no longer alive ended without a word from it: the host it
+        ran on, or the executor's hold on it, went away ("" if it simply ended)."""
+        ...
+
+    def host(self, name: str) -> str:
+        """Where the agent runs, for humans ("" for this machine)."""
+        ...
+
+    def output(self, name: str) -> bytes | None:
+        """The attempt's whole output as the host running it holds it now (None when the
+        task's log on this machine is that output)."""
         ...
 
     def screen(self, name: str, lines: int) -> str:

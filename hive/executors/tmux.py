@@ -12,6 +12,7 @@ from hive.executors.base import AgentRef, Launch, Report
 
 class TmuxExecutor:
     kind = "tmux"
+    remote = False
 
     def environment(self) -> dict[str, str]:
         # `hive` commands an agent runs (stop, attach, status) reach the same server
@@ -49,6 +50,15 @@ class TmuxExecutor:
         # tmux is the backstop where /proc cannot tell a zombie pane process
         pane = tmux.pane(ref.name)
         return pane is not None and not pane.dead
+
+    def gone(self, ref: AgentRef) -> str:
+        return ""
+
+    def host(self, name: str) -> str:
+        return ""
+
+    def output(self, name: str) -> bytes | None:
+        return None
 
     def screen(self, name: str, lines: int) -> str:
         return tmux.capture(name, lines)

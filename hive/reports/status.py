@@ -47,6 +47,7 @@ class TaskStatus:
     tokens_out: int = 0
     cost_usd: float | None = None  # None: tokens were used at a price nobody knew
     type: str = "auto"  # the task's Type (`gate` for a hard-stop gate)
+    node: str = ""  # the host its agent runs on (a remote executor)
 
     @property
     def key(self) -> str:
@@ -59,7 +60,7 @@ class TaskStatus:
 def collect(root: Path) -> list[TaskStatus]:
     project = load_project(root)
     paths = Paths(root)
-    agents = executor(project.config.executor)
+    agents = executor(project.config.executor, project.config, root)
     states = StateStore(paths).read_all()
     rows = []
     now = time.time()
@@ -105,6 +106,7 @@ def collect(root: Path) -> list[TaskStatus]:
                     st.resume_at if st.state == State.PAUSED else None,
                     **used,
                     type=task.type,
+                    node=st.node if running else "",
                 )
             )
     return rows
@@ -194,7 +196,7 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
         state = r.state + (" (draft)" if r.draft else "")
         detail = r.reason.strip().splitlines()[0] if r.reason.strip() else ""
         if r.state == "in_progress":
-            extra = [f"worker {r.worker}", f"attempt {r.attempt}"]
+            extra = [f"worker {r.worker}", f"attempt {r.attempt}"] + ([f"on node {r.node}"] if r.node else [])
             if r.elapsed is not None:
                 extra.append(f"running {duration(r.elapsed)}")
             if r.idle is not None:

@@ -50,6 +50,11 @@ class Config:
     gate_first_batch: bool = False
     hub_threshold: int = 0
     executor: str = "tmux"
+    # the Ray executor: which cluster, the custom resource each agent takes one unit of
+    # (so a node's count caps its agents), and where nodes keep repository and worktrees
+    ray_address: str = "auto"
+    ray_resource: str = "hive_agent"
+    node_workdir: str = "~/.hive-node"  # a node's HIVE_NODE_WORKDIR overrides it
     budget_task_usd: float = 0.0  # 0 = no cap
     budget_run_usd: float = 0.0
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
@@ -85,7 +90,12 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
         "copy": ("worktree_copy", "strlist"),
     },
     "parallel": {"max_workers": ("max_workers", "posint")},
-    "executor": {"kind": ("executor", "executor")},
+    "executor": {
+        "kind": ("executor", "executor"),
+        "address": ("ray_address", "nonempty"),
+        "resource": ("ray_resource", "nonempty"),
+        "workdir": ("node_workdir", "nonempty"),
+    },
     "gates": {"first_batch": ("gate_first_batch", "bool"), "hub_threshold": ("hub_threshold", "nonnegint")},
     "budget": {"task_usd": ("budget_task_usd", "usd"), "run_usd": ("budget_run_usd", "usd")},
     "notify": {"command": ("notify_command", "argv"), "webhook": ("notify_webhook", "url")},
@@ -183,6 +193,7 @@ def _convert(value: Any, kind: str, where: str) -> Any:
         return value
     ok = {
         "str": isinstance(value, str),
+        "nonempty": isinstance(value, str) and bool(value.strip()),
         "bool": isinstance(value, bool),
         "posint": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
         "nonnegint": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
@@ -192,6 +203,7 @@ def _convert(value: Any, kind: str, where: str) -> Any:
     if not ok:
         wanted = {
             "str": "a string",
+            "nonempty": "a non-empty string",
             "bool": "true or false",
             "posint": "a whole number >= 1",
             "nonnegint": "a whole number >= 0",

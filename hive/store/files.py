@@ -6,9 +6,10 @@ import contextlib
 import fcntl
 import os
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from hive import crashsafe
 
 
 def atomic_write(path: Path, text: str, mode: int | None = None) -> None:
@@ -118,7 +119,7 @@ class HeldLock:
             if not waited and on_wait:
                 on_wait(self.holder())
             waited = True
-            time.sleep(poll)
+            crashsafe.pause(poll)
 
     def holder(self) -> int | None:
         """pid recorded by the current holder, if any process holds the lock."""

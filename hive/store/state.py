@@ -45,6 +45,7 @@ class TaskState:
     branch: str = ""
     base: str = ""  # main's commit the attempt started from
     agent_token: int = 0  # the executor's handle on the running agent (executors.AgentRef)
+    node: str = ""  # the host it runs on, when the executor runs agents elsewhere
     log_offset: int = 0
     started_at: float = 0.0
     updated_at: float = 0.0

@@ -90,7 +90,7 @@ def test_a_reason_is_required_for_blocked_and_too_big_only():
 
 def test_only_failures_are_retried_and_a_human_stop_is_held():
     retried = {kind for kind, rule in OUTCOMES.items() if rule.retried}
-    assert retried == {Kind.CRASHED, Kind.SCRIPT_FAILED, Kind.SPAWN_FAILED, Kind.TIMEOUT}
+    assert retried == {Kind.CRASHED, Kind.SCRIPT_FAILED, Kind.SPAWN_FAILED, Kind.TIMEOUT, Kind.LOST}
     assert OUTCOMES[Kind.STOPPED].state in HELD and not OUTCOMES[Kind.STOPPED].ended_by_itself
 
 

@@ -52,12 +52,13 @@ class FakeClock:
 
 
 class FakeExecutor:
-    """The two Executor methods `wait` uses."""
+    """The Executor methods `wait` uses."""
 
     kind = "fake"
 
     def __init__(self) -> None:
         self.dead = False
+        self.lost = ""  # why its host went away, once it did
         self.zombie = False  # looks alive to the cheap check, dead to the thorough one
         self.shown = ""
         self.thorough_checks = 0
@@ -74,6 +75,9 @@ class FakeExecutor:
 
     def screen(self, name: str, lines: int) -> str:
         return self.shown
+
+    def gone(self, ref: AgentRef) -> str:
+        return self.lost
 
 
 class Scene:
@@ -259,6 +263,29 @@ def test_an_exit_without_a_status_file_is_reported_as_unknown_after_a_second(sce
     outcome = scene.wait(scene.watch())
     assert outcome.kind == Kind.CRASHED and "(status None)" in outcome.reason
     assert 21 <= scene.clock.elapsed < 21.1  # exit_status waited its patience on the fake clock
+
+
+def test_an_agent_whose_host_went_away_is_lost_at_once_not_a_crash(scene: Scene):
+    def node_dies() -> None:
+        scene.executor.dead, scene.executor.lost = True, "its Ray node went away"
+
+    scene.say("thinking")
+    scene.clock.after(20, node_dies)
+    outcome = scene.wait(scene.watch())
+    assert (outcome.kind, outcome.reason) == (Kind.LOST, "its Ray node went away")
+    assert outcome.rule.state == "failed" and not outcome.rule.counts  # retried, and it does not count
+    assert outcome.recorded_reason("auth:1") == "interrupted: its Ray node went away"
+    assert 20 <= scene.clock.elapsed < 20 + 2 * POLL  # no wait for an exit status nobody will write
+
+
+def test_a_signal_shipped_before_the_host_went_away_still_counts(scene: Scene):
+    def done_then_node_dies() -> None:
+        scene.signal(Kind.DONE, "")
+        scene.executor.dead, scene.executor.lost = True, "its Ray node went away"
+
+    scene.say("thinking")
+    scene.executor.meanwhile = done_then_node_dies
+    assert scene.wait(scene.watch()).kind == Kind.DONE
 
 
 def test_a_dead_pane_only_the_thorough_check_sees_ends_the_wait_within_a_second(scene: Scene):

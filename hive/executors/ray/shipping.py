@@ -1,0 +1,98 @@
+"""What travels between the controller and a node, and how: an attempt's `Spec` one way,
+`Pulled` reports back, and the branch both ways as git bundles through Ray's object
+store (no shared filesystem), each one only the commits the other side lacks."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hive.adapters import git
+from hive.errors import CommandError
+
+# Each poll ships at most this much new output; the rest follows on the next one.
+LOG_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One attempt as the node needs it. Paths are the controller's: the node maps them
+    (and every mention of them in argv, environment and brief) onto its own."""
+
+    name: str  # the attempt's session name, unique per attempt
+    key: str
+    attempt: int
+    branch: str
+    start: str  # the commit the branch starts at
+    argv: list[str]
+    env: dict[str, str]  # Hive's variables and the profile's; the node adds its own environment
+    unset: tuple[str, ...]
+    root: str
+    worktree: str
+    brief: str  # the context file's name in the worktree
+    files: dict[str, tuple[bytes, int]] = field(default_factory=dict)  # placed by Hive: content, mode
+    hidden: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    setup: str = ""
+    setup_timeout: float = 3600.0
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """How much of the node's output, notes and discovered items the controller has
+    written down. Sent with the next poll, it acknowledges them: a controller that dies
+    and comes back resumes from the last acknowledged cursor (at worst a few repeats)."""
+
+    log: int = 0
+    notes: int = 0
+    found: int = 0
+
+
+@dataclass(frozen=True)
+class Pulled:
+    """A node's answer to one poll."""
+
+    alive: bool
+    exit: str | None  # the wrapper's exit file, once the agent ended
+    log: bytes
+    signal: str | None  # the signal file's text, once the agent signalled
+    notes: tuple[str, ...]
+    found: tuple[str, ...]  # discovered items (JSON), in the order they were filed
+    tip: str  # the attempt's branch there
+    cursor: Cursor  # where this answer ends
+
+
+def create_bundle(repo: Path, ref: str, known: list[str], spool: Path) -> bytes:
+    """The commits of `ref` that are not in `known` (commits the receiver has), as a
+    bundle's bytes; b"" when there are none."""
+    spool.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=spool, suffix=".bundle")
+    os.close(fd)
+    try:
+        res = git.git(repo, "bundle", "create", "-q", tmp, ref, *[f"^{k}" for k in known if k], check=False)
+        if res.code != 0:
+            if "empty bundle" in res.output:
+                return b""
+            raise CommandError(["git", "-C", str(repo), "bundle", "create", tmp, ref], res.code, res.output)
+        return Path(tmp).read_bytes()
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def fetch_bundle(repo: Path, data: bytes, ref: str, into: str, spool: Path) -> None:
+    """Fetch `ref` of a bundle into `into` (a ref no worktree has checked out)."""
+    spool.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=spool, suffix=".bundle")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        git.git(repo, "fetch", "-q", "--no-tags", "--no-write-fetch-head", tmp, f"+{ref}:{into}")
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def known_commits(repo: Path, tips: list[str]) -> list[str]:
+    """Those of `tips` that `repo` holds: what a bundle for it may leave out."""
+    return [t for t in tips if t and git.git(repo, "cat-file", "-e", f"{t}^{{commit}}", check=False).code == 0]

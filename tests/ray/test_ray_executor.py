@@ -1,0 +1,202 @@
+"""`[executor] kind = "ray"` end to end (issue 11): real `doit` runs on a real local Ray cluster
+(a head and two worker nodes, each offering `hive_agent` and its own HIVE_NODE_WORKDIR), the
+fake agent running in tmux on the nodes, its work brought back as git bundles and merged here."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import Repo, assert_finished_exactly_once, wait_for
+from ray_cluster import LocalRayCluster
+
+NODE_IPS = {"127.0.0.3": 1, "127.0.0.4": 2}
+
+
+def use_ray(repo: Repo, cluster: LocalRayCluster, workers: int = 8, extra: str = "", resource: str = "") -> None:
+    repo.configure(
+        grace="20s",
+        extra=f'\n[executor]\nkind = "ray"\naddress = "{cluster.address}"\n'
+        + (f'resource = "{resource}"\n' if resource else "")
+        + f"\n[parallel]\nmax_workers = {workers}\n"
+        + extra,
+    )
+
+
+def started_on(stderr: str) -> dict[str, set[str]]:
+    """task -> the nodes its attempts started on, from doit's output."""
+    out: dict[str, set[str]] = {}
+    for task, node in re.findall(r"hive: (\S+): attempt \d+ started — .* on (127\.0\.0\.\d+)", stderr):
+        out.setdefault(task, set()).add(node)
+    return out
+
+
+def leftovers(cluster: LocalRayCluster) -> list[str]:
+    """Hive's actors still alive on the cluster."""
+    code = (
+        "import ray, sys; ray.init(address=sys.argv[1], logging_level='ERROR', log_to_driver=False);"
+        "print('\\n'.join(a['name'] for a in ray.util.list_named_actors(all_namespaces=True) "
+        "if a.get('namespace') == 'hive'))"
+    )
+    r = subprocess.run([sys.executable, "-c", code, cluster.address], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+TEN_TASKS = "".join(
+    f"""
+### Task {i}: Part {i}
+{f"**Depends on:** {i - 2}" if i > 2 else ""}
+fake: write part{i}.txt part {i}
+fake: note part {i} written
+fake: sleep 0.5
+fake: commit part {i}
+fake: signal done
+"""
+    for i in range(1, 11)
+)
+
+
+def test_a_plan_of_ten_tasks_runs_on_both_nodes_and_merges_each_once(repo: Repo, ray_cluster: LocalRayCluster):
+    use_ray(repo, ray_cluster)
+    repo.write_plan("p", TEN_TASKS)
+    r = repo.doit("-n", "4", timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert_finished_exactly_once(repo, {f"p:{i}": f"part {i}" for i in range(1, 11)})
+    for i in range(1, 11):
+        assert repo.file_on_main(f"part{i}.txt") == f"part {i}\n"
+    nodes = set().union(*started_on(r.stderr).values())
+    assert nodes == set(NODE_IPS), f"agents ran on {nodes}"  # both worker nodes, never the head
+    # what the agents wrote on the nodes is here: notes, output, and nothing of Hive's on main
+    notes = list((repo.root / ".hive" / "notes").glob("*.jsonl"))
+    assert len(notes) == 10 and any("part 3 written" in n.read_text() for n in notes)
+    logs = repo.hive("logs", "p:7")
+    assert logs.returncode == 0 and "fake agent: working on p:7 attempt 1" in logs.stdout
+    assert repo.git("ls-files").split() == ["README.md", *sorted(f"part{i}.txt" for i in range(1, 11))]
+    # every actor ended, every node worktree removed; the node caches keep commits only
+    assert leftovers(ray_cluster) == []
+    for n in (1, 2):
+        workdir = ray_cluster.node(n).workdir
+        assert workdir is not None
+        assert not [p for p in workdir.rglob("wt") if p.is_dir()], f"node {n} kept a worktree"
+
+
+def test_a_worker_node_killed_mid_run_loses_nothing(repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path):
+    go = tmp_path / "go"
+    use_ray(repo, ray_cluster)
+    repo.write_plan(
+        "p",
+        f"""
+### Task 1: Long
+fake: write long.txt committed before the node died
+fake: commit-once long work
+fake: print waiting for the go
+fake: wait-for {go}
+fake: write after.txt written after
+fake: commit after the node
+fake: signal done
+
+### Task 2: Next
+**Depends on:** 1
+fake: write next.txt next
+fake: commit next work
+fake: signal done
+""",
+    )
+    run = repo.start_doit("-n", "2")
+    try:
+        # its first commit has reached the controller's branch: then the node dies under it
+        state = wait_for(
+            lambda: (s := repo.state("p", "1")).get("node") and _has_commit(repo, s["branch"]) and s,
+            timeout=90,
+            what="task 1 running with its first commit shipped",
+        )
+        killed = ray_cluster.kill_node(NODE_IPS[state["node"]])
+        assert killed
+        go.write_text("")
+        assert run.wait(timeout=240) == 0, run.stderr()
+    finally:
+        if run.running():
+            run.proc.kill()
+    err = run.stderr()
+    assert re.search(r"p:1: failed — interrupted: its Ray node 127\.0\.0\.\d .*", err), err
+    assert "p:1: attempt 2 started" in err
+    assert started_on(err)["p:1"] == set(NODE_IPS)  # it went on on the other node
+    assert_finished_exactly_once(repo, {"p:1": "long work", "p:2": "next work"})
+    assert repo.main_log().count("after the node") == 1
+    st = repo.state("p", "1")
+    assert st["attempt"] == 2 and st["attempts_used"] == 1  # the lost attempt did not count
+    assert repo.file_on_main("long.txt") == "committed before the node died\n"
+
+
+def _log(repo: Repo) -> str:
+    from hive.store.paths import Paths
+
+    return Paths(repo.root).log_file("p", "1").read_text()
+
+
+def _has_commit(repo: Repo, branch: str) -> bool:
+    return "long work" in repo.git("log", "--format=%s", branch, check=False)
+
+
+def test_status_logs_and_attach_of_a_remote_task_and_a_controller_that_dies(
+    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
+):
+    go = tmp_path / "go"
+    use_ray(repo, ray_cluster)
+    repo.write_plan(
+        "p",
+        f"""
+### Task 1: Watched
+fake: print first words from the node
+fake: wait-for {go}
+fake: print last words after the controller died
+fake: write w.txt w
+fake: commit watched work
+fake: signal done
+""",
+    )
+    run = repo.start_doit()
+    wait_for(lambda: "first words" in repo.hive("logs", "p:1").stdout, timeout=90, what="the remote output")
+    status = repo.hive("status")
+    node = repo.state("p", "1")["node"]
+    assert node in NODE_IPS and f"on node {node}" in status.stdout
+    attach = repo.hive("attach", "p:1")
+    assert attach.returncode == 0
+    assert f"ssh -t {node} tmux -L " in attach.stdout and "attach-session -t hive-" in attach.stdout
+    # the controller dies (kill -9 of doit and its threads); the agent goes on on its node
+    import os
+    import signal
+
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    go.write_text("")
+    # `hive logs` reads it through its actor: the log here stands still without a run
+    wait_for(lambda: "last words" in repo.hive("logs", "p:1").stdout, timeout=60, what="output through the actor")
+    assert "last words" not in _log(repo)
+    r = repo.doit(timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert "re-attaching to its running agent" in r.stderr or "signalled `done`" in r.stderr
+    assert_finished_exactly_once(repo, {"p:1": "watched work"})
+    assert repo.state("p", "1")["attempt"] == 1  # the same attempt, not a new one
+    log = _log(repo)
+    assert log.count("first words from the node") == 1  # a new controller goes on from the acknowledged output
+    assert "last words after the controller died" in log
+    assert json.loads(repo.hive("status", "--json").stdout)["tasks"][0]["state"] == "done"
+    assert leftovers(ray_cluster) == []
+
+
+@pytest.mark.ray_cluster(workers=1, per_worker=1)
+def test_no_node_offering_the_resource_is_a_clear_failure(repo: Repo, ray_cluster: LocalRayCluster):
+    use_ray(repo, ray_cluster, resource="gpu_agent")
+    repo.write_plan("p", "### Task 1: One\nfake: signal done\n")
+    started = time.monotonic()
+    r = repo.doit(timeout=120)
+    assert r.returncode == 1
+    assert "no node of the Ray cluster offers the resource 'gpu_agent'" in r.stderr
+    assert "Traceback" not in r.stderr and time.monotonic() - started < 60
