@@ -103,6 +103,7 @@ def load_dodo(dodo_file: str) -> dict:
         if project is None:
             problems = error.problems if error else ["unknown error"]
             raise InvalidDodoFile("bad plan or config — nothing was started:\n" + "\n".join(problems))
+        _workers_fit(project, sys.argv[1:])
         view = StateView(project.root, project.config.main_branch)
         _agents_can_start(project, view)
         return generate_tasks(project, view)
@@ -111,13 +112,33 @@ def load_dodo(dodo_file: str) -> dict:
     return {"DOIT_CONFIG": doit_config(project), "task_hive": task_hive}
 
 
+def _workers_fit(project: Project, argv: list[str]) -> None:
+    """An executor whose client cannot be forked runs with worker threads; asking doit
+    for worker processes would fail every task one by one, so it is refused up front."""
+    from hive.executors import THREADED
+
+    if project.config.executor not in THREADED:
+        return
+    asked = [v for i, a in enumerate(argv[:-1]) if a in ("-P", "--parallel-type") for v in [argv[i + 1]]]
+    asked += [a.split("=", 1)[1] for a in argv if a.startswith("--parallel-type=")]
+    asked += [a[2:] for a in argv if a.startswith("-P") and len(a) > 2]
+    if "process" in asked:
+        raise InvalidDodoFile(
+            f'[executor] kind = "{project.config.executor}" runs doit\'s workers as threads (its client '
+            f"cannot be forked): drop `-P process` (`doit -n N` uses threads with it)"
+        )
+
+
 def _agents_can_start(project: Project, view: StateView) -> None:
     """Before a run (not `doit list`), the cheap part of `hive doctor`: a missing
     agent program (or Claude Code as root without IS_SANDBOX) would otherwise fail
     every task it runs, one by one with retries, after making each one's worktree."""
     from hive.doctor import preflight
+    from hive.executors import LOCAL
 
     if not preflight.runs_tasks(sys.argv[1:]):  # `doit list` works without the agents, and stays fast
+        return
+    if project.config.executor != LOCAL:  # they run on other hosts: `hive doctor` there checks them
         return
     from hive.doctor.usage import pending
 

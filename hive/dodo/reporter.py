@@ -6,6 +6,7 @@ is its single writer)."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 from doit.reporter import ConsoleReporter
@@ -32,6 +33,8 @@ class HiveReporter(ConsoleReporter):
         self.finished: set[str] = set()
         self.running: dict[str, float] = {}
         self.live = sys.stderr.isatty()
+        # under `-P thread` doit calls a reporter from its worker threads and its main thread
+        self.lock = threading.RLock()
 
     def initialize(self, tasks: dict, selected_tasks: list) -> None:
         # SIGTERM and Ctrl-C are handled by hive.crashsafe (installed by the dodo loader):
@@ -65,24 +68,28 @@ class HiveReporter(ConsoleReporter):
         environment().get_template("context.md.j2")
 
     def execute_task(self, task) -> None:
-        self._clear()
-        super().execute_task(task)
-        if task.subtask_of:
-            self.running[task.name] = time.time()
-        self._progress()
+        with self.lock:
+            self._clear()
+            super().execute_task(task)
+            if task.subtask_of:
+                self.running[task.name] = time.time()
+            self._progress()
 
     def skip_uptodate(self, task) -> None:
-        super().skip_uptodate(task)
-        if task.subtask_of:
-            self.finished.add(task.name)
+        with self.lock:
+            super().skip_uptodate(task)
+            if task.subtask_of:
+                self.finished.add(task.name)
 
     def add_success(self, task) -> None:
-        self._done(task)
-        super().add_success(task)
+        with self.lock:
+            self._done(task)
+            super().add_success(task)
 
     def add_failure(self, task, fail) -> None:
-        self._done(task)
-        super().add_failure(task, fail)
+        with self.lock:
+            self._done(task)
+            super().add_failure(task, fail)
 
     def complete_run(self) -> None:
         self._clear()

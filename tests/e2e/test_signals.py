@@ -49,6 +49,29 @@ def test_sigterm_and_ctrl_c_stop_doit_with_one_line_per_task_and_no_traceback(re
     assert len(running) == n and all(t["agent_alive"] for t in running)
 
 
+@pytest.mark.parametrize("how", ["sigterm", "ctrl-c"])
+def test_worker_threads_stop_like_worker_processes_and_the_next_run_goes_on(repo, how):
+    """`doit -P thread` (what the Ray executor runs with): the signal reaches only doit's main
+    thread; each worker thread hears of it at its next safe point and says its line."""
+    repo.write_plan("s", THREE_WAITING)
+    run = repo.start_doit("-n", "3", "-P", "thread")
+    wait_for(lambda: len(repo.starts()) == 3, what="three agents to start")
+    if how == "sigterm":
+        os.kill(run.pid, signal.SIGTERM)
+    else:
+        os.killpg(run.pid, signal.SIGINT)
+    assert run.wait(timeout=30) == (143 if how == "sigterm" else 130), run.stderr()
+    err = run.stderr()
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    lines = sorted(ln for ln in err.splitlines() if "stopped watching" in ln)
+    assert len(lines) == 3 and all("keeps running in tmux session" in ln for ln in lines), err
+    repo.go()
+    r = repo.doit("-n", "3", "-P", "thread")
+    assert r.returncode == 0, r.stderr
+    assert sorted(repo.starts()) == ["s:a", "s:b", "s:c"]  # re-attached, not started again
+    assert_finished_exactly_once(repo, {f"s:{t}": f"work {t}" for t in "abc"})
+
+
 def test_interrupted_run_resumes_without_respawning(repo):
     repo.write_plan("s", THREE_WAITING)
     run = repo.start_doit("-n", "3")

@@ -200,3 +200,45 @@ def test_no_node_offering_the_resource_is_a_clear_failure(repo: Repo, ray_cluste
     assert r.returncode == 1
     assert "no node of the Ray cluster offers the resource 'gpu_agent'" in r.stderr
     assert "Traceback" not in r.stderr and time.monotonic() - started < 60
+
+
+def test_ctrl_c_stops_watching_remote_agents_and_the_next_run_reattaches(
+    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
+):
+    import os
+    import signal
+
+    go = tmp_path / "go"
+    use_ray(repo, ray_cluster)
+    repo.write_plan(
+        "p",
+        "".join(
+            f"\n### Task {t}: Wait {t}\nfake: print started {t}\nfake: wait-for {go}\n"
+            f"fake: write {t}.txt {t}\nfake: commit work {t}\nfake: signal done\n"
+            for t in "ab"
+        ),
+    )
+    run = repo.start_doit("-n", "2")  # worker threads: the Ray executor's default
+    wait_for(lambda: all(repo.state("p", t).get("node") for t in "ab"), timeout=90, what="both agents started")
+    os.killpg(run.pid, signal.SIGINT)
+    assert run.wait(timeout=60) == 130, run.stderr()
+    err = run.stderr()
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    lines = [ln for ln in err.splitlines() if "stopped watching" in ln]
+    assert len(lines) == 2 and all("keeps running in ray session" in ln for ln in lines), err
+    go.write_text("")
+    r = repo.doit("-n", "2", timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("re-attaching to its running agent") + r.stderr.count("signalled `done`") == 2, r.stderr
+    assert_finished_exactly_once(repo, {"p:a": "work a", "p:b": "work b"})
+    assert [repo.state("p", t)["attempt"] for t in "ab"] == [1, 1]
+    assert leftovers(ray_cluster) == []
+
+
+def test_worker_processes_are_refused_with_the_ray_executor_before_anything_starts(repo: Repo):
+    repo.configure(extra='\n[executor]\nkind = "ray"\naddress = "127.0.0.9:1"\n')
+    repo.write_plan("p", "### Task 1: One\nfake: signal done\n")
+    r = repo.doit("-n", "2", "-P", "process", timeout=60)
+    assert r.returncode == 3, r.stderr
+    assert "runs doit's workers as threads" in r.stderr and "drop `-P process`" in r.stderr
+    assert "Traceback" not in r.stderr and not repo.worktrees()

@@ -11,6 +11,7 @@ Actors are named and detached: a controller that dies leaves them running, and t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 try:
     import ray
-    from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
+    from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
 except ImportError:  # the optional extra
     ray = None  # type: ignore[assignment]
 
@@ -207,8 +208,15 @@ class RayExecutor:
             setup=co.setup,
             setup_timeout=co.setup_timeout,
         )
-        token = int(ray.get(actor.start.remote(spec, bundle)))
-        self._describe(link)
+        try:
+            token = int(ray.get(actor.start.remote(spec, bundle)))
+            self._describe(link)
+        except RayTaskError as e:  # it failed there (setup, git): its message, not Ray's traceback
+            self.close(launch.name)
+            raise HiveError(f"on its Ray node: {e.cause}") from None
+        except RayActorError as e:
+            self.close(launch.name)
+            raise HiveError(f"its Ray actor died while starting ({type(e).__name__})") from None
         return token
 
     def _placed(self, actor: Any, name: str) -> list[str]:
@@ -301,7 +309,8 @@ class RayExecutor:
             ray.get(link.actor.close.remote(), timeout=CALL_TIMEOUT)
         except (RayActorError, GetTimeoutError):
             pass
-        ray.kill(link.actor, no_restart=True)
+        with contextlib.suppress(RayActorError, ValueError):  # already gone with its node
+            ray.kill(link.actor, no_restart=True)
         self._links.pop(name, None)
 
     def names(self) -> list[str]:
