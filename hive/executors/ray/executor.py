@@ -1,12 +1,14 @@
 """The Ray executor, controller side: doit, the DAG, the state and the merge queue stay
-here; each attempt's agent runs in a Ray actor (`node.NodeAttempt`) on a node offering
-one unit of `[executor] resource`. The engine sees the same files as with tmux: every
-poll brings the agent's output, signal, notes, discovered items, exit status and new
-commits over, the commits before the signal, so by the time the engine acts on a
-signal its work is already on the task's branch here.
+here; each attempt takes one unit of `[executor] resource` on some node through its own
+placement group, and its agent runs there in this project's actor for that node
+(`node.NodeAgent`). The engine sees the same files as with tmux: every poll brings the
+agent's output, signal, notes, discovered items, exit status and new commits over, the
+commits before the signal, so by the time the engine acts on a signal its work is already
+on the task's branch here.
 
-Actors are named and detached: a controller that dies leaves them running, and the next
-`doit` finds them by name (`locate`) and goes on from the cursor they were last sent.
+Placement groups are named after their attempt and detached, and so are the node actors: a
+controller that dies leaves its agents running, and the next `doit` finds each attempt by
+name (`locate`) and goes on from the cursor it last acknowledged.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
 try:
     import ray
     from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
+    from ray.util.placement_group import placement_group, remove_placement_group
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 except ImportError:  # the optional extra
     ray = None  # type: ignore[assignment]
 
@@ -57,15 +61,18 @@ def project_id(root: Path) -> str:
 
 @dataclass
 class _Link:
-    """The controller's hold on one attempt's actor."""
+    """The controller's hold on one attempt: its node's agent actor and its placement group."""
 
-    actor: Any
+    name: str
+    actor: Any  # the NodeAgent of the node it runs on
+    group: Any  # its placement group: one unit of the resource, held while it runs
     ref: AgentRef | None = None
     branch: str = ""
     worktree: str = ""  # the controller's worktree of the branch (a mirror: the agent works on the node)
+    tip: str = ""  # the branch's commit here, as last fetched
     ip: str = ""
     socket: str = ""
-    cursor: Cursor | None = None  # None: the actor's last acknowledged one (after a controller restart)
+    cursor: Cursor | None = None  # None: the node's last acknowledged one (after a controller restart)
     pulled_at: float = 0.0
     alive: bool = True
     lost: str = ""
@@ -123,31 +130,57 @@ class RayExecutor:
                     f"start it (`ray start --head`) or fix the address in .hive/config.toml"
                 ) from None
 
-    def _actor_name(self, name: str) -> str:
+    def _group_name(self, name: str) -> str:
         return f"{self.project}:{name}"
 
+    def _node_agent(self, node_id: str) -> Any:
+        """This project's agent actor on that node, made the first time an attempt lands there."""
+        from hive.executors.ray.node import NodeAgent
+
+        return (
+            ray.remote(NodeAgent)
+            .options(
+                name=f"{self.project}:node:{node_id}",
+                namespace=NAMESPACE,
+                get_if_exists=True,
+                lifetime="detached",  # its attempts outlive a controller that dies
+                num_cpus=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+                max_restarts=0,
+                max_concurrency=1000,  # every attempt's polls at once
+            )
+            .remote(self.project, self.workdir)
+        )
+
     def _link(self, name: str) -> _Link | None:
-        """The link to the attempt's actor, found by name if this process has none yet."""
+        """The link to a running attempt, found through its placement group if this process has none yet."""
         link = self._links.get(name)
         if link is not None:
             return link
         self._connect()
         try:
-            actor = ray.get_actor(self._actor_name(name), namespace=NAMESPACE)
-        except ValueError:  # no such actor (any more)
+            group = ray.util.get_placement_group(self._group_name(name))
+        except ValueError:  # no such attempt (any more)
             return None
-        link = _Link(actor)
+        node = _node_of(group)
+        if not node:
+            return None
+        link = _Link(name, self._node_agent(node), group)
         try:
-            self._describe(link)
+            if not self._describe(link):
+                return _Link(name, None, group, lost="its node no longer holds it")
         except (RayActorError, GetTimeoutError):
             return None
         self._links[name] = link
         return link
 
-    def _describe(self, link: _Link) -> None:
-        where = ray.get(link.actor.where.remote(), timeout=CALL_TIMEOUT)
+    def _describe(self, link: _Link) -> bool:
+        where = ray.get(link.actor.where.remote(link.name), timeout=CALL_TIMEOUT)
+        if not where:
+            return False
         link.ip, link.socket = where["ip"], where["socket"]
         link.branch, link.worktree = where["branch"], where["controller_worktree"]
+        return True
 
     # --- the protocol -----------------------------------------------------------------------------
 
@@ -161,32 +194,31 @@ class RayExecutor:
         if launch.checkout is None:
             raise HiveError("the Ray executor starts attempts of tasks only (with a checkout to ship)")
         self._connect()
-        total = ray.cluster_resources().get(self.resource, 0)
-        if total <= 0:
+        if ray.cluster_resources().get(self.resource, 0) <= 0:
             raise HiveError(
                 f"no node of the Ray cluster offers the resource {self.resource!r}; start nodes with "
                 f"`ray start --address=<head> --resources='{{\"{self.resource}\": 4}}'` ([executor] resource)"
             )
-        from hive.executors.ray.node import NodeAttempt
-
-        actor: Any = (
-            ray.remote(NodeAttempt)
-            .options(
-                name=self._actor_name(launch.name),
-                namespace=NAMESPACE,
-                lifetime="detached",
-                num_cpus=0,
-                resources={self.resource: 1},
-                max_restarts=0,
-                scheduling_strategy="SPREAD",  # agents' test runs and memory spread over the hosts
-                max_concurrency=4,  # a screen or a poll while a stop is under way
-            )
-            .remote(self.project, self.workdir)
+        group = placement_group(
+            [{self.resource: 1}], strategy="STRICT_PACK", name=self._group_name(launch.name), lifetime="detached"
         )
-        link = _Link(actor)
+        self._placed(group, launch.name)
+        link = _Link(launch.name, self._node_agent(_node_of(group)), group)
         self._links[launch.name] = link
-        seen = self._placed(actor, launch.name)
+        try:
+            token = self._start_there(link, launch)
+        except RayTaskError as e:  # it failed there (setup, git): its message, not Ray's traceback
+            self.close(launch.name)
+            raise HiveError(f"on its Ray node: {e.cause}") from None
+        except RayActorError as e:
+            self.close(launch.name)
+            raise HiveError(f"its Ray node's agent died while starting it ({type(e).__name__})") from None
+        return token
+
+    def _start_there(self, link: _Link, launch: Launch) -> int:
         co = launch.checkout
+        assert co is not None
+        seen = ray.get(link.actor.seen.remote(), timeout=CALL_TIMEOUT)
         start = git.rev_parse(co.root, f"refs/heads/{co.branch}")
         known = known_commits(co.root, seen)
         bundle = b"" if start in known else create_bundle(co.root, f"refs/heads/{co.branch}", known, self._spool())
@@ -208,26 +240,18 @@ class RayExecutor:
             setup=co.setup,
             setup_timeout=co.setup_timeout,
         )
-        try:
-            token = int(ray.get(actor.start.remote(spec, bundle)))
-            self._describe(link)
-        except RayTaskError as e:  # it failed there (setup, git): its message, not Ray's traceback
-            self.close(launch.name)
-            raise HiveError(f"on its Ray node: {e.cause}") from None
-        except RayActorError as e:
-            self.close(launch.name)
-            raise HiveError(f"its Ray actor died while starting ({type(e).__name__})") from None
+        token = int(ray.get(link.actor.start.remote(spec, bundle)))
+        link.tip = start
+        self._describe(link)
         return token
 
-    def _placed(self, actor: Any, name: str) -> list[str]:
-        """Wait for the actor to be placed on a node with a free unit (which may take as
-        long as other attempts hold them all); returns the commits that node has."""
-        ref = actor.seen.remote()
+    def _placed(self, group: Any, name: str) -> None:
+        """Wait for a free unit of the resource on some node (as long as other attempts hold them all)."""
         waited = 0.0
         while True:
-            ready, _ = ray.wait([ref], timeout=QUEUED_NOTICE)
+            ready, _ = ray.wait([group.ready()], timeout=QUEUED_NOTICE)
             if ready:
-                return list(ray.get(ref))
+                return
             waited += QUEUED_NOTICE
             _say(f"{name}: waiting {waited:.0f}s for a free {self.resource!r} on the Ray cluster (all are in use)")
 
@@ -236,10 +260,10 @@ class RayExecutor:
 
     def locate(self, name: str) -> int | None:
         link = self._link(name) if name else None
-        if link is None:
+        if link is None or link.actor is None:
             return None
         try:
-            token = ray.get(link.actor.locate.remote(), timeout=CALL_TIMEOUT)
+            token = ray.get(link.actor.locate.remote(name), timeout=CALL_TIMEOUT)
         except (RayActorError, GetTimeoutError):
             return None
         return None if token is None else int(token)
@@ -249,9 +273,9 @@ class RayExecutor:
         if link is None:
             return False
         link.ref = ref
-        if link.alive and time.monotonic() - link.pulled_at >= PULL_EVERY:
+        if link.alive and not link.lost and time.monotonic() - link.pulled_at >= PULL_EVERY:
             self._pull(link)
-        return link.alive
+        return link.alive and not link.lost
 
     def gone(self, ref: AgentRef) -> str:
         link = self._links.get(ref.name)
@@ -263,11 +287,11 @@ class RayExecutor:
 
     def output(self, name: str) -> bytes | None:
         link = self._link(name) if name else None
-        if link is None:
+        if link is None or link.actor is None:
             return None
         try:
-            return bytes(ray.get(link.actor.output.remote(), timeout=CALL_TIMEOUT))
-        except (RayActorError, GetTimeoutError):
+            return bytes(ray.get(link.actor.output.remote(name), timeout=CALL_TIMEOUT))
+        except (RayActorError, GetTimeoutError, RayTaskError):
             return None
 
     def screen(self, name: str, lines: int) -> str:
@@ -275,13 +299,13 @@ class RayExecutor:
         if link is None or link.lost:
             return ""
         try:
-            return str(ray.get(link.actor.screen.remote(lines), timeout=CALL_TIMEOUT))
+            return str(ray.get(link.actor.screen.remote(name, lines), timeout=CALL_TIMEOUT))
         except (RayActorError, GetTimeoutError):
             return ""
 
     def stop(self, ref: AgentRef, patience: float, finished: bool, report: Report) -> str:
         """Stop it on its node (which commits what it left), bring the rest over, and end
-        the actor. A node that is gone has nothing left to stop: what it shipped is here."""
+        the attempt there. A node that is gone has nothing left to stop: what it shipped is here."""
         link = self._link(ref.name)
         if link is None:
             return ""
@@ -289,7 +313,8 @@ class RayExecutor:
         left = ""
         if not link.lost:
             try:
-                left, said = ray.get(link.actor.stop.remote(patience, finished), timeout=CALL_TIMEOUT + 4 * patience)
+                call = link.actor.stop.remote(ref.name, patience, finished)
+                left, said = ray.get(call, timeout=CALL_TIMEOUT + 4 * patience)
                 for line in said:
                     report(line)
                 link.alive = True
@@ -297,7 +322,7 @@ class RayExecutor:
                 if left:
                     left = f"on {link.ip}: {left}"
             except (RayActorError, GetTimeoutError) as e:
-                report(f"its Ray actor went away while stopping ({type(e).__name__})")
+                report(f"its Ray node's agent went away while stopping ({type(e).__name__})")
         self.close(ref.name)
         return left
 
@@ -305,26 +330,25 @@ class RayExecutor:
         link = self._link(name) if name else None
         if link is None:
             return
-        try:
-            ray.get(link.actor.close.remote(), timeout=CALL_TIMEOUT)
-        except (RayActorError, GetTimeoutError):
-            pass
-        with contextlib.suppress(RayActorError, ValueError):  # already gone with its node
-            ray.kill(link.actor, no_restart=True)
+        if link.actor is not None and not link.lost:
+            with contextlib.suppress(RayActorError, GetTimeoutError):
+                ray.get(link.actor.close.remote(name), timeout=CALL_TIMEOUT)
+        with contextlib.suppress(Exception):
+            remove_placement_group(link.group)  # its unit of the resource is free again
         self._links.pop(name, None)
 
     def names(self) -> list[str]:
         self._connect()
         prefix = f"{self.project}:"
         return [
-            a["name"][len(prefix) :]
-            for a in ray.util.list_named_actors(all_namespaces=True)
-            if a.get("namespace") == NAMESPACE and a["name"].startswith(prefix)
+            g["name"][len(prefix) :]
+            for g in ray.util.placement_group_table().values()
+            if g.get("name", "").startswith(prefix) and g.get("state") != "REMOVED"
         ]
 
     def attach_argv(self, name: str) -> list[str]:
         link = self._link(name)
-        if link is None:
+        if link is None or not link.ip:
             return []
         return ["ssh", "-t", link.ip, "tmux", "-L", link.socket, "attach-session", "-t", name]
 
@@ -332,7 +356,7 @@ class RayExecutor:
         """The agent runs on another machine: say how to watch it there."""
         argv = self.attach_argv(name)
         if not argv:
-            raise HiveError(f"no Ray actor runs {name}")
+            raise HiveError(f"no Ray node runs {name}")
         print(f"{name} runs on node {argv[2]}; watch it there with:\n  {' '.join(argv)}", flush=True)
         return 0
 
@@ -346,7 +370,7 @@ class RayExecutor:
         with link.lock:
             link.pulled_at = time.monotonic()
             try:
-                pulled: Pulled = ray.get(link.actor.poll.remote(link.cursor), timeout=CALL_TIMEOUT)
+                pulled: Pulled = ray.get(link.actor.poll.remote(link.name, link.cursor), timeout=CALL_TIMEOUT)
             except ActorUnavailableError:
                 now = time.monotonic()
                 link.unreachable_since = link.unreachable_since or now
@@ -354,7 +378,10 @@ class RayExecutor:
                     self._lose(link, f"its Ray node {link.ip} could not be reached for {UNREACHABLE_PATIENCE:g}s")
                 return
             except (RayActorError, GetTimeoutError) as e:
-                self._lose(link, f"its Ray node {link.ip} or its actor died ({type(e).__name__})")
+                self._lose(link, f"its Ray node {link.ip} or its agent there died ({type(e).__name__})")
+                return
+            except RayTaskError as e:  # its node's agent was made anew: the attempt is not there
+                self._lose(link, f"its Ray node {link.ip} no longer holds it: {e.cause}")
                 return
             link.unreachable_since = 0.0
             self._write(link, pulled)
@@ -362,6 +389,8 @@ class RayExecutor:
 
     def _lose(self, link: _Link, why: str) -> None:
         link.alive, link.lost = False, why
+        with contextlib.suppress(Exception):
+            remove_placement_group(link.group)
 
     def _write(self, link: _Link, p: Pulled) -> None:
         """Commits first: a signal written here is acted on at once, and its work must be here."""
@@ -370,7 +399,7 @@ class RayExecutor:
             return
         plan, task_id = names.split_key(ref.task)
         paths = Paths(Path(ref.root))
-        if p.tip and p.tip != git.try_rev_parse(ref.root, f"refs/heads/{link.branch}"):
+        if p.tip and p.tip != link.tip:
             self._fetch(link, p.tip)
         if p.log:
             with open(paths.log_file(plan, task_id), "ab") as f:
@@ -387,13 +416,14 @@ class RayExecutor:
 
     def _fetch(self, link: _Link, tip: str) -> None:
         root = Path(link.ref.root) if link.ref else self.root
-        have = git.try_rev_parse(root, f"refs/heads/{link.branch}")
-        data = ray.get(link.actor.bundle.remote([have] if have else []), timeout=CALL_TIMEOUT)
+        have = link.tip or git.try_rev_parse(root, f"refs/heads/{link.branch}")
+        data = ray.get(link.actor.bundle.remote(link.name, [have] if have else []), timeout=CALL_TIMEOUT)
         incoming = f"refs/hive/incoming/{link.branch}"
         if data:
             fetch_bundle(root, data, f"refs/heads/{link.branch}", incoming, self._spool())
         adopt(root, link.branch, link.worktree, tip)
         git.git(root, "update-ref", "-d", incoming, check=False)
+        link.tip = tip
 
 
 def adopt(root: Path, branch: str, worktree: str, tip: str) -> None:
@@ -427,3 +457,10 @@ def _file_found(who: AgentIdentity, item: str) -> None:
 
     data = json.loads(item)
     discovered.file_item(who, str(data.get("title", "")), str(data.get("details", "")))
+
+
+def _node_of(group: Any) -> str:
+    """The node a placed group's unit is on ("" while it is not placed)."""
+    table = ray.util.placement_group_table(group)
+    nodes = table.get("bundles_to_node_id") or {}
+    return str(next(iter(nodes.values()), "")) if table.get("state") == "CREATED" else ""

@@ -1,10 +1,10 @@
-"""The node side of the Ray executor: one actor per attempt, on a node that offers the
-agent resource. It brings the repository there from a bundle (into a cache kept per
-project under the node's workdir), makes the attempt's worktree, and runs the agent in
-tmux exactly as the local executor does: the same brief, `hive done` writing its
-signal under a node-local HIVE_ROOT, its output logged, its exit status recorded. The
-controller polls it for all of that and for new commits, and it answers from files,
-so an actor survives its controller and the next `doit` re-attaches."""
+"""The node side of the Ray executor: one actor per project and node (`NodeAgent`), holding
+that node's attempts. An attempt brings the repository there from a bundle (into a cache
+kept per project under the node's workdir), makes its worktree, and runs the agent in tmux
+exactly as the local executor does: the same brief, `hive done` writing its signal under a
+node-local HIVE_ROOT, its output logged, its exit status recorded. The controller polls it
+for all of that and for new commits, and it answers from files, so an attempt survives its
+controller and the next `doit` re-attaches."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 from hive.adapters import git, processes
@@ -33,7 +34,9 @@ def node_home(workdir: str, project: str) -> Path:
     return Path(base) / project
 
 
-class NodeAttempt:
+class Node:
+    """What the attempts of one project on this node share: its repository cache and its tmux server."""
+
     def __init__(self, project: str, workdir: str) -> None:
         import ray
 
@@ -41,95 +44,78 @@ class NodeAttempt:
         # not bare: with per-worktree config (Hive's excludes) a bare repository's core.bare
         # would apply to its worktrees too, and git refuses to work in them
         self.cache = self.home / "repo"
+        self.lock = self.home / "cache.lock"
         self.node_id = ray.get_runtime_context().get_node_id()
         self.ip = ray.util.get_node_ip_address()
         # one tmux server per node: on one machine two nodes' agents must not share one
         os.environ["HIVE_TMUX_SOCKET"] = f"{os.environ.get('HIVE_TMUX_SOCKET', 'hive')}-{self.node_id[:8]}"
         self.tmux = TmuxExecutor()
-        self.spec: Spec | None = None
+
+    def seen(self) -> list[str]:
+        """Commits the cache holds (the newest first): a bundle for this node leaves them out."""
+        with locked(self.lock):  # not while another attempt creates the cache
+            if not (self.cache / ".git").exists():
+                return []
+            res = git.git(
+                self.cache,
+                "for-each-ref",
+                "--sort=-committerdate",
+                f"--count={SEEN_KEPT}",
+                "--format=%(objectname)",
+                "refs/hive/seen/",
+                check=False,
+            )
+        return res.stdout.split() if res.code == 0 else []
+
+
+class Attempt:
+    """One attempt on this node: its worktree, its agent in tmux, what it left for the controller."""
+
+    def __init__(self, node: Node, spec: Spec) -> None:
+        self.node, self.spec = node, spec
         self.token = 0
         self.acked = Cursor()
-
-    # --- where things are on this node ---------------------------------------------------------
-
-    @property
-    def _spec(self) -> Spec:
-        if self.spec is None:
-            raise HiveError("this attempt's actor was never started")
-        return self.spec
-
-    def _dir(self) -> Path:
-        slug = hashlib.sha1(self._spec.name.encode()).hexdigest()[:12]
-        return self.home / "attempts" / slug
-
-    @property
-    def root(self) -> Path:
-        """HIVE_ROOT for the agent here: `hive done` / `note` / `discover` write under it."""
-        return self._dir() / "root"
-
-    @property
-    def worktree(self) -> Path:
-        return self._dir() / "wt"
-
-    @property
-    def log(self) -> Path:
-        return self._dir() / "output.log"
-
-    @property
-    def exit_file(self) -> Path:
-        return self._dir() / "exit"
+        self.dir = node.home / "attempts" / hashlib.sha1(spec.name.encode()).hexdigest()[:12]
+        self.root = self.dir / "root"  # HIVE_ROOT for the agent: `hive done` / `note` / `discover` write here
+        self.worktree = self.dir / "wt"
+        self.log = self.dir / "output.log"
+        self.exit_file = self.dir / "exit"
+        self.seen_ref = f"refs/hive/seen/{self.dir.name}"
 
     def _ref(self) -> AgentRef:
-        s = self._spec
+        s = self.spec
         return AgentRef(str(self.root), s.key, s.attempt, s.name, self.token)
 
     def _local(self, text: str) -> str:
         """The controller's paths in `text`, as this node's (the worktree first: it may lie below the root)."""
-        s = self._spec
+        s = self.spec
         return text.replace(s.worktree, str(self.worktree)).replace(s.root, str(self.root))
-
-    # --- the attempt ------------------------------------------------------------------------------
 
     def where(self) -> dict[str, str]:
         return {
-            "ip": self.ip,
-            "node_id": self.node_id,
+            "ip": self.node.ip,
+            "node_id": self.node.node_id,
             "socket": os.environ["HIVE_TMUX_SOCKET"],
-            "worktree": str(self.worktree) if self.spec else "",
-            "controller_worktree": self.spec.worktree if self.spec else "",
-            "branch": self.spec.branch if self.spec else "",
+            "worktree": str(self.worktree),
+            "controller_worktree": self.spec.worktree,
+            "branch": self.spec.branch,
         }
 
-    def seen(self) -> list[str]:
-        """Commits this node's cache holds (the newest first): a bundle for it leaves them out."""
-        if not (self.cache / ".git").exists():
-            return []
-        out = git.git(
-            self.cache,
-            "for-each-ref",
-            "--sort=-committerdate",
-            f"--count={SEEN_KEPT}",
-            "--format=%(objectname)",
-            "refs/hive/seen/",
-        ).stdout
-        return out.split()
-
-    def start(self, spec: Spec, bundle: bytes) -> int:
-        self.spec = spec
-        self._dir().mkdir(parents=True, exist_ok=True)
-        with locked(self.home / "cache.lock"):  # attempts on this node share the cache
-            if not (self.cache / ".git").exists():
-                self.cache.mkdir(parents=True, exist_ok=True)
-                git.git(self.cache, "init", "-q")
-            seen = f"refs/hive/seen/{hashlib.sha1(spec.name.encode()).hexdigest()[:12]}"
+    def start(self, bundle: bytes) -> int:
+        spec, cache = self.spec, self.node.cache
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with locked(self.node.lock):  # attempts on this node share the cache
+            if not (cache / ".git").exists():
+                cache.mkdir(parents=True, exist_ok=True)
+                git.git(cache, "init", "-q")
             if bundle:
-                fetch_bundle(self.cache, bundle, f"refs/heads/{spec.branch}", seen, self.home / "spool")
-            git.git(self.cache, "update-ref", seen, spec.start)
-            git.git(self.cache, "branch", "-f", spec.branch, spec.start)
-            git.worktree_prune(self.cache)
+                fetch_bundle(cache, bundle, f"refs/heads/{spec.branch}", self.seen_ref, self.node.home / "spool")
+            git.git(cache, "update-ref", self.seen_ref, spec.start)
+            git.git(cache, "branch", "-f", spec.branch, spec.start)
+            git.worktree_prune(cache)
             if self.worktree.exists():  # a start retried after it failed half-way
                 shutil.rmtree(self.worktree)
-            git.git(self.cache, "worktree", "add", "-q", str(self.worktree), spec.branch)
+            git.git(cache, "worktree", "add", "-q", str(self.worktree), spec.branch)
         self._place()
         env = {k: self._local(v) for k, v in spec.env.items()}
         shims = agent_signals.ensure_shim(Paths(self.root))
@@ -137,8 +123,8 @@ class NodeAttempt:
         if spec.setup:
             done = workspace.run_setup(self.worktree, spec.setup, {**os.environ, **env}, spec.setup_timeout)
             if done.code != 0:
-                raise HiveError(f"worktree setup command failed on {self.ip} (exit {done.code}): {spec.setup}")
-        self.token = self.tmux.start(
+                raise HiveError(f"worktree setup command failed on {self.node.ip} (exit {done.code}): {spec.setup}")
+        self.token = self.node.tmux.start(
             Launch(
                 spec.name,
                 [self._local(a) for a in spec.argv],
@@ -146,7 +132,7 @@ class NodeAttempt:
                 self.worktree,
                 self.log,
                 self.exit_file,
-                self._dir() / "agent.env",
+                self.dir / "agent.env",
                 self.worktree / spec.brief,
                 unset=spec.unset,
             )
@@ -155,23 +141,19 @@ class NodeAttempt:
 
     def _place(self) -> None:
         """Hive's files in the worktree, as the controller placed them in its own."""
-        s = self._spec
+        s = self.spec
         for name, (data, mode) in s.files.items():
             path = self.worktree / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            text = data.decode() if name == s.brief else None
-            path.write_bytes(self._local(text).encode() if text is not None else data)
+            path.write_bytes(self._local(data.decode()).encode() if name == s.brief else data)
             path.chmod(mode)
         for name in s.hidden:
             git.skip_worktree(self.worktree, name)
-        workspace.set_excludes(self.cache, self.worktree, self._dir() / "excludes", list(s.excludes))
-
-    def locate(self) -> int | None:
-        return self.tmux.locate(self._spec.name) if self.spec else None
+        workspace.set_excludes(self.node.cache, self.worktree, self.dir / "excludes", list(s.excludes))
 
     def poll(self, cursor: Cursor | None) -> Pulled:
         """Everything new since `cursor` (None: since the last cursor a controller sent)."""
-        s = self._spec
+        s = self.spec
         self.acked = cursor = cursor or self.acked
         plan, task_id = split_key(s.key)
         paths = Paths(self.root)
@@ -186,52 +168,121 @@ class NodeAttempt:
             signal=_text(paths.signal_file(plan, task_id, s.attempt)),
             notes=tuple(notes),
             found=tuple(found),
-            tip=git.try_rev_parse(self.cache, f"refs/heads/{s.branch}"),
+            tip=self._tip(),
             cursor=Cursor(cursor.log + len(log), cursor.notes + len(notes), cursor.found + len(found)),
         )
 
+    def _tip(self) -> str:
+        """The branch's commit, from its ref file when git keeps one (every poll asks)."""
+        loose = _text(self.node.cache / ".git" / "refs" / "heads" / self.spec.branch)
+        return loose.strip() if loose else git.try_rev_parse(self.node.cache, f"refs/heads/{self.spec.branch}")
+
     def bundle(self, known: list[str]) -> bytes:
         """The branch's commits the controller lacks (`known`: commits it has)."""
-        s = self._spec
-        return create_bundle(self.cache, f"refs/heads/{s.branch}", known, self.home / "spool")
+        return create_bundle(self.node.cache, f"refs/heads/{self.spec.branch}", known, self.node.home / "spool")
 
     def output(self) -> bytes:
         return self.log.read_bytes() if self.log.exists() else b""
 
     def screen(self, lines: int) -> str:
-        return self.tmux.screen(self._spec.name, lines) if self.spec else ""
+        return self.node.tmux.screen(self.spec.name, lines)
 
     def stop(self, patience: float, finished: bool) -> tuple[str, list[str]]:
         """Stop the agent as the local executor does, then commit what it left uncommitted
         to its branch (the controller fetches it next), as the local engine would."""
-        if self.spec is None:
-            return "", []
         said: list[str] = []
-        left = self.tmux.stop(self._ref(), patience, finished, said.append)
+        left = self.node.tmux.stop(self._ref(), patience, finished, said.append)
         if workspace.health(self.worktree) == workspace.OK:
             try:
-                workspace.restore_branch(self.worktree, self._spec.branch)
-                workspace.retire_context(self.worktree, self._spec.brief)
-                workspace.salvage(self.worktree, f"hive: changes {self._spec.key} attempt {self._spec.attempt} left")
+                workspace.restore_branch(self.worktree, self.spec.branch)
+                workspace.retire_context(self.worktree, self.spec.brief)
+                workspace.salvage(self.worktree, f"hive: changes {self.spec.key} attempt {self.spec.attempt} left")
             except HiveError as e:
-                said.append(f"its work on {self.ip} was not committed: {e}")
+                said.append(f"its work on {self.node.ip} was not committed: {e}")
         return left, said
 
     def close(self) -> None:
         """Remove the worktree and the branch; the cache keeps the commits (as seen)."""
-        if self.spec is None:
-            return
-        self.tmux.close(self._spec.name)
-        with locked(self.home / "cache.lock"):
-            seen = f"refs/hive/seen/{hashlib.sha1(self._spec.name.encode()).hexdigest()[:12]}"
-            tip = git.try_rev_parse(self.cache, f"refs/heads/{self._spec.branch}")
+        self.node.tmux.close(self.spec.name)
+        cache = self.node.cache
+        with locked(self.node.lock):
+            tip = git.try_rev_parse(cache, f"refs/heads/{self.spec.branch}")
             if tip:
-                git.git(self.cache, "update-ref", seen, tip)
+                git.git(cache, "update-ref", self.seen_ref, tip)
             if self.worktree.exists():
-                git.worktree_remove(self.cache, self.worktree, locked_too=True)
-            git.worktree_prune(self.cache)
-            git.git(self.cache, "branch", "-D", self._spec.branch, check=False)
-        shutil.rmtree(self._dir(), ignore_errors=True)
+                git.worktree_remove(cache, self.worktree, locked_too=True)
+            git.worktree_prune(cache)
+            git.git(cache, "branch", "-D", self.spec.branch, check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class NodeAgent:
+    """The Ray actor: one per project and node, holding that node's attempts. Each attempt
+    holds one unit of the agent resource through its own placement group, so the resource
+    still caps agents per node, while an attempt costs no new process: 64 actors starting
+    at once took 29 s on a 2-core machine, 64 attempts here do not start a process at all."""
+
+    def __init__(self, project: str, workdir: str) -> None:
+        self.node = Node(project, workdir)
+        self.attempts: dict[str, Attempt] = {}
+        self.lock = threading.Lock()
+
+    def _get(self, name: str) -> Attempt:
+        attempt = self.attempts.get(name)
+        if attempt is None:
+            raise HiveError(f"no attempt {name} on node {self.node.ip}")
+        return attempt
+
+    def seen(self) -> list[str]:
+        return self.node.seen()
+
+    def names(self) -> list[str]:
+        return list(self.attempts)
+
+    def where(self, name: str) -> dict[str, str]:
+        attempt = self.attempts.get(name)
+        return attempt.where() if attempt else {}
+
+    def start(self, spec: Spec, bundle: bytes) -> int:
+        with self.lock:
+            if spec.name in self.attempts:
+                raise HiveError(f"attempt {spec.name} already runs on node {self.node.ip}")
+            attempt = self.attempts[spec.name] = Attempt(self.node, spec)
+        try:
+            return attempt.start(bundle)
+        except BaseException:
+            self.close(spec.name)
+            raise
+
+    def locate(self, name: str) -> int | None:
+        """The agent's token while this node holds its attempt, even once the agent has
+        ended: what it left here (a signal, its exit status, its last commits) reaches the
+        controller only through a watch, so a new run re-attaches instead of starting over."""
+        attempt = self.attempts.get(name)
+        return attempt.token if attempt else None
+
+    def poll(self, name: str, cursor: Cursor | None) -> Pulled:
+        return self._get(name).poll(cursor)
+
+    def bundle(self, name: str, known: list[str]) -> bytes:
+        return self._get(name).bundle(known)
+
+    def output(self, name: str) -> bytes:
+        return self._get(name).output()
+
+    def screen(self, name: str, lines: int) -> str:
+        attempt = self.attempts.get(name)
+        return attempt.screen(lines) if attempt else ""
+
+    def stop(self, name: str, patience: float, finished: bool) -> tuple[str, list[str]]:
+        attempt = self.attempts.get(name)
+        return attempt.stop(patience, finished) if attempt else ("", [])
+
+    def close(self, name: str) -> None:
+        with self.lock:
+            attempt = self.attempts.pop(name, None)
+        if attempt is not None:
+            attempt.close()
 
 
 def _text(path: Path) -> str | None:
