@@ -20,7 +20,7 @@ from hive.engine.brief import (
     render_context,
 )
 from hive.engine.limits import AttemptMeter, task_budget_left
-from hive.engine.supervise import Watch, clean_tail, wait
+from hive.engine.supervise import POLL, Watch, clean_tail, wait
 from hive.engine.task import TaskRun, Worker, duration, say
 from hive.errors import HiveError
 from hive.executors import Checkout, Launch
@@ -29,6 +29,10 @@ from hive.store import agent_signals, names
 from hive.store.files import atomic_write
 from hive.store.state import MERGE, MERGING, RESOLVE, TaskState
 from hive.streams import reader
+
+# a remote executor brings an agent's news every few hundred ms: a watch looking every 25 ms
+# would only cost the controller CPU (64 of them at once under `doit -n 64`)
+REMOTE_POLL = 0.1
 
 
 def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
@@ -276,6 +280,7 @@ def watch(h: TaskRun, st: TaskState) -> Outcome:
         meter=AttemptMeter(h) if profile else None,
         command=profile.command[0] if profile else "",
         linger=profile.linger if profile else 0.0,
+        poll=REMOTE_POLL if h.executor.remote else POLL,
     )
     return wait(w, on_stuck=lambda idle: _stuck(h, idle))
 

@@ -74,6 +74,7 @@ class Watch:
     meter: Meter | None = None
     command: str = ""  # the agent's program, named in a "not found" reason
     linger: float = 0.0  # after a signal, how long it may take to end its turn by itself
+    poll: float = POLL  # a remote executor's news come at its own pace: no need to look more often
 
 
 def log_size(path: Path) -> int:
@@ -180,7 +181,7 @@ def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None, cl
         # it signalled: let it end its turn, whose last event carries its usage
         deadline = clock.time() + watch.linger
         while clock.time() < deadline and not watch.exit_file.exists() and watch.executor.alive(watch.agent):
-            clock.sleep(POLL)
+            clock.sleep(watch.poll)
     follow.read()  # what it printed up to the end (a signal ends the wait before it is read)
     follow.meter(clock.time(), final=True)
     return outcome
@@ -238,7 +239,7 @@ def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow:
         if not warned and now - last_change > watch.stuck_threshold:
             warned = True
             on_stuck(now - last_change)
-        clock.sleep(POLL)
+        clock.sleep(watch.poll)
 
 
 def signalled(sig: Signal) -> Outcome:

@@ -249,3 +249,44 @@ def test_worker_processes_are_refused_with_the_ray_executor_before_anything_star
     assert r.returncode == 3, r.stderr
     assert "runs doit's workers as threads" in r.stderr and "drop `-P process`" in r.stderr
     assert "Traceback" not in r.stderr and not repo.worktrees()
+
+
+def test_hives_actor_on_a_node_dying_interrupts_its_attempts_and_ends_their_agents(
+    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
+):
+    from ray_cluster import processes_of
+
+    go = tmp_path / "go"
+    use_ray(repo, ray_cluster)
+    repo.write_plan(
+        "p",
+        f"""
+### Task 1: Long
+fake: write long.txt long
+fake: commit-once long work
+fake: wait-for {go}
+fake: signal done
+""",
+    )
+    run = repo.start_doit()
+    try:
+        wait_for(lambda: _has_commit(repo, repo.state("p", "1").get("branch", "x")), timeout=90, what="work shipped")
+        first = processes_of([b"HIVE_ATTEMPT=1"])
+        assert first, "the first attempt's agent runs"
+        code = (
+            "import ray, sys; ray.init(address=sys.argv[1], logging_level='ERROR', log_to_driver=False);"
+            "[ray.kill(ray.get_actor(a['name'], namespace='hive')) for a in ray.util.list_named_actors(True)"
+            " if a['namespace'] == 'hive' and ':node:' in a['name']]"
+        )
+        subprocess.run([sys.executable, "-c", code, ray_cluster.address], check=True, timeout=60)
+        wait_for(lambda: "p:1: attempt 2 started" in run.stderr(), timeout=60, what="a second attempt")
+        # the agent the dead actor left behind is ended by the actor that replaces it
+        wait_for(lambda: not (set(processes_of([b"HIVE_ATTEMPT=1"])) & set(first)), timeout=30, what="the orphan ended")
+        go.write_text("")
+        assert run.wait(timeout=120) == 0, run.stderr()
+    finally:
+        if run.running():
+            run.proc.kill()
+    assert re.search(r"p:1: failed — interrupted: its Ray node 127\.0\.0\.\d", run.stderr()), run.stderr()
+    assert_finished_exactly_once(repo, {"p:1": "long work"})
+    assert repo.state("p", "1")["attempts_used"] == 1

@@ -389,8 +389,12 @@ class RayExecutor:
 
     def _lose(self, link: _Link, why: str) -> None:
         link.alive, link.lost = False, why
-        with contextlib.suppress(Exception):
+        node = _node_of(link.group)
+        with contextlib.suppress(Exception):  # else Ray moves the group to another node, holding a unit
             remove_placement_group(link.group)
+        if node and any(n["NodeID"] == node and n["Alive"] for n in ray.nodes()):
+            # the node lives on but Hive's actor there died: a new one ends the agents it left
+            self._node_agent(node)
 
     def _write(self, link: _Link, p: Pulled) -> None:
         """Commits first: a signal written here is acted on at once, and its work must be here."""

@@ -104,6 +104,7 @@ class Attempt:
     def start(self, bundle: bytes) -> int:
         spec, cache = self.spec, self.node.cache
         self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "name").write_text(spec.name)  # for an actor that comes after this one dies
         with locked(self.node.lock):  # attempts on this node share the cache
             if not (cache / ".git").exists():
                 cache.mkdir(parents=True, exist_ok=True)
@@ -226,6 +227,19 @@ class NodeAgent:
         self.node = Node(project, workdir)
         self.attempts: dict[str, Attempt] = {}
         self.lock = threading.Lock()
+        self._clear_orphans()
+
+    def _clear_orphans(self) -> None:
+        """Attempts an earlier actor here left when it died: their controllers have taken
+        them as lost and run them elsewhere, so their agents must not go on here."""
+        for folder in (self.node.home / "attempts").glob("*"):
+            name = _text(folder / "name")
+            if name:
+                self.node.tmux.close(name.strip())
+            shutil.rmtree(folder, ignore_errors=True)
+        if (self.node.cache / ".git").exists():
+            with locked(self.node.lock):
+                git.worktree_prune(self.node.cache)
 
     def _get(self, name: str) -> Attempt:
         attempt = self.attempts.get(name)
