@@ -26,10 +26,27 @@ _NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
 _ENV = {"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
 
 
+# What git says when it reads every worktree's files (to refuse a branch checked out elsewhere)
+# while a `git worktree add` beside it has made that worktree's folder but not yet its files:
+# seen under `doit -n 16`, where attempts make their worktrees at the same moment.
+_HALF_MADE_WORKTREE = re.compile(r"failed to read .*worktrees/[^/]+/commondir|bad object worktrees/[^/\s]+/HEAD")
+HALF_MADE_PATIENCE = 5.0
+
+
 def git(cwd: Path | str, *args: str, check: bool = True, discover: bool = False) -> proc.Result:
-    """Run git in `cwd`, which must be a repository's top level unless `discover`."""
+    """Run git in `cwd`, which must be a repository's top level unless `discover`. A command
+    that met another attempt's worktree half-made (it failed before changing anything) runs again."""
     env = {**_ENV} if discover else {**_ENV, "GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(cwd))}
-    return proc.run(["git", "-C", str(cwd), *args], check=check, env=proc.clean_env(env), atomic=True)
+    argv = ["git", "-C", str(cwd), *args]
+    deadline = time.monotonic() + HALF_MADE_PATIENCE
+    while True:
+        result = proc.run(argv, check=False, env=proc.clean_env(env), atomic=True)
+        if result.code == 0 or not _HALF_MADE_WORKTREE.search(result.output) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    if check and result.code != 0:
+        raise CommandError(argv, result.code, result.output)
+    return result
 
 
 def _out(cwd: Path | str, *args: str) -> str:
@@ -155,7 +172,9 @@ def update_ref(root: Path | str, ref: str, new: str, old: str | None = None) -> 
 
 
 def worktree_add(root: Path | str, path: Path, branch: str, start: str) -> None:
-    _locked_retry(root, *_NO_HOOKS, "worktree", "add", "-b", branch, str(path), start)
+    # -B: the branch is new to this attempt, but a try that git's checks stopped half-way
+    # (another worktree half-made beside it) has already made it; the retry makes it again
+    _locked_retry(root, *_NO_HOOKS, "worktree", "add", "-B", branch, str(path), start)
 
 
 def worktree_checkout(root: Path | str, path: Path, branch: str) -> None:
