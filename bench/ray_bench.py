@@ -258,7 +258,8 @@ def left_on_nodes(sb: local.Sandbox, cluster: Any, plan: str) -> list[str]:
         for actor in ray.util.list_named_actors(all_namespaces=True):
             if actor.get("namespace") == "hive" and actor["name"].startswith(f"{plan}-"):
                 handle = ray.get_actor(actor["name"], namespace="hive")
-                left += [f"attempt {name}" for name in ray.get(handle.names.remote(), timeout=60)]
+                held: list[str] = ray.get(handle.names.remote(), timeout=60)
+                left += [f"attempt {name}" for name in held]
                 ray.kill(handle, no_restart=True)
     return left
 
