@@ -25,10 +25,13 @@ SCRIPT_BRIEF = "HIVE_TASK.md"
 
 
 def say(message: str) -> None:
-    """Progress for the user: stderr, because doit captures actions' stdout. A closed
-    terminal must not turn into a task error."""
+    """Progress for the user: stderr, because doit captures actions' stdout. One write per
+    line: doit's workers share the stream, and print() writes the line and its newline apart
+    (two workers stopping at once ran their lines together). A closed terminal must not
+    turn into a task error."""
     try:
-        print(f"hive: {message}", file=sys.stderr, flush=True)
+        sys.stderr.write(f"hive: {message}\n")
+        sys.stderr.flush()
     except (OSError, ValueError):
         pass
 

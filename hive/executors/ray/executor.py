@@ -18,7 +18,6 @@ import hashlib
 import logging
 import os
 import re
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from hive.adapters import git
 from hive.engine import workspace
+from hive.engine.task import say
 from hive.errors import HiveError
 from hive.executors.base import AgentRef, Launch, Report
 from hive.executors.ray.shipping import Cursor, Pulled, Spec, create_bundle, fetch_bundle, known_commits
@@ -78,13 +78,6 @@ class _Link:
     lost: str = ""
     unreachable_since: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-def _say(message: str) -> None:
-    try:
-        print(f"hive: {message}", file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
 
 
 class RayExecutor:
@@ -253,7 +246,7 @@ class RayExecutor:
             if ready:
                 return
             waited += QUEUED_NOTICE
-            _say(f"{name}: waiting {waited:.0f}s for a free {self.resource!r} on the Ray cluster (all are in use)")
+            say(f"{name}: waiting {waited:.0f}s for a free {self.resource!r} on the Ray cluster (all are in use)")
 
     def _spool(self) -> Path:
         return Paths(self.root).hive / "run" / "bundles"
