@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import multiprocessing
 import os
 import signal
@@ -205,6 +204,8 @@ def worker_ready() -> bool:
 def _stop_with_parent(parent: int) -> None:
     """In a forked doit worker: SIGTERM (a clean stop: "stopped watching …") when doit dies."""
     try:
+        import ctypes  # a forked worker only
+
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):  # no prctl (not Linux): the worker's own orphan check remains

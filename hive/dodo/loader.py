@@ -20,6 +20,7 @@ from hive.dodo.uptodate import AllDone, DoneCheck, StateView, describe
 from hive.engine.job import Job
 from hive.errors import HiveError
 from hive.project import Project, load_project
+from hive.settings.config import LOCAL_EXECUTOR, THREADED_EXECUTORS
 from hive.store import usage
 from hive.store.paths import DOIT_DB
 
@@ -65,10 +66,9 @@ def _nothing_to_do() -> None:
 
 def doit_config(project: Project | None) -> dict:
     from hive.dodo.reporter import reporter_for
-    from hive.executors import THREADED
 
     approved = [p.name for p in project.plans.plans if p.approved] if project else []
-    threads = {"par_type": "thread"} if project and project.config.executor in THREADED else {}
+    threads = {"par_type": "thread"} if project and project.config.executor in THREADED_EXECUTORS else {}
     return {
         "backend": "sqlite3",
         "dep_file": DOIT_DB,
@@ -115,9 +115,7 @@ def load_dodo(dodo_file: str) -> dict:
 def _workers_fit(project: Project, argv: list[str]) -> None:
     """An executor whose client cannot be forked runs with worker threads; asking doit
     for worker processes would fail every task one by one, so it is refused up front."""
-    from hive.executors import THREADED
-
-    if project.config.executor not in THREADED:
+    if project.config.executor not in THREADED_EXECUTORS:
         return
     asked = [v for i, a in enumerate(argv[:-1]) if a in ("-P", "--parallel-type") for v in [argv[i + 1]]]
     asked += [a.split("=", 1)[1] for a in argv if a.startswith("--parallel-type=")]
@@ -134,11 +132,10 @@ def _agents_can_start(project: Project, view: StateView) -> None:
     agent program (or Claude Code as root without IS_SANDBOX) would otherwise fail
     every task it runs, one by one with retries, after making each one's worktree."""
     from hive.doctor import preflight
-    from hive.executors import LOCAL
 
     if not preflight.runs_tasks(sys.argv[1:]):  # `doit list` works without the agents, and stays fast
         return
-    if project.config.executor != LOCAL:  # they run on other hosts: `hive doctor` there checks them
+    if project.config.executor != LOCAL_EXECUTOR:  # they run on other hosts: `hive doctor` there checks them
         return
     from hive.doctor.usage import pending
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hive.executors.base import AgentRef, Checkout, Executor, Launch
+from hive.settings.config import LOCAL_EXECUTOR
 
 if TYPE_CHECKING:
     from hive.settings.config import Config
@@ -15,10 +16,7 @@ if TYPE_CHECKING:
 # kind -> "module:class", imported only when chosen (a remote executor's client
 # library is an optional extra)
 KINDS = {"tmux": "hive.executors.tmux:TmuxExecutor", "ray": "hive.executors.ray:RayExecutor"}
-LOCAL = "tmux"
-# kinds whose client library cannot live through a fork: doit runs their workers as
-# threads (`-P thread`), one connection for the whole run
-THREADED = frozenset({"ray"})
+LOCAL = LOCAL_EXECUTOR
 
 _made: dict[tuple[str, str], Executor] = {}
 
@@ -34,4 +32,4 @@ def executor(kind: str = LOCAL, config: Config | None = None, root: Path | None 
     return _made[key]
 
 
-__all__ = ["KINDS", "LOCAL", "THREADED", "AgentRef", "Checkout", "Executor", "Launch", "executor"]
+__all__ = ["KINDS", "LOCAL", "AgentRef", "Checkout", "Executor", "Launch", "executor"]

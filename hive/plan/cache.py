@@ -14,7 +14,6 @@ from pathlib import Path
 from hive import __version__
 from hive.errors import HiveError
 from hive.plan.model import Plan, Task
-from hive.plan.parser import display_path
 from hive.settings.config import Config
 from hive.store.files import atomic_write_bytes
 
@@ -50,8 +49,8 @@ def load_plans(plans_dir: Path, config: Config, cache_dir: Path | None = None) -
         plan, order, problems = _compiled(path, config, cache_dir)
         if plan.name in names:
             problems = problems + [
-                f"{display_path(path)}:1: plan name {plan.name!r} is also used by "
-                f"{display_path(names[plan.name])}; set a different `plan:` in one front matter"
+                f"{_shown(path)}:1: plan name {plan.name!r} is also used by "
+                f"{_shown(names[plan.name])}; set a different `plan:` in one front matter"
             ]
         names.setdefault(plan.name, path)
         if problems:
@@ -106,3 +105,9 @@ def _compiled(path: Path, config: Config, cache_dir: Path | None) -> tuple[Plan,
             old.unlink(missing_ok=True)
         atomic_write_bytes(cached, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
     return result
+
+
+def _shown(path: Path) -> Path:
+    from hive.plan.parser import display_path  # the parser loads only when a plan is parsed
+
+    return display_path(path)

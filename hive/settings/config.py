@@ -13,6 +13,11 @@ from hive.errors import HiveError
 from hive.settings.agents import BUILTIN_PROFILES, AgentProfile, profile_from_table
 from hive.settings.prices import DEFAULT_PRICES, Price, prices_from_table
 
+# Executor kinds as the loader needs them, without loading the executors: the local one,
+# and those whose client library cannot live through a fork (doit runs their workers as threads).
+LOCAL_EXECUTOR = "tmux"
+THREADED_EXECUTORS = frozenset({"ray"})
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
 
@@ -49,7 +54,7 @@ class Config:
     max_workers: int = 4
     gate_first_batch: bool = False
     hub_threshold: int = 0
-    executor: str = "tmux"
+    executor: str = LOCAL_EXECUTOR
     # the Ray executor: which cluster, the custom resource each agent takes one unit of
     # (so a node's count caps its agents), and where nodes keep repository and worktrees
     ray_address: str = "auto"
@@ -104,12 +109,14 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
 
 def load_repo_config(root: Path) -> Config:
     """The repo's config; without a config file, main is the branch checked out now."""
-    from hive.adapters import git
     from hive.store.paths import Paths
 
     path = Paths(root).config
-    fallback = git.current_branch(root) if not path.exists() else None
-    return load_config(path, main_branch_fallback=fallback or None)
+    if path.exists():
+        return load_config(path)
+    from hive.adapters import git  # only here: `doit list` on a configured repo runs no git
+
+    return load_config(path, main_branch_fallback=git.current_branch(root) or None)
 
 
 def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
