@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import os
 import re
@@ -456,9 +455,7 @@ def main() -> int:
             shutil.rmtree(sb.dir, ignore_errors=True)
     res["bench_wall_s"] = round(time.perf_counter() - started, 1)
 
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=1, default=str) + "\n")
+    local.save(Path(args.out), res)
     rows = table(res)
     local.print_table(rows)
     m = res.get("machine", {})
@@ -468,7 +465,7 @@ def main() -> int:
     )
     for p in res["problems"]:
         print(f"problem: {p}")
-    print(f"raw numbers: {out}" + (f"; scratch repos and Ray logs kept in {sb.dir}" if args.keep else ""))
+    print(f"raw numbers: {args.out}" + (f"; scratch repos and Ray logs kept in {sb.dir}" if args.keep else ""))
     return 1 if res["errors"] or res["problems"] or any(r[3] == "✗" for r in rows) else 0
 
 

@@ -659,6 +659,12 @@ def table(results: dict) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def save(out: Path, results: dict) -> None:
+    """The raw numbers, as JSON (bench/results/ is git-ignored)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1, default=str) + "\n")
+
+
 def print_table(rows: list[tuple[str, str, str, str]]) -> None:
     head = ("measurement", "value", "target", "pass/fail")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
@@ -748,9 +754,7 @@ def main() -> int:
             shutil.rmtree(sb.dir, ignore_errors=True)
     results["bench_wall_s"] = round(time.perf_counter() - started, 2)
 
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=1, default=str) + "\n")
+    save(Path(args.out), results)
     rows = table(results)
     print_table(rows)
     m = results.get("machine", {})
@@ -766,7 +770,7 @@ def main() -> int:
     )
     for p in problems:
         print(f"problem: {p}")
-    print(f"raw numbers: {out}" + (f"; scratch repos kept in {sb.dir}" if args.keep else ""))
+    print(f"raw numbers: {args.out}" + (f"; scratch repos kept in {sb.dir}" if args.keep else ""))
     return 1 if results["errors"] or any(r[3] == "FAIL" for r in rows) else 0
 
 

@@ -5,7 +5,9 @@ fake agent running in tmux on the nodes, its work brought back as git bundles an
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Repo, assert_finished_exactly_once, wait_for
-from ray_cluster import LocalRayCluster
+from ray_cluster import LocalRayCluster, processes_of
 
 NODE_IPS = {"127.0.0.3": 1, "127.0.0.4": 2}
 
@@ -26,6 +28,14 @@ def use_ray(repo: Repo, cluster: LocalRayCluster, workers: int = 8, extra: str =
         + f"\n[parallel]\nmax_workers = {workers}\n"
         + extra,
     )
+
+
+def waiting_plan(repo: Repo, cluster: LocalRayCluster, tmp_path: Path, body: str) -> Path:
+    """Run on the cluster a plan whose agents wait for a file (`{go}` in `body`); returns the file."""
+    go = tmp_path / "go"
+    use_ray(repo, cluster)
+    repo.write_plan("p", body.replace("{go}", str(go)))
+    return go
 
 
 def started_on(stderr: str) -> dict[str, set[str]]:
@@ -93,11 +103,11 @@ def test_a_plan_of_ten_tasks_runs_on_both_nodes_and_merges_each_once(repo: Repo,
 
 
 def test_a_worker_node_killed_mid_run_loses_nothing(repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path):
-    go = tmp_path / "go"
-    use_ray(repo, ray_cluster)
-    repo.write_plan(
-        "p",
-        f"""
+    go = waiting_plan(
+        repo,
+        ray_cluster,
+        tmp_path,
+        """
 ### Task 1: Long
 fake: write long.txt committed before the node died
 fake: commit-once long work
@@ -153,11 +163,11 @@ def _has_commit(repo: Repo, branch: str) -> bool:
 def test_status_logs_and_attach_of_a_remote_task_and_a_controller_that_dies(
     repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
 ):
-    go = tmp_path / "go"
-    use_ray(repo, ray_cluster)
-    repo.write_plan(
-        "p",
-        f"""
+    go = waiting_plan(
+        repo,
+        ray_cluster,
+        tmp_path,
+        """
 ### Task 1: Watched
 fake: print first words from the node
 fake: wait-for {go}
@@ -176,9 +186,6 @@ fake: signal done
     assert attach.returncode == 0
     assert f"ssh -t {node} tmux -L " in attach.stdout and "attach-session -t hive-" in attach.stdout
     # the controller dies (kill -9 of doit and its threads); the agent goes on on its node
-    import os
-    import signal
-
     os.killpg(run.pid, signal.SIGKILL)
     run.wait()
     go.write_text("")
@@ -212,19 +219,12 @@ def test_no_node_offering_the_resource_is_a_clear_failure(repo: Repo, ray_cluste
 def test_ctrl_c_stops_watching_remote_agents_and_the_next_run_reattaches(
     repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
 ):
-    import os
-    import signal
-
-    go = tmp_path / "go"
-    use_ray(repo, ray_cluster)
-    repo.write_plan(
-        "p",
-        "".join(
-            f"\n### Task {t}: Wait {t}\nfake: print started {t}\nfake: wait-for {go}\n"
-            f"fake: write {t}.txt {t}\nfake: commit work {t}\nfake: signal done\n"
-            for t in "ab"
-        ),
+    two = "".join(
+        f"\n### Task {t}: Wait {t}\nfake: print started {t}\nfake: wait-for {{go}}\n"
+        f"fake: write {t}.txt {t}\nfake: commit work {t}\nfake: signal done\n"
+        for t in "ab"
     )
+    go = waiting_plan(repo, ray_cluster, tmp_path, two)
     run = repo.start_doit("-n", "2")  # worker threads: the Ray executor's default
     wait_for(lambda: all(repo.state("p", t).get("node") for t in "ab"), timeout=90, what="both agents started")
     os.killpg(run.pid, signal.SIGINT)
@@ -254,13 +254,11 @@ def test_worker_processes_are_refused_with_the_ray_executor_before_anything_star
 def test_hives_actor_on_a_node_dying_interrupts_its_attempts_and_ends_their_agents(
     repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
 ):
-    from ray_cluster import processes_of
-
-    go = tmp_path / "go"
-    use_ray(repo, ray_cluster)
-    repo.write_plan(
-        "p",
-        f"""
+    go = waiting_plan(
+        repo,
+        ray_cluster,
+        tmp_path,
+        """
 ### Task 1: Long
 fake: write long.txt long
 fake: commit-once long work
