@@ -238,6 +238,7 @@ def _command(h: TaskRun, st: TaskState, brief: Path) -> list[str]:
 
 
 def _agent_env(h: TaskRun, st: TaskState, wt: Path, worker: Worker) -> dict[str, str]:
+    ceilings = [str(wt.parent), *filter(None, os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep))]
     env = {
         "HIVE_TASK": h.key,
         "HIVE_ATTEMPT": str(st.attempt),
@@ -245,6 +246,10 @@ def _agent_env(h: TaskRun, st: TaskState, wt: Path, worker: Worker) -> dict[str,
         "HIVE_WORKTREE": str(wt),
         "HIVE_PORT": str(41000 + 10 * worker.number),
         "PATH": f"{agent_signals.ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}",
+        # the agent's own git never looks above its worktree: with the worktree's .git gone
+        # (deleted under it), `git add -A` found the user's checkout around worktrees/ and
+        # staged every change of theirs (seen in the soak)
+        "GIT_CEILING_DIRECTORIES": os.pathsep.join(ceilings),
     }
     if not h.is_script:
         env.update(dict(h.profile().env))

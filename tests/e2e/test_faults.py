@@ -281,3 +281,30 @@ def test_a_lock_held_open_is_seen_through_a_symlinked_path(repo, tmp_path):
         message = f"fatal: Unable to create '{link}/.git/index.lock': File exists."
         assert not git.remove_stale_lock(link, message), "a held lock named through a symlink is still held"
         assert lock.exists()
+
+
+def test_an_agent_whose_worktree_loses_its_git_file_never_reaches_the_users_checkout(repo):
+    """A worktree deleted under its agent is removed file by file: for a moment the agent's
+    directory has no `.git`, and its `git add -A` walked up to the user's checkout around
+    `worktrees/`, staging every change of theirs (seen in the soak, seed 7052)."""
+    repo.configure(attempts=1)
+    repo.write_plan(
+        "g",
+        """
+### Task 1: Loses its .git
+fake: write w.txt w
+fake: delete .git
+fake: git add -A
+fake: git commit -q -m stray
+fake: signal blocked the worktree broke
+""",
+    )
+    mine = dirty_the_users_checkout(repo)
+    before = repo.git("status", "--porcelain")
+    r = repo.doit()
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert repo.git("status", "--porcelain") == before, "the agent's git reached the user's checkout"
+    assert_users_checkout_untouched(repo, mine)
+    assert "stray" not in repo.git("log", "--all", "--format=%s")
+    log = repo.hive("logs", "g:1").stdout
+    assert "not a git repository" in log, log

@@ -121,6 +121,7 @@ class Attempt:
         env = {k: self._local(v) for k, v in spec.env.items()}
         shims = agent_signals.ensure_shim(Paths(self.root))
         env["PATH"] = f"{shims}{os.pathsep}{os.environ.get('PATH', '')}"  # this node's PATH, not the controller's
+        env["GIT_CEILING_DIRECTORIES"] = str(self.worktree.parent)  # its git never looks above its worktree
         if spec.setup:
             done = workspace.run_setup(self.worktree, spec.setup, {**os.environ, **env}, spec.setup_timeout)
             if done.code != 0:
