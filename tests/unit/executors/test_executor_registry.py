@@ -66,3 +66,23 @@ def test_config_with_an_unknown_executor_lists_the_known_kinds(tmp_path: Path, v
 def test_config_with_an_unknown_executor_key_names_it(tmp_path: Path):
     with pytest.raises(HiveError, match=r"unknown key executor\.host; known: kind"):
         load_config(write_config(tmp_path, '[executor]\nhost = "x"\n'))
+
+
+def test_the_ray_executors_settings_load_with_defaults_and_the_ray_executor_takes_them(tmp_path: Path):
+    defaults = load_config(write_config(tmp_path, '[executor]\nkind = "ray"\n'))
+    d = defaults
+    assert (d.ray_address, d.ray_resource, d.node_workdir) == ("auto", "hive_agent", "~/.hive-node")
+    toml = '[executor]\nkind = "ray"\naddress = "10.0.0.5:6379"\nresource = "gpu_agent"\nworkdir = "/srv/hive"\n'
+    cfg = load_config(write_config(tmp_path, toml))
+    made = executor("ray", cfg, tmp_path)
+    assert (made.address, made.resource, made.workdir) == ("10.0.0.5:6379", "gpu_agent", "/srv/hive")  # type: ignore[attr-defined]
+    assert made.remote and not executor("tmux").remote
+    assert made.worktree_base(tmp_path, "worktrees") == tmp_path / "worktrees"  # the controller's mirrors
+
+
+@pytest.mark.parametrize("key", ["address", "resource", "workdir"])
+def test_an_empty_ray_setting_is_an_error_naming_its_key(tmp_path: Path, key: str):
+    path = write_config(tmp_path, f'[executor]\nkind = "ray"\n{key} = "  "\n')
+    with pytest.raises(HiveError) as err:
+        load_config(path)
+    assert err.value.problems == [f"{path}: executor.{key} = '  ' must be a non-empty string"]
