@@ -28,6 +28,7 @@ from hive.streams.base import ANSI, StreamReader, Trouble, TroubleKind, Usage
 POLL = 0.025
 UNREACHABLE_PATIENCE = 30.0  # an API the CLI cannot reach this long ends the attempt
 USAGE_EVERY = 1.0  # seconds between recordings of a running agent's usage
+STALL_QUIET = 1.0  # a stall pattern counts once the agent has printed nothing for this long
 _LONG_LINE = 300  # a tail line longer than this (a JSON event) is cut
 
 
@@ -225,7 +226,10 @@ def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow:
                 f"agent_spawn_failed: no output and no signal within {watch.grace:g}s",
                 output_tail(watch),
             )
-        if in_grace and watch.stall_patterns and now >= next_screen_check:
+        # a prompt waits in silence; a TUI at work redraws (its tool calls may show the very
+        # words of a prompt: a login page's "Please log in" failed a working agent)
+        quiet = now - last_change >= STALL_QUIET
+        if in_grace and watch.stall_patterns and now >= next_screen_check and quiet:
             next_screen_check = now + 0.5
             stall = _stalled(watch)
             if stall:

@@ -13,7 +13,7 @@ from typing import cast
 
 import pytest
 
-from hive.engine.supervise import POLL, Watch, clean_tail, exit_status, output_tail, wait
+from hive.engine.supervise import POLL, STALL_QUIET, Watch, clean_tail, exit_status, output_tail, wait
 from hive.executors import AgentRef, Executor
 from hive.lifecycle import SIGNALS, Kind, Outcome
 from hive.store import agent_signals
@@ -342,7 +342,17 @@ def test_a_stall_pattern_on_screen_during_the_grace_period_fails_the_spawn(scene
         "agent_spawn_failed: the agent is waiting at a prompt ('Do you trust') instead of working"
     )
     assert "Yes, proceed" in outcome.output_tail
-    assert scene.clock.elapsed == 0
+    assert STALL_QUIET <= scene.clock.elapsed < STALL_QUIET + 2 * POLL  # once it has been silent that long
+
+
+def test_a_prompts_words_on_the_screen_of_an_agent_at_work_are_not_a_stall(scene: Scene):
+    """An interactive TUI's tool call can show a prompt's words ("Please log in" in the login
+    page it writes): while its output flows it is working, not waiting."""
+    scene.executor.shown = "Write(login.html)\n<h1>Please log in</h1>\n"
+    for t in range(12):
+        scene.clock.after(t * 0.5, lambda: scene.say("· Harmonizing…"))  # the spinner redraws until it is done
+    scene.clock.after(5.8, lambda: scene.signal(Kind.DONE))
+    assert scene.wait(scene.watch(stall_patterns=("Please log ?in",))).kind == Kind.DONE
 
 
 def test_a_stall_pattern_after_the_grace_period_is_ignored(scene: Scene):
