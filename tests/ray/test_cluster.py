@@ -58,7 +58,13 @@ def on_node(cluster: LocalRayCluster, n: int) -> NodeAffinitySchedulingStrategy:
     return NodeAffinitySchedulingStrategy(cluster.node(n).node_id, soft=False)
 
 
-def test_agents_run_only_on_worker_nodes_two_each_seeing_their_workdir(ray_cluster: LocalRayCluster) -> None:
+def test_agents_run_only_on_worker_nodes_and_a_killed_node_fails_its_agents_fast(ray_cluster: LocalRayCluster) -> None:
+    """One cluster for both (each start costs ~6 s of the suite)."""
+    agents_run_only_on_worker_nodes_two_each_seeing_their_workdir(ray_cluster)
+    a_killed_worker_node_fails_its_agents_fast_and_the_other_node_goes_on(ray_cluster)
+
+
+def agents_run_only_on_worker_nodes_two_each_seeing_their_workdir(ray_cluster: LocalRayCluster) -> None:
     workers = {ray_cluster.node(n).node_id: ray_cluster.node(n) for n in (1, 2)}
     with ray_cluster.connect():
         # four tasks that overlap: two units per node, so they spread over both workers
@@ -74,15 +80,15 @@ def test_agents_run_only_on_worker_nodes_two_each_seeing_their_workdir(ray_clust
         fifth = RemoteAgent.options(resources={"hive_agent": 1}).remote()
         ready, _ = ray.wait([fifth.where.remote()], timeout=0.5)
         assert not ready
+        for agent in [*agents, fifth]:  # their units are free again for what follows
+            ray.kill(agent)
     # what `isolated` looks for: a cluster a test leaves running fails that test
     marked = processes_of([f"HIVE_TMUX_SOCKET={os.environ['HIVE_TMUX_SOCKET']}".encode()])
     programs = Counter(Path(cmd.split()[0]).name for cmd in marked.values() if cmd)
     assert (programs["gcs_server"], programs["raylet"]) == (1, 3)
 
 
-def test_a_killed_worker_node_fails_its_agents_fast_and_the_other_node_goes_on(
-    ray_cluster: LocalRayCluster,
-) -> None:
+def a_killed_worker_node_fails_its_agents_fast_and_the_other_node_goes_on(ray_cluster: LocalRayCluster) -> None:
     with ray_cluster.connect():
         doomed, survivor = (
             RemoteAgent.options(resources={"hive_agent": 1}, scheduling_strategy=on_node(ray_cluster, n)).remote()
