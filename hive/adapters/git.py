@@ -33,14 +33,16 @@ _HALF_MADE_WORKTREE = re.compile(r"failed to read .*worktrees/[^/]+/commondir|ba
 HALF_MADE_PATIENCE = 5.0
 
 
-def git(cwd: Path | str, *args: str, check: bool = True, discover: bool = False) -> proc.Result:
+def git(
+    cwd: Path | str, *args: str, check: bool = True, discover: bool = False, stdin: str | None = None
+) -> proc.Result:
     """Run git in `cwd`, which must be a repository's top level unless `discover`. A command
     that met another attempt's worktree half-made (it failed before changing anything) runs again."""
     env = {**_ENV} if discover else {**_ENV, "GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(cwd))}
     argv = ["git", "-C", str(cwd), *args]
     deadline = time.monotonic() + HALF_MADE_PATIENCE
     while True:
-        result = proc.run(argv, check=False, env=proc.clean_env(env), atomic=True)
+        result = proc.run(argv, check=False, env=proc.clean_env(env), stdin=stdin, atomic=True)
         if result.code == 0 or not _HALF_MADE_WORKTREE.search(result.output) or time.monotonic() > deadline:
             break
         time.sleep(0.05)

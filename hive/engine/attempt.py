@@ -87,14 +87,18 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
                 f"{clean_tail(setup.output, 15)}"
             )
         workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored, *workspace.untracked(wt)])
-    checkout = Checkout(
-        root,
-        st.branch,
-        files=(brief.name, *copied),
-        hidden=(brief.name,) if git.tracked(wt, brief.name) else (),
-        excludes=(brief.name, *copied, *ignored),
-        setup=h.cfg.worktree_setup,
-        setup_timeout=h.cfg.task_timeout,
+    checkout = (
+        Checkout(
+            root,
+            st.branch,
+            files=(brief.name, *copied),
+            hidden=(brief.name,) if git.tracked(wt, brief.name) else (),
+            excludes=(brief.name, *copied, *ignored),
+            setup=h.cfg.worktree_setup,
+            setup_timeout=h.cfg.task_timeout,
+        )
+        if h.executor.remote  # only a remote host rebuilds the worktree: no git call for it locally
+        else None
     )
     token = h.executor.start(
         Launch(

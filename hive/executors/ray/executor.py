@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import re
@@ -310,7 +311,6 @@ class RayExecutor:
                 left, said = ray.get(call, timeout=CALL_TIMEOUT + 4 * patience)
                 for line in said:
                     report(line)
-                link.alive = True
                 self._pull(link)  # its last output and commits
                 if left:
                     left = f"on {link.ip}: {left}"
@@ -412,7 +412,7 @@ class RayExecutor:
             atomic_write(paths.exit_file(plan, task_id, ref.attempt), p.exit)
 
     def _fetch(self, link: _Link, tip: str) -> None:
-        root = Path(link.ref.root) if link.ref else self.root
+        root = self.root
         have = link.tip or git.try_rev_parse(root, f"refs/heads/{link.branch}")
         data = ray.get(link.actor.bundle.remote(link.name, [have] if have else []), timeout=CALL_TIMEOUT)
         incoming = f"refs/hive/incoming/{link.branch}"
@@ -448,8 +448,6 @@ def _files(launch: Launch) -> list[str]:
 
 def _file_found(who: AgentIdentity, item: str) -> None:
     """A discovered item filed on the node, filed here (where the plan's items are)."""
-    import json
-
     from hive.plan import discovered
 
     data = json.loads(item)

@@ -95,4 +95,8 @@ def fetch_bundle(repo: Path, data: bytes, ref: str, into: str, spool: Path) -> N
 
 def known_commits(repo: Path, tips: list[str]) -> list[str]:
     """Those of `tips` that `repo` holds: what a bundle for it may leave out."""
-    return [t for t in tips if t and git.git(repo, "cat-file", "-e", f"{t}^{{commit}}", check=False).code == 0]
+    asked = [t for t in tips if t]
+    if not asked:
+        return []
+    answer = git.git(repo, "cat-file", "--batch-check=%(objecttype)", stdin="\n".join(asked) + "\n").stdout.split("\n")
+    return [t for t, kind in zip(asked, answer, strict=False) if kind == "commit"]
