@@ -70,14 +70,18 @@ def _remote_reader(root: Path, store: StateStore, plan: str, task_id: str, log: 
     with open(log, "rb") as f:
         earlier = f.read(st.log_offset)
     local = _file_reader(log)
+    first = agents.output(st.session)
+    if first is None:
+        return None
+    answers = [first]  # the first read uses the answer that showed the host holds it
 
     def read(position: int) -> bytes:
-        now = agents.output(st.session)
-        if now is None:  # its actor has ended: everything is in the log here by now
+        now = answers.pop() if answers else agents.output(st.session)
+        if now is None:  # it has ended there: everything is in the log here by now
             return local(position)
         return (earlier + now)[position:]
 
-    return read if agents.output(st.session) is not None else None
+    return read
 
 
 def _no_log(root: Path, plan_name: str, task_id: str) -> HiveError:

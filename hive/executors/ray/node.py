@@ -9,7 +9,6 @@ controller and the next `doit` re-attaches."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import threading
@@ -322,15 +321,7 @@ def _lines(path: Path) -> list[str]:
 
 
 def _found(folder: Path) -> list[str]:
-    """Discovered items filed here, oldest first (their numbers only grow)."""
+    """Discovered items filed here, oldest first (their numbers only grow; each file is
+    written whole, by create_exclusive)."""
     items = sorted(folder.glob("*.json"), key=lambda p: (len(p.stem), p.stem))
-    out = []
-    for item in items:
-        text = _text(item)
-        if text is not None:
-            try:
-                json.loads(text)
-            except ValueError:
-                continue  # half-written: taken on the next poll
-            out.append(text)
-    return out
+    return [text for text in map(_text, items) if text is not None]
