@@ -8,8 +8,10 @@ nothing, and editing a task's text re-opens only that task.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from doit.exceptions import InvalidDodoFile
@@ -88,7 +90,8 @@ def load_dodo(dodo_file: str) -> dict:
     usage.mark_run_start()
     root = Path(dodo_file).resolve().parent
     try:
-        project: Project | None = load_project(root)
+        with _bulk_allocation():
+            project: Project | None = load_project(root)
         error = None
     except HiveError as e:
         project, error = None, e
@@ -106,10 +109,33 @@ def load_dodo(dodo_file: str) -> dict:
         _workers_fit(project, sys.argv[1:])
         view = StateView(project.root, project.config.main_branch)
         _agents_can_start(project, view)
-        return generate_tasks(project, view)
+        return _built_in_bulk(generate_tasks(project, view))
 
     task_hive.__doc__ = "Hive plans"
     return {"DOIT_CONFIG": doit_config(project), "task_hive": task_hive}
+
+
+@contextmanager
+def _bulk_allocation() -> Iterator[None]:
+    """Loading a plan and turning it into doit tasks makes tens of thousands of objects
+    that live as long as the process: Python's cyclic GC would walk them all again and
+    again while they are made (a third of a warm `doit list` of 10,000 tasks). Frozen
+    afterwards, the collections of a long run skip them too."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+        gc.freeze()
+
+
+def _built_in_bulk(tasks: Iterator[dict]) -> Iterator[dict]:
+    """doit turns each yielded dict into its Task while the generator waits, so both
+    happen inside the scope."""
+    with _bulk_allocation():
+        yield from tasks
 
 
 def _workers_fit(project: Project, argv: list[str]) -> None:
