@@ -106,6 +106,11 @@ def _stop_here() -> None:
 def pause(seconds: float) -> None:
     """Sleep in a wait loop; a doit worker thread leaves it (KeyboardInterrupt) once the run is stopped."""
     time.sleep(seconds)
+    may_stop()
+
+
+def may_stop() -> None:
+    """Where a wait loop that waits by other means than `pause` may stop, as in `pause`."""
     if not _here.depth:
         _stop_here()
 

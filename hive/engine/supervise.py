@@ -196,13 +196,15 @@ def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow:
     next_thorough_check = clock.time() + 1.0
     warned = False
     while True:
+        # asked first: a remote executor brings the agent's signal over as it answers
+        ended = watch.exit_file.exists() or not watch.executor.alive(watch.agent)
         sig = agent_signals.read(watch.signal_path)
         if sig:
             return signalled(sig)
         if watch.stop_file.exists():
             return Outcome(Kind.STOPPED, "stopped by `hive stop`", output_tail(watch))
         now = clock.time()
-        if watch.exit_file.exists() or not watch.executor.alive(watch.agent):
+        if ended:
             return _exited(watch, alive_seen, clock, follow)
         if now >= next_thorough_check:
             next_thorough_check = now + 1.0
@@ -243,7 +245,11 @@ def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow:
         if not warned and now - last_change > watch.stuck_threshold:
             warned = True
             on_stuck(now - last_change)
-        clock.sleep(watch.poll)
+        if watch.executor.remote:
+            watch.executor.nap(watch.agent, watch.poll)  # wakes when its host reports news
+            crashsafe.may_stop()
+        else:
+            clock.sleep(watch.poll)
 
 
 def signalled(sig: Signal) -> Outcome:

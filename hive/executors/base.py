@@ -92,6 +92,11 @@ class Executor(Protocol):
         """Cheap enough to ask every poll; `thorough` also asks the executor's service."""
         ...
 
+    def nap(self, ref: AgentRef, seconds: float) -> None:
+        """Wait `seconds` between two looks at a remote agent, or less if its host reports
+        news meanwhile (the engine's clock sleeps for a local one)."""
+        ...
+
     def gone(self, ref: AgentRef) -> str:
         """Why an agent that is no longer alive ended without a word from it: the host it
         ran on, or the executor's hold on it, went away ("" if it simply ended)."""

@@ -4,6 +4,7 @@ uses the tmux adapter; processes are found through /proc (`adapters.processes`).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from hive.adapters import proc, processes, tmux
@@ -50,6 +51,9 @@ class TmuxExecutor:
         # tmux is the backstop where /proc cannot tell a zombie pane process
         pane = tmux.pane(ref.name)
         return pane is not None and not pane.dead
+
+    def nap(self, ref: AgentRef, seconds: float) -> None:
+        time.sleep(seconds)
 
     def gone(self, ref: AgentRef) -> str:
         return ""

@@ -81,7 +81,7 @@ def test_a_plan_of_ten_tasks_runs_on_both_nodes_and_merges_each_once(repo: Repo,
     use_ray(repo, ray_cluster)
     repo.write_plan("p", TEN_TASKS)
     r = repo.doit("-n", "4", timeout=300)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
     assert_finished_exactly_once(repo, {f"p:{i}": f"part {i}" for i in range(1, 11)})
     for i in range(1, 11):
         assert repo.file_on_main(f"part{i}.txt") == f"part {i}\n"

@@ -13,6 +13,8 @@ name (`locate`) and goes on from the cursor it last acknowledged.
 
 from __future__ import annotations
 
+import atexit
+import concurrent.futures
 import contextlib
 import hashlib
 import json
@@ -48,8 +50,10 @@ except ImportError:  # the optional extra
     ray = None  # type: ignore[assignment]
 
 NAMESPACE = "hive"
-PULL_EVERY = 0.2  # seconds between polls of one actor (the engine asks `alive` every 25 ms)
-CALL_TIMEOUT = 60.0  # one call to a live actor
+WATCH_WAIT = 5.0  # a node answers a watch at once when there is news, else after this long
+RETRY_EVERY = 0.2  # after a node could not be reached, ask again this often
+CALL_TIMEOUT = 60.0  # one call to a live actor (a watch: on top of WATCH_WAIT)
+CLOSING_PATIENCE = 10.0  # at exit, for the nodes to end the attempts closed last
 UNREACHABLE_PATIENCE = 10.0  # an actor that cannot be reached this long is lost
 QUEUED_NOTICE = 10.0  # say so when an attempt waits this long for a free unit of the resource
 
@@ -74,7 +78,9 @@ class _Link:
     ip: str = ""
     socket: str = ""
     cursor: Cursor | None = None  # None: the node's last acknowledged one (after a controller restart)
-    pulled_at: float = 0.0
+    watching: concurrent.futures.Future | None = None  # the node's answer to the watch in flight
+    asked_at: float = 0.0
+    retry_at: float = 0.0
     alive: bool = True
     lost: str = ""
     unreachable_since: float = 0.0
@@ -93,6 +99,9 @@ class RayExecutor:
         self.root = (root or Path.cwd()).resolve()
         self.project = project_id(self.root)
         self._links: dict[str, _Link] = {}
+        self._agents: dict[str, Any] = {}  # node id: this project's actor there
+        self._offered = False  # some node offers the resource (asked until one does)
+        self._closing: list[Any] = []  # calls that end attempts on their nodes, not waited for
         self._lock = threading.Lock()
         self._pid = 0  # the process that connected
 
@@ -123,12 +132,35 @@ class RayExecutor:
                     f"cannot reach the Ray cluster at [executor] address = {self.address!r}: {e}; "
                     f"start it (`ray start --head`) or fix the address in .hive/config.toml"
                 ) from None
+            atexit.register(self._closed)  # before Ray's own exit handler disconnects
+
+    def _closed(self) -> None:
+        """At exit: wait for the nodes to end the attempts this process closed last (a call
+        not yet sent when the process disconnects would never reach them), then disconnect,
+        before Ray's own exit handler would, which first sleeps half a second for its logs."""
+        with contextlib.suppress(Exception):
+            ray.wait(self._closing, num_returns=len(self._closing), timeout=CLOSING_PATIENCE)
+        if self._pid == os.getpid():
+            self.shutdown()
 
     def _group_name(self, name: str) -> str:
         return f"{self.project}:{name}"
 
     def _node_agent(self, node_id: str) -> Any:
         """This project's agent actor on that node, made the first time an attempt lands there."""
+        agent = self._agents.get(node_id)
+        if agent is None:
+            agent = self._agents[node_id] = self._new_node_agent(node_id)
+        return agent
+
+    def _ready_nodes(self) -> None:
+        """Start this project's actor on every node offering the resource, all at once and
+        without waiting: on a node's first attempt it would cost that attempt half a second."""
+        for node in ray.nodes():
+            if node.get("Alive") and node.get("Resources", {}).get(self.resource, 0) > 0:
+                self._node_agent(node["NodeID"])
+
+    def _new_node_agent(self, node_id: str) -> Any:
         from hive.executors.ray.node import NodeAgent
 
         return (
@@ -170,11 +202,10 @@ class RayExecutor:
 
     def _describe(self, link: _Link) -> bool:
         where = ray.get(link.actor.where.remote(link.name), timeout=CALL_TIMEOUT)
-        if not where:
-            return False
-        link.ip, link.socket = where["ip"], where["socket"]
-        link.branch, link.worktree = where["branch"], where["controller_worktree"]
-        return True
+        if where:
+            link.ip, link.socket = where["ip"], where["socket"]
+            link.branch, link.worktree = where["branch"], where["controller_worktree"]
+        return bool(where)
 
     # --- the protocol -----------------------------------------------------------------------------
 
@@ -188,11 +219,14 @@ class RayExecutor:
         if launch.checkout is None:
             raise HiveError("the Ray executor starts attempts of tasks only (with a checkout to ship)")
         self._connect()
-        if ray.cluster_resources().get(self.resource, 0) <= 0:
+        if not self._offered and ray.cluster_resources().get(self.resource, 0) <= 0:
             raise HiveError(
                 f"no node of the Ray cluster offers the resource {self.resource!r}; start nodes with "
                 f"`ray start --address=<head> --resources='{{\"{self.resource}\": 4}}'` ([executor] resource)"
             )
+        if not self._offered:
+            self._offered = True
+            self._ready_nodes()
         group = placement_group(
             [{self.resource: 1}], strategy="STRICT_PACK", name=self._group_name(launch.name), lifetime="detached"
         )
@@ -234,10 +268,11 @@ class RayExecutor:
             setup=co.setup,
             setup_timeout=co.setup_timeout,
         )
-        token = int(ray.get(link.actor.start.remote(spec, bundle)))
-        link.tip = start
-        self._describe(link)
-        return token
+        token, where = ray.get(link.actor.start.remote(spec, bundle))
+        link.tip, link.cursor = start, Cursor(tip=start)
+        link.ip, link.socket = where["ip"], where["socket"]
+        link.branch, link.worktree = where["branch"], where["controller_worktree"]
+        return int(token)
 
     def _placed(self, group: Any, name: str) -> None:
         """Wait for a free unit of the resource on some node (as long as other attempts hold them all)."""
@@ -263,13 +298,23 @@ class RayExecutor:
         return None if token is None else int(token)
 
     def alive(self, ref: AgentRef, thorough: bool = False) -> bool:
+        """Never waits for the node: what its watch in flight brought is written here once
+        it has come, and the next watch goes out."""
         link = self._link(ref.name)
         if link is None:
             return False
         link.ref = ref
-        if link.alive and not link.lost and time.monotonic() - link.pulled_at >= PULL_EVERY:
-            self._pull(link)
+        if link.alive and not link.lost:
+            self._watch(link)
         return link.alive and not link.lost
+
+    def nap(self, ref: AgentRef, seconds: float) -> None:
+        link = self._links.get(ref.name)
+        watching = link.watching if link else None
+        if watching is None:
+            time.sleep(seconds)
+        else:
+            concurrent.futures.wait([watching], timeout=seconds)
 
     def gone(self, ref: AgentRef) -> str:
         link = self._links.get(ref.name)
@@ -307,7 +352,8 @@ class RayExecutor:
         left = ""
         if not link.lost:
             try:
-                call = link.actor.stop.remote(ref.name, patience, finished)
+                call = link.actor.stop.remote(ref.name, patience, finished)  # ends the watch in flight
+                self._settle(link)
                 left, said = ray.get(call, timeout=CALL_TIMEOUT + 4 * patience)
                 for line in said:
                     report(line)
@@ -324,8 +370,10 @@ class RayExecutor:
         if link is None:
             return
         if link.actor is not None and not link.lost:
-            with contextlib.suppress(RayActorError, GetTimeoutError):
-                ray.get(link.actor.close.remote(name), timeout=CALL_TIMEOUT)
+            # not waited for: nothing here needs the node's worktree gone (at exit, `_closed` waits)
+            call = link.actor.close.remote(name)
+            with self._lock:
+                self._closing = [c for c in self._closing if not _finished(c)] + [call]
         with contextlib.suppress(Exception):
             remove_placement_group(link.group)  # its unit of the resource is free again
         self._links.pop(name, None)
@@ -359,32 +407,58 @@ class RayExecutor:
 
     # --- bringing the node's files and commits here ----------------------------------------------
 
+    def _watch(self, link: _Link) -> None:
+        """Take the answer to the watch in flight if it came, and keep one in flight (the
+        next goes out at once: a commit's news may come just before the signal's)."""
+        with link.lock:
+            now = time.monotonic()
+            if link.watching is not None and link.watching.done():
+                self._take(link, link.watching)
+            elif link.watching is not None and now - link.asked_at > WATCH_WAIT + CALL_TIMEOUT:
+                self._lose(link, f"its Ray node {link.ip} did not answer for {WATCH_WAIT + CALL_TIMEOUT:g}s")
+            if link.watching is None and link.alive and not link.lost and now >= link.retry_at:
+                link.asked_at = now
+                link.watching = link.actor.watch.remote(link.name, link.cursor, WATCH_WAIT).future()
+
+    def _settle(self, link: _Link) -> None:
+        """Take the answer to the watch in flight (the node was told to end it)."""
+        with link.lock:
+            if link.watching is not None:
+                concurrent.futures.wait([link.watching], timeout=CALL_TIMEOUT)
+                self._take(link, link.watching)
+
     def _pull(self, link: _Link) -> None:
         with link.lock:
-            link.pulled_at = time.monotonic()
-            try:
-                pulled: Pulled = ray.get(link.actor.poll.remote(link.name, link.cursor), timeout=CALL_TIMEOUT)
-            except ActorUnavailableError:
-                now = time.monotonic()
-                link.unreachable_since = link.unreachable_since or now
-                if now - link.unreachable_since >= UNREACHABLE_PATIENCE:
-                    self._lose(link, f"its Ray node {link.ip} could not be reached for {UNREACHABLE_PATIENCE:g}s")
-                return
-            except (RayActorError, GetTimeoutError) as e:
-                self._lose(link, f"its Ray node {link.ip} or its agent there died ({type(e).__name__})")
-                return
-            except RayTaskError as e:  # its node's agent was made anew: the attempt is not there
-                self._lose(link, f"its Ray node {link.ip} no longer holds it: {e.cause}")
-                return
-            link.unreachable_since = 0.0
-            self._write(link, pulled)
-            link.cursor, link.alive = pulled.cursor, pulled.alive
+            self._take(link, link.actor.poll.remote(link.name, link.cursor).future())
+
+    def _take(self, link: _Link, answer: concurrent.futures.Future) -> None:
+        """Write what the node said here, or take the attempt as lost when it cannot say."""
+        link.watching = None
+        try:
+            pulled: Pulled = answer.result(timeout=CALL_TIMEOUT)
+        except ActorUnavailableError:
+            now = time.monotonic()
+            link.unreachable_since = link.unreachable_since or now
+            link.retry_at = now + RETRY_EVERY
+            if now - link.unreachable_since >= UNREACHABLE_PATIENCE:
+                self._lose(link, f"its Ray node {link.ip} could not be reached for {UNREACHABLE_PATIENCE:g}s")
+            return
+        except (RayActorError, GetTimeoutError, concurrent.futures.TimeoutError) as e:
+            self._lose(link, f"its Ray node {link.ip} or its agent there died ({type(e).__name__})")
+            return
+        except RayTaskError as e:  # its node's agent was made anew: the attempt is not there
+            self._lose(link, f"its Ray node {link.ip} no longer holds it: {e.cause}")
+            return
+        link.unreachable_since = 0.0
+        self._write(link, pulled)
+        link.cursor, link.alive = pulled.cursor, pulled.alive
 
     def _lose(self, link: _Link, why: str) -> None:
         link.alive, link.lost = False, why
         node = _node_of(link.group)
         with contextlib.suppress(Exception):  # else Ray moves the group to another node, holding a unit
             remove_placement_group(link.group)
+        self._agents.pop(node, None)
         if node and any(n["NodeID"] == node and n["Alive"] for n in ray.nodes()):
             # the node lives on but Hive's actor there died: a new one ends the agents it left
             self._node_agent(node)
@@ -452,6 +526,10 @@ def _file_found(who: AgentIdentity, item: str) -> None:
 
     data = json.loads(item)
     discovered.file_item(who, str(data.get("title", "")), str(data.get("details", "")))
+
+
+def _finished(call: Any) -> bool:
+    return bool(ray.wait([call], timeout=0)[0])
 
 
 def _node_of(group: Any) -> str:

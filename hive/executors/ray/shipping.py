@@ -48,6 +48,8 @@ class Cursor:
     log: int = 0
     notes: int = 0
     found: int = 0
+    tip: str = ""  # the branch's commit the controller has
+    signal: bool = False  # the controller has the signal
 
 
 @dataclass(frozen=True)

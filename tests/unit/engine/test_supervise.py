@@ -55,6 +55,7 @@ class FakeExecutor:
     """The Executor methods `wait` uses."""
 
     kind = "fake"
+    remote = False
 
     def __init__(self) -> None:
         self.dead = False
@@ -422,3 +423,19 @@ def test_output_tail_prefers_the_screen_and_falls_back_to_this_attempts_log(scen
     scene.executor.shown = "  \n"
     assert output_tail(w, lines=5) == "line 1\nline 2"  # nothing of the earlier attempt
     assert output_tail(w, lines=1) == "line 2"
+
+
+def test_a_remote_agents_signal_is_acted_on_as_its_host_reports_it_not_a_poll_later(scene: Scene):
+    naps: list[float] = []
+
+    def nap(ref: AgentRef, seconds: float) -> None:  # a remote executor's wait: it wakes when news comes
+        naps.append(seconds)
+        scene.clock.sleep(seconds)
+
+    scene.executor.remote, scene.executor.nap = True, nap  # type: ignore[method-assign]
+    scene.say("thinking")
+    scene.clock.after(20, lambda: setattr(scene.executor, "meanwhile", lambda: scene.signal(Kind.DONE, "")))
+    outcome = scene.wait(scene.watch(poll=1.0))
+    assert outcome.kind == Kind.DONE
+    assert 20 <= scene.clock.elapsed < 21  # the signal its alive() brought over is read before the next nap
+    assert naps and set(naps) == {1.0}  # it waited on the executor, not on its own clock
