@@ -11,10 +11,12 @@ import functools
 import logging
 import os
 import re
+import subprocess
 import time
 from pathlib import Path
 
 from hive.adapters import proc, processes
+from hive.crashsafe import uninterruptible
 from hive.errors import CommandError
 from hive.store.files import atomic_write
 
@@ -49,6 +51,16 @@ def git(
     if check and result.code != 0:
         raise CommandError(argv, result.code, result.output)
     return result
+
+
+def feed(cwd: Path | str, data: bytes, *args: str) -> None:
+    """Run git with `data` (binary: a pack) on its standard input."""
+    argv = ["git", "-C", str(cwd), *args]
+    env = proc.clean_env({**_ENV, "GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(cwd))})
+    with uninterruptible():
+        done = subprocess.run(argv, input=data, env=env, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise CommandError(argv, done.returncode, done.stderr.decode(errors="replace"))
 
 
 def _out(cwd: Path | str, *args: str) -> str:
@@ -102,9 +114,9 @@ def remove_stale_lock(cwd: Path | str, message: str) -> bool:
 
 
 @functools.cache
-def _identity(root: str) -> tuple[str, ...]:
-    """Fall back to a Hive identity only where the user has none configured."""
-    have = git(root, "config", "user.email", check=False).stdout.strip()
+def committer(cwd: Path | str) -> tuple[str, ...]:
+    """git options giving commits made in `cwd` an identity: Hive's, only where the user has none configured."""
+    have = git(cwd, "config", "user.email", check=False).stdout.strip()
     return () if have else ("-c", "user.name=Hive", "-c", "user.email=hive@localhost")
 
 
@@ -217,9 +229,7 @@ def status(cwd: Path | str) -> list[str]:
 def commit_all(cwd: Path | str, message: str) -> bool:
     """Commit every change (respecting ignores); False if there was nothing to commit."""
     _locked_retry(cwd, "add", "-A")
-    res = _locked_retry(
-        cwd, *_NO_HOOKS, *_identity(str(cwd)), "commit", "-q", "--no-verify", "-m", message, check=False
-    )
+    res = _locked_retry(cwd, *_NO_HOOKS, *committer(cwd), "commit", "-q", "--no-verify", "-m", message, check=False)
     if res.code == 0:
         return True
     if "nothing to commit" in res.output or "nothing added to commit" in res.output:
@@ -247,11 +257,10 @@ def differs(cwd: Path | str, a: str, b: str, path: str) -> bool:
     return git(cwd, "diff", "--quiet", a, b, "--", path, check=False).code != 0
 
 
-def merge_no_ff(cwd: Path | str, rev: str, message: str) -> proc.Result:
-    """Merge `rev` into the current HEAD with a merge commit; the result tells success or conflict."""
-    return _locked_retry(
-        cwd, *_NO_HOOKS, *_identity(str(cwd)), "merge", "--no-ff", "--no-edit", "-m", message, rev, check=False
-    )
+def merge_no_ff(cwd: Path | str, rev: str, message: str, identity: tuple[str, ...]) -> proc.Result:
+    """Merge `rev` into the current HEAD with a merge commit; the result tells success or conflict.
+    `identity`: `committer(cwd)`, asked beforehand (not while holding the merge lock)."""
+    return _locked_retry(cwd, *_NO_HOOKS, *identity, "merge", "--no-ff", "--no-edit", "-m", message, rev, check=False)
 
 
 def ff_merge(cwd: Path | str, rev: str) -> proc.Result:

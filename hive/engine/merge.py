@@ -55,9 +55,10 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
     main moves and `rec.merged(result)` just after, with Ctrl-C held off between
     them; a kill -9 in between leaves the intent, which the next run resolves."""
     main_ref = f"refs/heads/{req.main_branch}"
+    identity = git.committer(req.worktree)  # asked before the lock: every merge waits while one is held
     with locked(req.lock):
         for _ in range(MAX_RACES):
-            result = _attempt(req, main_ref, rec)
+            result = _attempt(req, main_ref, rec, identity)
             if result is not None:
                 return result
         return MergeResult(
@@ -67,13 +68,13 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
         )
 
 
-def _attempt(req: MergeRequest, main_ref: str, rec: Recorders) -> MergeResult | None:
+def _attempt(req: MergeRequest, main_ref: str, rec: Recorders, identity: tuple[str, ...]) -> MergeResult | None:
     """One try; None means main moved under us and the merge must be rebuilt."""
     wt = req.worktree
     main_sha = git.rev_parse(req.root, main_ref)
     git.checkout(wt, main_sha, detach=True)
     crash_point("in-merge")
-    res = git.merge_no_ff(wt, req.branch, req.message)
+    res = git.merge_no_ff(wt, req.branch, req.message, identity)
     if res.code != 0:
         conflicts = git.conflicted_files(wt)
         git.merge_abort(wt)

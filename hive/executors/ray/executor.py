@@ -32,7 +32,7 @@ from hive.engine import workspace
 from hive.engine.task import say
 from hive.errors import HiveError
 from hive.executors.base import AgentRef, Launch, Report
-from hive.executors.ray.shipping import Cursor, Pulled, Spec, create_bundle, fetch_bundle, known_commits
+from hive.executors.ray.shipping import Cursor, Pulled, Spec, create_bundle, known_commits, take_bundle
 from hive.store import names
 from hive.store.agent_signals import AgentIdentity
 from hive.store.files import append_line, atomic_write, create_exclusive
@@ -83,6 +83,7 @@ class _Link:
     retry_at: float = 0.0
     alive: bool = True
     lost: str = ""
+    left: str = ""  # what survived its stop there
     unreachable_since: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -231,17 +232,21 @@ class RayExecutor:
             [{self.resource: 1}], strategy="STRICT_PACK", name=self._group_name(launch.name), lifetime="detached"
         )
         self._placed(group, launch.name)
-        link = _Link(launch.name, self._node_agent(_node_of(group)), group)
-        self._links[launch.name] = link
+        node = _node_of(group)
+        link = self._links[launch.name] = _Link(launch.name, self._node_agent(node), group)
         try:
-            token = self._start_there(link, launch)
+            try:
+                return self._start_there(link, launch)
+            except RayActorError:  # the actor this process knew there died since: a new one
+                self._agents.pop(node, None)
+                link.actor = self._node_agent(node)
+                return self._start_there(link, launch)
         except RayTaskError as e:  # it failed there (setup, git): its message, not Ray's traceback
             self.close(launch.name)
             raise HiveError(f"on its Ray node: {e.cause}") from None
         except RayActorError as e:
             self.close(launch.name)
             raise HiveError(f"its Ray node's agent died while starting it ({type(e).__name__})") from None
-        return token
 
     def _start_there(self, link: _Link, launch: Launch) -> int:
         co = launch.checkout
@@ -352,18 +357,26 @@ class RayExecutor:
         left = ""
         if not link.lost:
             try:
-                call = link.actor.stop.remote(ref.name, patience, finished)  # ends the watch in flight
-                self._settle(link)
-                left, said = ray.get(call, timeout=CALL_TIMEOUT + 4 * patience)
-                for line in said:
-                    report(line)
-                self._pull(link)  # its last output and commits
-                if left:
-                    left = f"on {link.ip}: {left}"
+                self._stop_there(link, patience, finished, report)
             except (RayActorError, GetTimeoutError) as e:
                 report(f"its Ray node's agent went away while stopping ({type(e).__name__})")
+            except RayTaskError as e:
+                report(f"its Ray node no longer holds it: {e.cause}")
+            left = f"on {link.ip}: {link.left}" if link.left else ""
         self.close(ref.name)
         return left
+
+    def _stop_there(self, link: _Link, patience: float, finished: bool, report: Report) -> None:
+        """The watch in flight answers first (the stop ends it), then the stop's own news:
+        written here in the order the node reported them."""
+        call = link.actor.stop.remote(link.name, patience, finished, link.cursor)
+        self._settle(link)
+        with link.lock:
+            left, said, pulled = ray.get(call, timeout=CALL_TIMEOUT + 4 * patience)
+            for line in said:
+                report(line)
+            link.left = left
+            self._apply(link, pulled)
 
     def close(self, name: str) -> None:
         link = self._link(name) if name else None
@@ -427,10 +440,6 @@ class RayExecutor:
                 concurrent.futures.wait([link.watching], timeout=CALL_TIMEOUT)
                 self._take(link, link.watching)
 
-    def _pull(self, link: _Link) -> None:
-        with link.lock:
-            self._take(link, link.actor.poll.remote(link.name, link.cursor).future())
-
     def _take(self, link: _Link, answer: concurrent.futures.Future) -> None:
         """Write what the node said here, or take the attempt as lost when it cannot say."""
         link.watching = None
@@ -450,8 +459,13 @@ class RayExecutor:
             self._lose(link, f"its Ray node {link.ip} no longer holds it: {e.cause}")
             return
         link.unreachable_since = 0.0
-        self._write(link, pulled)
-        link.cursor, link.alive = pulled.cursor, pulled.alive
+        self._apply(link, pulled)
+
+    def _apply(self, link: _Link, pulled: Pulled) -> None:
+        news = pulled.after(link.cursor or pulled.since)
+        if news is not None:
+            self._write(link, news)
+            link.cursor, link.alive = news.cursor, news.alive
 
     def _lose(self, link: _Link, why: str) -> None:
         link.alive, link.lost = False, why
@@ -471,7 +485,7 @@ class RayExecutor:
         plan, task_id = names.split_key(ref.task)
         paths = Paths(Path(ref.root))
         if p.tip and p.tip != link.tip:
-            self._fetch(link, p.tip)
+            self._fetch(link, p.tip, p.commits)
         if p.log:
             with open(paths.log_file(plan, task_id), "ab") as f:
                 f.write(p.log)
@@ -485,15 +499,16 @@ class RayExecutor:
         if p.exit is not None:
             atomic_write(paths.exit_file(plan, task_id, ref.attempt), p.exit)
 
-    def _fetch(self, link: _Link, tip: str) -> None:
+    def _fetch(self, link: _Link, tip: str, commits: bytes) -> None:
+        """The branch's new commits: those that came with the news, else asked for (the node
+        did not know what this side has: a controller that came back)."""
         root = self.root
-        have = link.tip or git.try_rev_parse(root, f"refs/heads/{link.branch}")
-        data = ray.get(link.actor.bundle.remote(link.name, [have] if have else []), timeout=CALL_TIMEOUT)
-        incoming = f"refs/hive/incoming/{link.branch}"
-        if data:
-            fetch_bundle(root, data, f"refs/heads/{link.branch}", incoming, self._spool())
+        if not commits:
+            have = link.tip or git.try_rev_parse(root, f"refs/heads/{link.branch}")
+            commits = ray.get(link.actor.bundle.remote(link.name, [have] if have else []), timeout=CALL_TIMEOUT)
+        if commits:
+            take_bundle(root, commits)
         adopt(root, link.branch, link.worktree, tip)
-        git.git(root, "update-ref", "-d", incoming, check=False)
         link.tip = tip
 
 

@@ -19,7 +19,7 @@ from hive.adapters import git, processes
 from hive.engine import workspace
 from hive.errors import HiveError
 from hive.executors.base import AgentRef, Launch
-from hive.executors.ray.shipping import LOG_CHUNK, Cursor, Pulled, Spec, create_bundle, fetch_bundle
+from hive.executors.ray.shipping import LOG_CHUNK, Cursor, Pulled, Spec, create_bundle, take_bundle
 from hive.executors.tmux import TmuxExecutor
 from hive.store import agent_signals
 from hive.store.files import locked
@@ -113,13 +113,15 @@ class Attempt:
                 cache.mkdir(parents=True, exist_ok=True)
                 git.git(cache, "init", "-q")
             if bundle:
-                fetch_bundle(cache, bundle, f"refs/heads/{spec.branch}", self.seen_ref, self.node.home / "spool")
-            git.git(cache, "update-ref", self.seen_ref, spec.start)
-            git.git(cache, "branch", "-f", spec.branch, spec.start)
-            git.worktree_prune(cache)
+                take_bundle(cache, bundle)
+            refs = f"update {self.seen_ref} {spec.start}\nupdate refs/heads/{spec.branch} {spec.start}\n"
+            git.git(cache, "update-ref", "--stdin", stdin=refs)
             if self.worktree.exists():  # a start retried after it failed half-way
                 shutil.rmtree(self.worktree)
-            git.git(cache, "worktree", "add", "-q", str(self.worktree), spec.branch)
+            add = ["worktree", "add", "-q", str(self.worktree), spec.branch]
+            if git.git(cache, *add, check=False).code != 0:  # git may still know a worktree deleted there
+                git.worktree_prune(cache)
+                git.git(cache, *add)
         self._place()
         env = {k: self._local(v) for k, v in spec.env.items()}
         shims = agent_signals.ensure_shim(Paths(self.root))
@@ -166,6 +168,8 @@ class Attempt:
         exit_text = _text(self.exit_file)
         signal = _text(paths.signal_file(plan, task_id, self.spec.attempt))
         tip = self._tip()
+        # the new commits come with the news of them: the controller acts on them at once
+        commits = self.bundle([cursor.tip]) if tip and cursor.tip and tip != cursor.tip else b""
         return Pulled(
             alive=processes.pid_alive(self.token) and exit_text is None,
             exit=exit_text,
@@ -177,6 +181,8 @@ class Attempt:
             cursor=Cursor(
                 cursor.log + len(log), cursor.notes + len(notes), cursor.found + len(found), tip, signal is not None
             ),
+            commits=commits,
+            since=cursor,
         )
 
     def watch(self, cursor: Cursor | None, wait: float) -> Pulled:
@@ -244,13 +250,12 @@ class Attempt:
         self.node.tmux.close(self.spec.name)
         cache = self.node.cache
         with locked(self.node.lock):
-            tip = git.try_rev_parse(cache, f"refs/heads/{self.spec.branch}")
-            if tip:
-                git.git(cache, "update-ref", self.seen_ref, tip)
+            tip = self._tip()
             if self.worktree.exists():
                 git.worktree_remove(cache, self.worktree, locked_too=True)
-            git.worktree_prune(cache)
-            git.git(cache, "branch", "-D", self.spec.branch, check=False)
+            if tip:
+                refs = f"update {self.seen_ref} {tip}\ndelete refs/heads/{self.spec.branch}\n"
+                git.git(cache, "update-ref", "--stdin", stdin=refs)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -313,9 +318,6 @@ class NodeAgent:
         attempt = self.attempts.get(name)
         return attempt.token if attempt else None
 
-    def poll(self, name: str, cursor: Cursor | None) -> Pulled:
-        return self._get(name).poll(cursor)
-
     def watch(self, name: str, cursor: Cursor | None, wait: float) -> Pulled:
         return self._get(name).watch(cursor, wait)
 
@@ -329,12 +331,13 @@ class NodeAgent:
         attempt = self.attempts.get(name)
         return attempt.screen(lines) if attempt else ""
 
-    def stop(self, name: str, patience: float, finished: bool) -> tuple[str, list[str]]:
-        attempt = self.attempts.get(name)
-        if attempt is None:
-            return "", []
+    def stop(self, name: str, patience: float, finished: bool, cursor: Cursor | None) -> tuple[str, list[str], Pulled]:
+        """What survived, what the stop said, and what is new since `cursor` once it stopped
+        (the last output, and what it left uncommitted, committed)."""
+        attempt = self._get(name)
         attempt.stopping.set()
-        return attempt.stop(patience, finished)
+        left, said = attempt.stop(patience, finished)
+        return left, said, attempt.poll(cursor)
 
     def close(self, name: str) -> None:
         with self.lock:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hive.adapters import git
@@ -14,6 +14,7 @@ from hive.errors import CommandError
 
 # Each poll ships at most this much new output; the rest follows on the next one.
 LOG_CHUNK = 1 << 20
+UNPACK_LIMIT = 100  # git's fetch.unpackLimit
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,21 @@ class Pulled:
     found: tuple[str, ...]  # discovered items (JSON), in the order they were filed
     tip: str  # the attempt's branch there
     cursor: Cursor  # where this answer ends
+    commits: bytes = b""  # a bundle of the branch's commits since the cursor's tip
+    since: Cursor = Cursor()  # where this answer starts (the cursor it was asked with)
+
+    def after(self, mine: Cursor) -> Pulled | None:
+        """This answer without what a controller whose cursor is `mine` already has (two
+        answers may overlap: a stop's and a watch's); None if it has all of it."""
+        if self.cursor.log < mine.log or self.cursor.notes < mine.notes or self.cursor.found < mine.found:
+            return None
+        s = self.since
+        return replace(
+            self,
+            log=self.log[max(0, mine.log - s.log) :],
+            notes=self.notes[max(0, mine.notes - s.notes) :],
+            found=self.found[max(0, mine.found - s.found) :],
+        )
 
 
 def create_bundle(repo: Path, ref: str, known: list[str], spool: Path) -> bytes:
@@ -83,16 +99,18 @@ def create_bundle(repo: Path, ref: str, known: list[str], spool: Path) -> bytes:
         Path(tmp).unlink(missing_ok=True)
 
 
-def fetch_bundle(repo: Path, data: bytes, ref: str, into: str, spool: Path) -> None:
-    """Fetch `ref` of a bundle into `into` (a ref no worktree has checked out)."""
-    spool.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=spool, suffix=".bundle")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        git.git(repo, "fetch", "-q", "--no-tags", "--no-write-fetch-head", tmp, f"+{ref}:{into}")
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+def take_bundle(repo: Path, data: bytes) -> None:
+    """Add the objects of a bundle made by `create_bundle` to `repo`, touching no ref. Not
+    `git fetch` from it: that indexes even one commit as a pack of its own (a long run would
+    leave thousands, and git looks in each for every object) and first walks the whole
+    repository to check what it fetched is connected; the other side made the bundle against
+    commits this repository has. Like git fetch, fewer than UNPACK_LIMIT objects are stored
+    loose and more as one pack."""
+    _header, _, pack = data.partition(b"\n\n")
+    if int.from_bytes(pack[8:12], "big") < UNPACK_LIMIT:
+        git.feed(repo, pack, "unpack-objects", "-q")
+    else:
+        git.feed(repo, pack, "index-pack", "--stdin", "--fix-thin")
 
 
 def known_commits(repo: Path, tips: list[str]) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from conftest import git
 
 from hive.executors.ray.executor import adopt, project_id
-from hive.executors.ray.shipping import create_bundle, fetch_bundle, known_commits
+from hive.executors.ray.shipping import UNPACK_LIMIT, create_bundle, known_commits, take_bundle
 
 
 def commit(repo: Path, name: str, text: str) -> str:
@@ -38,8 +38,9 @@ def test_a_node_gets_the_whole_branch_once_then_only_what_it_lacks(controller: P
     node = empty_repo(tmp_path / "node")
     spool = tmp_path / "spool"
     full = create_bundle(controller, "refs/heads/task-a1", known_commits(controller, []), spool)
-    fetch_bundle(node, full, "refs/heads/task-a1", "refs/hive/seen/a1", spool)
-    assert git(node, "rev-parse", "refs/hive/seen/a1") == git(controller, "rev-parse", "task-a1")
+    take_bundle(node, full)
+    git(node, "update-ref", "refs/hive/seen/a1", git(controller, "rev-parse", "task-a1"))
+    assert git(node, "fsck", "--connectivity-only", "--no-dangling") == ""
     # the next attempt's branch: one more commit on main; the node says what it has
     tip = commit(controller, "more.txt", "more\n")
     git(controller, "branch", "task-a2")
@@ -48,8 +49,8 @@ def test_a_node_gets_the_whole_branch_once_then_only_what_it_lacks(controller: P
     assert known == seen[:1]
     small = create_bundle(controller, "refs/heads/task-a2", known, spool)
     assert 0 < len(small) < len(full) / 4
-    fetch_bundle(node, small, "refs/heads/task-a2", "refs/hive/seen/a2", spool)
-    assert git(node, "rev-parse", "refs/hive/seen/a2") == tip
+    take_bundle(node, small)
+    assert git(node, "cat-file", "-t", tip) == "commit"
     # nothing new: no bundle at all
     assert create_bundle(controller, "refs/heads/task-a2", [tip], spool) == b""
     assert list(spool.iterdir()) == []  # temp files never stay behind
@@ -65,7 +66,7 @@ def test_the_controllers_mirror_worktree_follows_the_nodes_commits(controller: P
     tip = commit(node, "work.txt", "agent's work\n")
     spool = tmp_path / "spool"
     data = create_bundle(node, "refs/heads/task-a1", [git(controller, "rev-parse", "task-a1")], spool)
-    fetch_bundle(controller, data, "refs/heads/task-a1", "refs/hive/incoming/task-a1", spool)
+    take_bundle(controller, data)
     adopt(controller, "task-a1", str(wt), tip)
     assert git(controller, "rev-parse", "task-a1") == tip
     assert (wt / "work.txt").read_text() == "agent's work\n"
@@ -73,10 +74,36 @@ def test_the_controllers_mirror_worktree_follows_the_nodes_commits(controller: P
     # without its worktree (deleted, or never made) the branch alone moves
     tip2 = commit(node, "more.txt", "more\n")
     data = create_bundle(node, "refs/heads/task-a1", [tip], spool)
-    fetch_bundle(controller, data, "refs/heads/task-a1", "refs/hive/incoming/task-a1", spool)
+    take_bundle(controller, data)
     git(controller, "worktree", "remove", "--force", str(wt))
     adopt(controller, "task-a1", str(wt), tip2)
     assert git(controller, "rev-parse", "task-a1") == tip2
+
+
+def packs(repo: Path) -> int:
+    return len(list((repo / ".git" / "objects" / "pack").glob("*.pack")))
+
+
+def test_a_few_commits_arrive_as_loose_objects_many_as_one_pack_and_no_ref_moves(controller: Path, tmp_path: Path):
+    node = tmp_path / "node"
+    git(tmp_path, "clone", "-q", "--branch", "task-a1", str(controller), str(node))
+    spool, refs = tmp_path / "spool", git(controller, "for-each-ref")
+    before = packs(controller)
+    (node / "f1.txt").write_text("1\n" * 199 + "changed\n")
+    git(node, "commit", "-q", "-am", "edit f1")
+    tip = git(node, "rev-parse", "HEAD")
+    take_bundle(controller, create_bundle(node, "refs/heads/task-a1", [git(controller, "rev-parse", "task-a1")], spool))
+    assert packs(controller) == before and git(controller, "cat-file", "-t", tip) == "commit"  # loose: no pack each
+    for i in range(UNPACK_LIMIT):  # a large piece of work
+        (node / f"n{i}.txt").write_text(f"new {i}\n")
+    git(node, "add", ".")
+    git(node, "commit", "-q", "-m", "many files")
+    big = git(node, "rev-parse", "HEAD")
+    take_bundle(controller, create_bundle(node, "refs/heads/task-a1", [tip], spool))
+    assert packs(controller) == before + 1 and git(controller, "cat-file", "-t", f"{big}:n99.txt") == "blob"
+    assert git(controller, "for-each-ref") == refs  # objects only: the caller moves the branch
+    git(controller, "update-ref", "refs/heads/task-a1", big)
+    assert git(controller, "fsck", "--connectivity-only", "--no-dangling") == ""
 
 
 def test_a_project_is_named_the_same_way_on_every_node_and_safely(tmp_path: Path):
