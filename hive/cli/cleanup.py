@@ -1,6 +1,7 @@
 """`hive cleanup`: remove what finished tasks left behind — worktrees and branches
 of done tasks (only once git shows they are in main), clean worktrees of too_big
-tasks, tmux sessions no running task uses. Unmerged work goes only with --force."""
+tasks, tmux sessions no running task uses, and (when no task runs) what the executor keeps
+between runs: the Ray executor's actors on the nodes. Unmerged work goes only with --force."""
 
 from __future__ import annotations
 
@@ -50,6 +51,8 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
         if names.is_task_session(session) and session not in running:
             agents.close(session)
             done.append(f"closed {agents.kind} session {session} (no task runs in it)")
+    if not running:
+        done += agents.tidy()
     if force:
         for path in workspace.unused_worktrees(root, agents.worktree_base(root, config.worktree_base), states.values()):
             workspace.remove_any(root, path)

@@ -137,6 +137,11 @@ class Executor(Protocol):
         """Put the user's terminal on the agent."""
         ...
 
+    def tidy(self) -> list[str]:
+        """End what the executor keeps for this project between runs, once none of its agents
+        runs (`hive cleanup`); a line for each thing ended."""
+        ...
+
     def shutdown(self) -> None:
         """End the executor's own service (the demo's private tmux server)."""
         ...

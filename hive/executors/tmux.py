@@ -52,6 +52,9 @@ class TmuxExecutor:
         pane = tmux.pane(ref.name)
         return pane is not None and not pane.dead
 
+    def tidy(self) -> list[str]:
+        return []  # sessions are closed one by one; the server ends with its last one
+
     def nap(self, ref: AgentRef, seconds: float) -> None:
         time.sleep(seconds)
 

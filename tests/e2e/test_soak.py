@@ -1,6 +1,6 @@
 """The randomized fault-injection soak (bench/soak.py) on a fixed list of seeds.
 
-About two minutes on a 2-core machine. Each seed picks a plan and faults (kill -9,
+About a minute on a 2-core machine (two trials at a time). Each seed picks a plan and faults (kill -9,
 SIGINT/SIGTERM, tmux server killed, worktree deleted, user commits, crashing and
 silent agents, two doits at once); see bench/README.md. A failing seed is replayed
 verbosely with `python bench/soak.py --replay SEED`.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 
@@ -66,11 +67,12 @@ def test_soak_fixed_seeds():
     # all under /tmp), so conftest's checks on the default tmux server and the real
     # $HOME hold as for any other test.
     soak = load_soak()
-    results = []
-    for seed in SEEDS:
-        res = soak.run_trial(seed)
+    # two at a time: a trial keeps ~40 % of one core busy (it mostly waits for its faults and
+    # agents), and each is isolated from the others
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(soak.run_trial, SEEDS))
+    for res in results:
         soak.report(res)  # shown by pytest when the test fails
-        results.append(res)
     failed = [r for r in results if not r.passed]
     replay = "\n".join(
         f"  {sys.executable} bench/soak.py --replay {r.seed}   # {'; '.join(list(r.findings)[:3])}" for r in failed

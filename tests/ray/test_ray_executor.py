@@ -16,6 +16,8 @@ from pathlib import Path
 from conftest import Repo, assert_finished_exactly_once, wait_for
 from ray_cluster import LocalRayCluster, processes_of
 
+from hive.executors.ray.executor import PROTOCOL, project_id
+
 NODE_IPS = {"127.0.0.3": 1, "127.0.0.4": 2}
 
 
@@ -63,6 +65,33 @@ print("\\n".join(left))
     return r.stdout.split()
 
 
+def ray_driver(cluster: LocalRayCluster, code: str, *args: str) -> str:
+    """Run `code` as a Ray driver of the cluster (as a subprocess: this process stays no driver)."""
+    head = 'import ray, sys\nray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)\n'
+    argv = [sys.executable, "-c", head + code, cluster.address, *args]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+OLD_HIVES_ACTOR = """
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+node = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("hive_agent"))
+@ray.remote(num_cpus=0)
+class Old:
+    def names(self):
+        return []
+name = f"{sys.argv[2]}:node:{node}:00000000"
+Old.options(name=name, namespace="hive", lifetime="detached",
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote().names.remote()
+print(name)
+"""
+
+NAMED_ACTORS = """
+print("\\n".join(a["name"] for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == "hive"))
+"""
+
+
 TEN_TASKS = "".join(
     f"""
 ### Task {i}: Part {i}
@@ -80,6 +109,8 @@ fake: signal done
 def test_a_plan_of_ten_tasks_runs_on_both_nodes_and_merges_each_once(repo: Repo, ray_cluster: LocalRayCluster):
     use_ray(repo, ray_cluster)
     repo.write_plan("p", TEN_TASKS)
+    # an actor an older Hive left on a node (detached actors outlive it): retired, not called
+    old = ray_driver(ray_cluster, OLD_HIVES_ACTOR, project_id(repo.root)).strip()
     r = repo.doit("-n", "4", timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert_finished_exactly_once(repo, {f"p:{i}": f"part {i}" for i in range(1, 11)})
@@ -95,6 +126,12 @@ def test_a_plan_of_ten_tasks_runs_on_both_nodes_and_merges_each_once(repo: Repo,
     assert repo.git("ls-files").split() == ["README.md", *sorted(f"part{i}.txt" for i in range(1, 11))]
     # every actor ended, every node worktree removed; the node caches keep commits only
     assert leftovers(ray_cluster) == []
+    actors = [a for a in ray_driver(ray_cluster, NAMED_ACTORS).split() if a.startswith(project_id(repo.root))]
+    assert old not in actors and sorted(a.rsplit(":", 1)[1] for a in actors) == [PROTOCOL, PROTOCOL], actors
+    # kept for the next run; `hive cleanup` ends them when nothing runs
+    r = repo.hive("cleanup")
+    assert r.returncode == 0 and r.stdout.count("ended Hive's actor") == 2, r.stdout + r.stderr
+    assert not [a for a in ray_driver(ray_cluster, NAMED_ACTORS).split() if a.startswith(project_id(repo.root))]
     for n in (1, 2):
         workdir = ray_cluster.node(n).workdir
         assert workdir is not None

@@ -1,10 +1,11 @@
 """The Ray executor, controller side: doit, the DAG, the state and the merge queue stay
 here; each attempt takes one unit of `[executor] resource` on some node through its own
 placement group, and its agent runs there in this project's actor for that node
-(`node.NodeAgent`). The engine sees the same files as with tmux: every poll brings the
-agent's output, signal, notes, discovered items, exit status and new commits over, the
-commits before the signal, so by the time the engine acts on a signal its work is already
-on the task's branch here.
+(`node.NodeAgent`). The engine sees the same files as with tmux: one watch call per
+attempt is always in flight, and the node answers it as soon as there is news, with the
+agent's output, signal, notes, discovered items, exit status and new commits; the commits
+are written here first, so by the time the engine acts on a signal its work is already on
+the task's branch here.
 
 Placement groups are named after their attempt and detached, and so are the node actors: a
 controller that dies leaves its agents running, and the next `doit` finds each attempt by
@@ -56,6 +57,17 @@ CALL_TIMEOUT = 60.0  # one call to a live actor (a watch: on top of WATCH_WAIT)
 CLOSING_PATIENCE = 10.0  # at exit, for the nodes to end the attempts closed last
 UNREACHABLE_PATIENCE = 10.0  # an actor that cannot be reached this long is lost
 QUEUED_NOTICE = 10.0  # say so when an attempt waits this long for a free unit of the resource
+
+
+def _protocol() -> str:
+    """Names the code a node actor runs: detached actors outlive the Hive that made them, and
+    after an upgrade the controller must not call one that speaks an older protocol."""
+    here = Path(__file__).parent
+    code = b"".join((here / name).read_bytes() for name in ("node.py", "shipping.py"))
+    return hashlib.sha1(code).hexdigest()[:8]
+
+
+PROTOCOL = _protocol()
 
 
 def project_id(root: Path) -> str:
@@ -144,6 +156,15 @@ class RayExecutor:
         if self._pid == os.getpid():
             self.shutdown()
 
+    def _retire_older(self, prefix: str) -> None:
+        """End this project's actors on that node that run another Hive's code: the new one,
+        made next, ends the agents they left there (their controller cannot reach them)."""
+        for actor in ray.util.list_named_actors(all_namespaces=True):
+            name = actor.get("name", "")
+            if actor.get("namespace") == NAMESPACE and name.startswith(prefix) and name != prefix + PROTOCOL:
+                with contextlib.suppress(ValueError, RayActorError):
+                    ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)
+
     def _group_name(self, name: str) -> str:
         return f"{self.project}:{name}"
 
@@ -164,10 +185,12 @@ class RayExecutor:
     def _new_node_agent(self, node_id: str) -> Any:
         from hive.executors.ray.node import NodeAgent
 
+        prefix = f"{self.project}:node:{node_id}:"
+        self._retire_older(prefix)
         return (
             ray.remote(NodeAgent)
             .options(
-                name=f"{self.project}:node:{node_id}",
+                name=prefix + PROTOCOL,
                 namespace=NAMESPACE,
                 get_if_exists=True,
                 lifetime="detached",  # its attempts outlive a controller that dies
@@ -413,6 +436,21 @@ class RayExecutor:
             raise HiveError(f"no Ray node runs {name}")
         print(f"{name} runs on node {argv[2]}; watch it there with:\n  {' '.join(argv)}", flush=True)
         return 0
+
+    def tidy(self) -> list[str]:
+        """This project's actors on the nodes (one per node, kept for the next attempts), once no
+        attempt of it holds a unit of the resource."""
+        if self.names():
+            return []
+        done = []
+        for actor in ray.util.list_named_actors(all_namespaces=True):
+            name = actor.get("name", "")
+            if actor.get("namespace") == NAMESPACE and name.startswith(f"{self.project}:node:"):
+                with contextlib.suppress(ValueError, RayActorError):
+                    ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)
+                    done.append(f"ended Hive's actor {name} on the Ray cluster (no attempt of this project runs)")
+        self._agents.clear()
+        return done
 
     def shutdown(self) -> None:
         if ray is not None and ray.is_initialized():

@@ -2,9 +2,9 @@
 that node's attempts. An attempt brings the repository there from a bundle (into a cache
 kept per project under the node's workdir), makes its worktree, and runs the agent in tmux
 exactly as the local executor does: the same brief, `hive done` writing its signal under a
-node-local HIVE_ROOT, its output logged, its exit status recorded. The controller polls it
-for all of that and for new commits, and it answers from files, so an attempt survives its
-controller and the next `doit` re-attaches."""
+node-local HIVE_ROOT, its output logged, its exit status recorded. The controller watches
+it for all of that and for new commits, and it answers from files, so an attempt survives
+its controller and the next `doit` re-attaches."""
 
 from __future__ import annotations
 
