@@ -16,7 +16,7 @@ from pathlib import Path
 from conftest import Repo, assert_finished_exactly_once, wait_for
 from ray_cluster import LocalRayCluster, processes_of
 
-from hive.executors.ray.executor import PROTOCOL, project_id
+from hive.executors.ray.cluster import PROTOCOL, project_id
 
 NODE_IPS = {"127.0.0.3": 1, "127.0.0.4": 2}
 

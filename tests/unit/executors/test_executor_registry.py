@@ -75,7 +75,8 @@ def test_the_ray_executors_settings_load_with_defaults_and_the_ray_executor_take
     toml = '[executor]\nkind = "ray"\naddress = "10.0.0.5:6379"\nresource = "gpu_agent"\nworkdir = "/srv/hive"\n'
     cfg = load_config(write_config(tmp_path, toml))
     made = executor("ray", cfg, tmp_path)
-    assert (made.address, made.resource, made.workdir) == ("10.0.0.5:6379", "gpu_agent", "/srv/hive")  # type: ignore[attr-defined]
+    cluster = made.cluster  # type: ignore[attr-defined]
+    assert (cluster.address, cluster.resource, cluster.workdir) == ("10.0.0.5:6379", "gpu_agent", "/srv/hive")
     assert made.remote and not executor("tmux").remote
     assert made.worktree_base(tmp_path, "worktrees") == tmp_path / "worktrees"  # the controller's mirrors
 

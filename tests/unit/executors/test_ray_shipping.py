@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from hive.executors.ray.executor import adopt, project_id
+from hive.executors.ray.cluster import project_id
+from hive.executors.ray.link import adopt
 from hive.executors.ray.shipping import UNPACK_LIMIT, create_bundle, known_commits, take_bundle
 
 

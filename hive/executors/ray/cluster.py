@@ -1,0 +1,220 @@
+"""One project's hold on a Ray cluster: the connection (one per process) and the project's
+actor on each node (`node.NodeAgent`: detached, one per node, named after the project, the
+node and the code it runs), made once and kept for the next attempts and runs."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import logging
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from hive.errors import HiveError
+
+
+class _NoRay(Exception):
+    """Stands for Ray's errors where Ray is not installed (then nothing raises them)."""
+
+
+try:
+    import ray
+    from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+except ImportError:  # the optional extra: `Cluster.connect` says how to install it
+    ray = None  # type: ignore[assignment]
+    ActorUnavailableError = GetTimeoutError = RayActorError = RayTaskError = _NoRay  # type: ignore[misc,assignment]
+
+NAMESPACE = "hive"
+CALL_TIMEOUT = 60.0  # one call to a live actor
+CLOSING_PATIENCE = 10.0  # at exit, for the nodes to end the attempts closed last
+
+
+def _protocol() -> str:
+    """Names the code a node actor runs: detached actors outlive the Hive that made them, and
+    after an upgrade the controller must not call one that speaks an older protocol."""
+    here = Path(__file__).parent
+    code = b"".join((here / name).read_bytes() for name in ("node.py", "shipping.py"))
+    return hashlib.sha1(code).hexdigest()[:8]
+
+
+PROTOCOL = _protocol()
+
+
+def project_id(root: Path) -> str:
+    """Names this project's actors and its directory on every node."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]", "-", root.name)[:40] or "repo"
+    return f"{slug}-{hashlib.sha1(str(root.resolve()).encode()).hexdigest()[:10]}"
+
+
+class Cluster:
+    def __init__(self, address: str, resource: str, workdir: str, project: str) -> None:
+        self.address, self.resource, self.workdir, self.project = address, resource, workdir, project
+        self._agents: dict[str, Any] = {}  # node id: this project's actor there
+        self._offered = False  # some node offers the resource (asked until one does)
+        self._closing: list[Any] = []  # calls that end attempts on their nodes, not waited for
+        self._lock = threading.Lock()
+        self._pid = 0  # the process that connected
+
+    def connect(self) -> None:
+        if ray is None:
+            raise HiveError("[executor] kind = \"ray\" needs Ray: pip install 'hive[ray]'")
+        with self._lock:
+            if ray.is_initialized():
+                if self._pid != os.getpid():
+                    raise HiveError(
+                        "the Ray executor cannot run in doit's forked workers: run `doit -n N -P thread` "
+                        '(the default with [executor] kind = "ray"; `-P process` is not for it)'
+                    )
+                return
+            self._pid = os.getpid()
+            try:
+                ray.init(
+                    address=self.address,
+                    namespace=NAMESPACE,
+                    logging_level=logging.ERROR,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                raise HiveError(
+                    f"cannot reach the Ray cluster at [executor] address = {self.address!r}: {e}; "
+                    f"start it (`ray start --head`) or fix the address in .hive/config.toml"
+                ) from None
+            atexit.register(self._closed)  # before Ray's own exit handler disconnects
+
+    def _closed(self) -> None:
+        """At exit: wait for the nodes to end the attempts this process closed last (a call
+        not yet sent when the process disconnects would never reach them), then disconnect,
+        before Ray's own exit handler would, which first sleeps half a second for its logs."""
+        with contextlib.suppress(Exception):
+            ray.wait(self._closing, num_returns=len(self._closing), timeout=CLOSING_PATIENCE)
+        if self._pid == os.getpid():
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        if ray is not None and ray.is_initialized():
+            ray.shutdown()
+
+    def close_later(self, call: Any) -> None:
+        """A call that ends an attempt on its node: nothing here waits for it (at exit, `_closed` does)."""
+        with self._lock:
+            self._closing = [c for c in self._closing if not _finished(c)] + [call]
+
+    def offered(self) -> None:
+        """Some node offers the resource, or a clear error. The first time, this project's
+        actors start on every such node at once, without waiting: on a node's first attempt
+        one would cost that attempt half a second."""
+        if self._offered:
+            return
+        if ray.cluster_resources().get(self.resource, 0) <= 0:
+            raise HiveError(
+                f"no node of the Ray cluster offers the resource {self.resource!r}; start nodes with "
+                f"`ray start --address=<head> --resources='{{\"{self.resource}\": 4}}'` ([executor] resource)"
+            )
+        self._offered = True
+        for node in ray.nodes():
+            if node.get("Alive") and node.get("Resources", {}).get(self.resource, 0) > 0:
+                self.agent(node["NodeID"])
+
+    def group_name(self, name: str) -> str:
+        """An attempt's placement group: how a controller that comes back finds it."""
+        return f"{self.project}:{name}"
+
+    def groups(self) -> list[str]:
+        """The attempts of this project that hold a unit of the resource (their names)."""
+        self.connect()
+        prefix = f"{self.project}:"
+        return [
+            g["name"][len(prefix) :]
+            for g in ray.util.placement_group_table().values()
+            if g.get("name", "").startswith(prefix) and g.get("state") != "REMOVED"
+        ]
+
+    def agent(self, node_id: str) -> Any:
+        """This project's actor on that node, made the first time it is asked for."""
+        agent = self._agents.get(node_id)
+        if agent is None:
+            agent = self._agents[node_id] = self._new_agent(node_id)
+        return agent
+
+    def renew(self, node_id: str) -> Any:
+        """A new actor there: the one this process knew died (made anew, it ends the agents
+        the dead one left)."""
+        self.forget(node_id)
+        return self.agent(node_id)
+
+    def forget(self, node_id: str) -> None:
+        self._agents.pop(node_id, None)
+
+    def _new_agent(self, node_id: str) -> Any:
+        from hive.executors.ray.node import NodeAgent
+
+        prefix = f"{self.project}:node:{node_id}:"
+        self._retire(prefix, keep=prefix + PROTOCOL)
+        return (
+            ray.remote(NodeAgent)
+            .options(
+                name=prefix + PROTOCOL,
+                namespace=NAMESPACE,
+                get_if_exists=True,
+                lifetime="detached",  # its attempts outlive a controller that dies
+                num_cpus=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+                max_restarts=0,
+                max_concurrency=1000,  # every attempt's watch at once
+            )
+            .remote(self.project, self.workdir)
+        )
+
+    def _retire(self, prefix: str, keep: str = "") -> list[str]:
+        """End this project's actors named `prefix…` but `keep` (those of an older Hive: the
+        new one, made next, ends the agents they left, whose controller cannot reach them)."""
+        ended = []
+        for actor in ray.util.list_named_actors(all_namespaces=True):
+            name = actor.get("name", "")
+            if actor.get("namespace") == NAMESPACE and name.startswith(prefix) and name != keep:
+                with contextlib.suppress(ValueError, RayActorError):
+                    ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)
+                    ended.append(name)
+        return ended
+
+    def tidy(self) -> list[str]:
+        """End this project's actors on every node (kept for the next attempts), if no
+        attempt of it holds a unit of the resource."""
+        if self.groups():
+            return []
+        self._agents.clear()
+        return [
+            f"ended Hive's actor {name} on the Ray cluster (no attempt of this project runs)"
+            for name in self._retire(f"{self.project}:node:")
+        ]
+
+
+def node_of(group: Any) -> str:
+    """The node a placed group's unit is on ("" while it is not placed)."""
+    table = ray.util.placement_group_table(group)
+    nodes = table.get("bundles_to_node_id") or {}
+    return str(next(iter(nodes.values()), "")) if table.get("state") == "CREATED" else ""
+
+
+def _finished(call: Any) -> bool:
+    return bool(ray.wait([call], timeout=0)[0])
+
+
+__all__ = [
+    "CALL_TIMEOUT",
+    "PROTOCOL",
+    "ActorUnavailableError",
+    "Cluster",
+    "GetTimeoutError",
+    "RayActorError",
+    "RayTaskError",
+    "node_of",
+    "project_id",
+    "ray",
+]
