@@ -75,6 +75,7 @@ RETRYABLE = tuple(s for s in State if STATES[s].retryable)
 
 # The reason a failed attempt records when its orchestrator died: it does not count.
 INTERRUPTED = "interrupted"
+FREE_INTERRUPTIONS = 3  # attempts in a row that end interrupted without counting against max_attempts
 
 
 class Kind(StrEnum):
@@ -172,6 +173,24 @@ class Outcome:
         if self.rule.reason == "{reason}":
             return self.reason
         return self.rule.reason.format(reason=self.reason or "no reason given", key=key)
+
+    @property
+    def history_outcome(self) -> str:
+        """How its attempt reads in the task's history ("" = by the state it ends in)."""
+        return INTERRUPTED if self.kind == Kind.LOST else ""
+
+    def counts(self, history: tuple[dict, ...]) -> bool:
+        """Whether its attempt uses up one of max_attempts. One whose host went away does
+        not, unless the attempts before it were interrupted FREE_INTERRUPTIONS times in a
+        row: a task whose node dies under it every time must not retry forever."""
+        if self.rule.counts or self.kind != Kind.LOST:
+            return self.rule.counts
+        streak = 0
+        for entry in reversed(history):
+            if entry.get("outcome") != INTERRUPTED:
+                break
+            streak += 1
+        return streak >= FREE_INTERRUPTIONS
 
 
 def shown_state(st: TaskState, text_hash: str) -> State:

@@ -31,8 +31,10 @@ def finish(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
         retire_worktree(h, st)
     reason = outcome.recorded_reason(h.key)
     changes: dict[str, Any] = {"permanent": rule.permanent, "pauses": 0}
-    if not rule.counts:
+    if not outcome.counts(st.history):
         changes["attempts_used"] = max(st.attempts_used - 1, 0)
+    if outcome.history_outcome:
+        changes["outcome"] = outcome.history_outcome
     if rule.state == State.PAUSED:
         until = pause_until(outcome.resume_at, st.pauses, time.time(), h.cfg.rate_limit_backoff)
         changes.update(resume_at=until, pauses=st.pauses + 1)

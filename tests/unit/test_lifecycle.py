@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from hive.lifecycle import (
+    FREE_INTERRUPTIONS,
     HELD,
+    INTERRUPTED,
     ORDER,
     OUTCOMES,
     RETRYABLE,
@@ -188,3 +190,15 @@ def test_only_done_tasks_are_checked_against_main():
 )
 def test_is_done(st: TaskState | None, text_hash: str, on_main: OnMain | None, done: bool):
     assert is_done(st, text_hash, on_main) is done
+
+
+def test_an_attempt_lost_with_its_host_is_free_until_too_many_in_a_row_were_interrupted():
+    lost = Outcome(Kind.LOST, "its Ray node 10.0.0.7 or its agent there died")
+    interrupted, failed = {"outcome": INTERRUPTED}, {"outcome": "failed"}
+    assert lost.history_outcome == INTERRUPTED  # it reads as interrupted in the next brief
+    assert not lost.counts(())
+    assert not lost.counts((failed,) + (interrupted,) * (FREE_INTERRUPTIONS - 1))
+    assert lost.counts((interrupted,) * FREE_INTERRUPTIONS)  # a node that dies every time: no endless retries
+    assert not lost.counts((interrupted,) * FREE_INTERRUPTIONS + (failed,))  # a streak ends with any other outcome
+    assert Outcome(Kind.CRASHED).counts((interrupted,) * 5) and not Outcome(Kind.RATE_LIMITED).counts(())
+    assert Outcome(Kind.CRASHED).history_outcome == ""
