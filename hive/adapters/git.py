@@ -40,11 +40,10 @@ def git(
 ) -> proc.Result:
     """Run git in `cwd`, which must be a repository's top level unless `discover`. A command
     that met another attempt's worktree half-made (it failed before changing anything) runs again."""
-    env = {**_ENV} if discover else {**_ENV, "GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(cwd))}
-    argv = ["git", "-C", str(cwd), *args]
+    argv, env = ["git", "-C", str(cwd), *args], _env(cwd, discover)
     deadline = time.monotonic() + HALF_MADE_PATIENCE
     while True:
-        result = proc.run(argv, check=False, env=proc.clean_env(env), stdin=stdin, atomic=True)
+        result = proc.run(argv, check=False, env=env, stdin=stdin, atomic=True)
         if result.code == 0 or not _HALF_MADE_WORKTREE.search(result.output) or time.monotonic() > deadline:
             break
         time.sleep(0.05)
@@ -56,11 +55,16 @@ def git(
 def feed(cwd: Path | str, data: bytes, *args: str) -> None:
     """Run git with `data` (binary: a pack) on its standard input."""
     argv = ["git", "-C", str(cwd), *args]
-    env = proc.clean_env({**_ENV, "GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(cwd))})
     with uninterruptible():
-        done = subprocess.run(argv, input=data, env=env, capture_output=True, check=False)
+        done = subprocess.run(argv, input=data, env=_env(cwd), capture_output=True, check=False)
     if done.returncode != 0:
         raise CommandError(argv, done.returncode, done.stderr.decode(errors="replace"))
+
+
+def _env(cwd: Path | str, discover: bool = False) -> dict[str, str]:
+    """git's environment: never a repository above `cwd` unless `discover`."""
+    env = {**_ENV} if discover else {**_ENV, "GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(cwd))}
+    return proc.clean_env(env)
 
 
 def _out(cwd: Path | str, *args: str) -> str:

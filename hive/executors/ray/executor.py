@@ -50,7 +50,6 @@ class RayExecutor:
 
         cfg = config or Config()
         self.root = (root or Path.cwd()).resolve()
-        self.resource = cfg.ray_resource
         self.cluster = Cluster(cfg.ray_address, cfg.ray_resource, cfg.node_workdir, project_id(self.root))
         self._links: dict[str, Link] = {}
 
@@ -89,14 +88,15 @@ class RayExecutor:
     def start(self, launch: Launch) -> int:
         if launch.checkout is None:
             raise HiveError("the Ray executor starts attempts of tasks only (with a checkout to ship)")
-        self.cluster.connect()
-        self.cluster.offered()
+        cluster = self.cluster
+        cluster.connect()
+        cluster.offered()
         group = ray.util.placement_group(
-            [{self.resource: 1}], strategy="STRICT_PACK", name=self.cluster.group_name(launch.name), lifetime="detached"
+            [{cluster.resource: 1}], strategy="STRICT_PACK", name=cluster.group_name(launch.name), lifetime="detached"
         )
         self._placed(group, launch.name)
         node = node_of(group)
-        link = self._links[launch.name] = Link(launch.name, self.cluster.agent(node), group, self.root)
+        link = self._links[launch.name] = Link(launch.name, cluster.agent(node), group, self.root)
         try:
             try:
                 return self._start_there(link, launch)
@@ -148,7 +148,8 @@ class RayExecutor:
             if ready:
                 return
             waited += QUEUED_NOTICE
-            say(f"{name}: waiting {waited:.0f}s for a free {self.resource!r} on the Ray cluster (all are in use)")
+            what = self.cluster.resource
+            say(f"{name}: waiting {waited:.0f}s for a free {what!r} on the Ray cluster (all are in use)")
 
     def _spool(self) -> Path:
         return Paths(self.root).hive / "run" / "bundles"

@@ -83,6 +83,11 @@ class Attempt:
         self.log = self.dir / "output.log"
         self.exit_file = self.dir / "exit"
         self.seen_ref = f"refs/hive/seen/{self.dir.name}"
+        # what `hive done`, `note` and `discover` write under the node-local HIVE_ROOT (a watch looks every step)
+        paths, (plan, task_id) = Paths(self.root), split_key(spec.key)
+        self.signal_file = paths.signal_file(plan, task_id, spec.attempt)
+        self.notes_file = paths.notes_file(plan, task_id)
+        self.found_dir = paths.discovered_dir(plan)
         self.stopping = threading.Event()  # ends the watch in flight: the controller wants its news now
 
     def _ref(self) -> AgentRef:
@@ -161,12 +166,11 @@ class Attempt:
     def poll(self, cursor: Cursor | None) -> Pulled:
         """Everything new since `cursor` (None: since the last cursor a controller sent)."""
         self.acked = cursor = cursor or self.acked
-        paths, (plan, task_id) = Paths(self.root), split_key(self.spec.key)
         log = _read_from(self.log, cursor.log, LOG_CHUNK)
-        notes = _lines(paths.notes_file(plan, task_id))[cursor.notes :]
-        found = _found(paths.discovered_dir(plan))[cursor.found :]
+        notes = _lines(self.notes_file)[cursor.notes :]
+        found = _found(self.found_dir)[cursor.found :]
         exit_text = _text(self.exit_file)
-        signal = _text(paths.signal_file(plan, task_id, self.spec.attempt))
+        signal = _text(self.signal_file)
         tip = self._tip()
         # the new commits come with the news of them: the controller acts on them at once
         commits = self.bundle([cursor.tip]) if tip and cursor.tip and tip != cursor.tip else b""
@@ -189,8 +193,8 @@ class Attempt:
         """`poll` once there is news: at once for what the controller acts on (a commit, the
         signal, notes, discovered items, the agent's end), output once it has been growing
         for OUTPUT_BATCH, anything after `wait` (the controller's sign of life). Looking
-        here every WATCH_STEP costs a few file reads; a poll over the network per step would
-        cost both ends a Ray call each (64 agents polled 5 times a second took a core)."""
+        here every WATCH_STEP costs a few file reads (~50 µs); a Ray call costs this actor
+        ~0.5 ms of CPU (measured here), and the controller its own share, per look."""
         self.acked = cursor = cursor or self.acked
         began = time.monotonic()
         grew_at = 0.0
@@ -206,14 +210,13 @@ class Attempt:
         return self.poll(cursor)
 
     def _news(self, cursor: Cursor) -> bool:
-        paths, (plan, task_id) = Paths(self.root), split_key(self.spec.key)
         return (
             self._tip() != cursor.tip
-            or (not cursor.signal and paths.signal_file(plan, task_id, self.spec.attempt).exists())
+            or (not cursor.signal and self.signal_file.exists())
             or self.exit_file.exists()
             or not processes.pid_alive(self.token)
-            or len(_lines(paths.notes_file(plan, task_id))) > cursor.notes
-            or _count(paths.discovered_dir(plan)) > cursor.found
+            or len(_lines(self.notes_file)) > cursor.notes
+            or _count(self.found_dir) > cursor.found
         )
 
     def _tip(self) -> str:
