@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import multiprocessing
 import os
 import signal
 import sys
@@ -223,7 +222,10 @@ def _wait_for_workers() -> None:
     """Workers (processes, or threads under `doit -P thread`) print their own "stopped
     watching" line: let them, briefly."""
     deadline = time.monotonic() + WORKER_PATIENCE
-    for child in multiprocessing.active_children():
+    # a process that never imported multiprocessing (every `hive` command an agent runs) has no children to wait
+    # for, and is spared its import
+    mp = sys.modules.get("multiprocessing")
+    for child in mp.active_children() if mp else ():
         child.join(max(0.0, deadline - time.monotonic()))
     for thread in list(worker_threads):
         thread.join(max(0.0, deadline - time.monotonic()))

@@ -267,6 +267,31 @@ def merge_no_ff(cwd: Path | str, rev: str, message: str, identity: tuple[str, ..
     return _locked_retry(cwd, *_NO_HOOKS, *identity, "merge", "--no-ff", "--no-edit", "-m", message, rev, check=False)
 
 
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+@functools.cache
+def merges_without_worktree() -> bool:
+    """Can this git merge in its object store alone (`merge-tree --write-tree`, git 2.38)?"""
+    found = re.search(r"(\d+)\.(\d+)", proc.run(["git", "version"], check=False, env=_env("/")).stdout)
+    return found is not None and (int(found[1]), int(found[2])) >= (2, 38)
+
+
+def merge_tree(root: Path | str, ours: str, theirs: str) -> tuple[str, list[str]]:
+    """Merge `theirs` into `ours` without a worktree or index: (tree, conflicted paths)."""
+    args = ("merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours, theirs)
+    res = git(root, *args, check=False)
+    tree, *paths = res.stdout.split("\0")
+    if res.code not in (0, 1) or not _OID.fullmatch(tree):  # a bad revision exits 1 too, with no tree
+        raise CommandError(["git", "-C", str(root), *args], res.code, res.output)
+    return tree, sorted({p for p in paths if p}) if res.code else []
+
+
+def commit_tree(root: Path | str, tree: str, parents: tuple[str, ...], message: str, identity: tuple[str, ...]) -> str:
+    """A commit of `tree` (no hooks run: this is plumbing). `identity`: see `committer`."""
+    return _out(root, *identity, "commit-tree", tree, *(a for p in parents for a in ("-p", p)), "-m", message)
+
+
 def ff_merge(cwd: Path | str, rev: str) -> proc.Result:
     """Fast-forward the checked-out branch (index and files too); git refuses rather than
     overwrite local changes or untracked files."""

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive.adapters import proc
+from hive.adapters import envexec, proc
 from hive.store.files import atomic_write
 
 
@@ -67,8 +67,9 @@ def new_session(
     atomic_write(env_file, json.dumps({**env, "HIVE_EXIT_FILE": str(exit_file)}), mode=0o600)
     launcher = [
         sys.executable,
-        "-m",
-        "hive.adapters.envexec",
+        "-I",  # isolated, and -S: no site (nor Hive's venv) to import, only envexec's stdlib
+        "-S",
+        envexec.__file__,
         str(env_file),
         "sh",
         "-c",
