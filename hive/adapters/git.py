@@ -31,7 +31,12 @@ _ENV = {"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"}
 # What git says when it reads every worktree's files (to refuse a branch checked out elsewhere)
 # while a `git worktree add` beside it has made that worktree's folder but not yet its files:
 # seen under `doit -n 16`, where attempts make their worktrees at the same moment.
-_HALF_MADE_WORKTREE = re.compile(r"failed to read .*worktrees/[^/]+/commondir|bad object worktrees/[^/\s]+/HEAD")
+# Also a `git worktree add` whose admin folder a `git worktree prune` beside it removed before
+# it could write its "locked" file in it (git exits, removing what it made; seen at `doit -n 16`).
+_HALF_MADE_WORKTREE = re.compile(
+    r"failed to read .*worktrees/[^/]+/commondir|bad object worktrees/[^/\s]+/HEAD"
+    r"|could not open '[^']*worktrees/[^/']+/locked' for writing: No such file"
+)
 HALF_MADE_PATIENCE = 5.0
 
 

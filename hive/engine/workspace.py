@@ -279,8 +279,11 @@ def remove_merged_leftovers(root: Path, st: TaskState, main_ref: str, existing: 
     """After a task is merged: its worktree and every attempt's branch go, each only
     if git shows it is contained in main. `existing` (branch names, if known) spares
     a git call per branch that is already gone. Returns what was kept, and why."""
-    kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if st.worktree and Path(st.worktree).exists() else []
-    git.worktree_prune(root)  # else a branch whose worktree was deleted is still "checked out" there
+    there = bool(st.worktree) and Path(st.worktree).exists()
+    kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if there else []
+    if not there:  # a branch whose worktree was deleted by hand is still "checked out" there until pruned;
+        # pruned only then: a prune can delete the admin folder of a `worktree add` beside it (see git.git)
+        git.worktree_prune(root)
     crash_point("before-branch-delete")
     branches = {h.get("branch", "") for h in st.history} | {st.branch}
     if existing is not None:

@@ -51,3 +51,18 @@ def test_a_worktree_that_stays_half_made_fails_after_the_patience(monkeypatch: p
     with pytest.raises(CommandError, match="commondir"):
         git.git(tmp_path, "worktree", "add", "-B", "b", "p", "main")
     assert 2 <= len(calls) < 100
+
+
+def test_a_worktree_add_whose_folder_a_prune_beside_it_removed_runs_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """git's own race: `worktree add` makes .git/worktrees/<id>/, and a `worktree prune` run
+    by another attempt deletes it (no gitdir file yet) before the "locked" file is written in
+    it. git then exits, removing what it made, so the same command can simply run again."""
+    pruned = (
+        "Preparing worktree (new branch 'hive/wide-t46-149d01-a1')\n"
+        "fatal: could not open '.git/worktrees/w10-wide-t46-149d01-a1/locked' for writing: No such file or directory"
+    )
+    calls = scripted(monkeypatch, [proc.Result(128, "", pruned), proc.Result(0, "", "")])
+    git.git(tmp_path, "worktree", "add", "-B", "b", "p", "main")
+    assert len(calls) == 2
