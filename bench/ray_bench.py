@@ -18,6 +18,7 @@ import itertools
 import math
 import os
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -77,10 +78,10 @@ def _tree(root: int) -> list[int]:
     return out
 
 
-def _cpu_s(pid: int, children: bool = True) -> float:
-    """CPU seconds of `pid` (its threads), and of the children it reaped; 0 if gone."""
+def _cpu_s(pid: int) -> float:
+    """CPU seconds of `pid` (its threads, not the children it reaped); 0 if gone."""
     try:
-        return sum(int(x) for x in _stat(pid)[11 : 15 if children else 13]) / os.sysconf("SC_CLK_TCK")
+        return sum(int(x) for x in _stat(pid)[11:13]) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return 0.0
 
@@ -95,15 +96,14 @@ def machine_busy_s() -> float:
 def cluster_cpu(cluster: Any) -> dict[int, float]:
     """CPU seconds of each process of the cluster, without children (raylets do not count the
     workers they reap); a process's last moments before it exits escape the sampling."""
-    return {pid: _cpu_s(pid, children=False) for pid in cluster.processes()}
+    return {pid: _cpu_s(pid) for pid in cluster.processes()}
 
 
 class Sampler(threading.Thread):
     """While doit runs: peaks of doit's VmRSS and of the sums of VmRSS and of Pss (shared pages split
     between the processes sharing them, fair to forks) over doit and its descendants, every 0.1 s;
-    of the sum of VmRSS over the cluster's processes every 1 s. CPU time: doit's (with its reaped
-    children: git, forked workers), the cluster's, the whole machine's (every job's), and this
-    sampler's own."""
+    of the sum of VmRSS over the cluster's processes every 1 s. CPU time: doit's (set by run_doit),
+    the cluster's, the whole machine's (every job's), and this sampler's own."""
 
     def __init__(self, pid: int, cluster: Any | None) -> None:
         super().__init__(daemon=True)
@@ -117,7 +117,6 @@ class Sampler(threading.Thread):
         last = 0.0
         while not self.done.is_set():
             tree = _tree(self.pid)
-            self.doit_cpu = max(self.doit_cpu, _cpu_s(self.pid))
             self._max("doit_rss", _kb(self.pid, "status", "VmRSS:"))
             self._max("doit_tree_rss", sum(_kb(p, "status", "VmRSS:") for p in tree))
             self._max("doit_tree_pss", sum(_kb(p, "smaps_rollup", "Pss:") for p in tree))
@@ -168,6 +167,7 @@ def run_doit(sb: local.Sandbox, root: Path, args: list[str], cluster: Any | None
     argv = [local.PY, "-m", "doit", *args]
     out, err = root.with_suffix(".out"), root.with_suffix(".err")
     with open(out, "w") as o, open(err, "w") as e:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, cwd=root, env=sb.env, stdout=o, stderr=e, start_new_session=True)
         sampler = Sampler(p.pid, cluster)
@@ -183,6 +183,9 @@ def run_doit(sb: local.Sandbox, root: Path, args: list[str], cluster: Any | None
         wall = time.perf_counter() - t0
         sampler.done.set()
         sampler.join()
+        # exact, unlike sampling /proc: doit and every descendant it waited for (git, forked workers), as it exits
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        sampler.doit_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     r = subprocess.CompletedProcess(argv, code, out.read_text(), err.read_text())
     if wall >= local.RUN_TIMEOUT:
         raise local.BenchError(f"{' '.join(argv)} killed after {local.RUN_TIMEOUT}s in {root}\n{r.stderr[-2000:]}")
