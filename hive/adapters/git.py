@@ -297,10 +297,20 @@ def commit_tree(root: Path | str, tree: str, parents: tuple[str, ...], message: 
     return _out(root, *identity, "commit-tree", tree, *(a for p in parents for a in ("-p", p)), "-m", message)
 
 
+def tips(root: Path | str, ref: str) -> tuple[str, str, str] | None:
+    """(`ref`'s commit, the HEAD commit of the checkout at `root`, the ref it has checked
+    out ("HEAD" if detached)) in one git command; None if any of them cannot be read."""
+    res = git(root, "rev-parse", f"{ref}^{{commit}}", "HEAD", "--symbolic-full-name", "HEAD", check=False)
+    lines = res.stdout.split()
+    return (lines[0], lines[1], lines[2]) if res.code == 0 and len(lines) == 3 else None
+
+
 def ff_merge(cwd: Path | str, rev: str) -> proc.Result:
     """Fast-forward the checked-out branch (index and files too); git refuses rather than
-    overwrite local changes or untracked files."""
-    return _locked_retry(cwd, *_NO_HOOKS, "merge", "--ff-only", "--no-edit", rev, check=False)
+    overwrite local changes or untracked files. No `maintenance --auto` after it: this runs
+    under the merge lock, and the agents' own commits let git tidy the repository."""
+    args = ("-c", "maintenance.auto=false", "merge", "--ff-only", "--no-edit", rev)
+    return _locked_retry(cwd, *_NO_HOOKS, *args, check=False)
 
 
 def merge_abort(cwd: Path | str) -> None:

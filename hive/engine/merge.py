@@ -60,9 +60,11 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
     # asked before the lock: every merge waits while one is held
     identity = git.committer(req.root)
     in_worktree = bool(req.checks) or not git.merges_without_worktree()
+    # the branch does not move while its task is merged: resolved before the lock too
+    branch = "" if in_worktree else git.rev_parse(req.root, f"refs/heads/{req.branch}")
     with locked(req.lock):
         for _ in range(MAX_RACES):
-            result = _attempt(req, main_ref, rec, identity, in_worktree)
+            result = _attempt(req, main_ref, rec, identity, branch)
             if result is not None:
                 return result
         return MergeResult(
@@ -73,16 +75,19 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
 
 
 def _attempt(
-    req: MergeRequest, main_ref: str, rec: Recorders, identity: tuple[str, ...], in_worktree: bool
+    req: MergeRequest, main_ref: str, rec: Recorders, identity: tuple[str, ...], branch: str
 ) -> MergeResult | None:
-    """One try; None means main moved under us and the merge must be rebuilt."""
+    """One try; None means main moved under us and the merge must be rebuilt. `branch`:
+    the branch's commit to merge in git's object store, "" to merge in the worktree."""
     wt = req.worktree
-    main_sha = git.rev_parse(req.root, main_ref)
-    built = _build_in(wt, req, main_sha, identity) if in_worktree else _build(req, main_sha, identity)
+    # main, and the user's checkout, in one git command: each one here is one more every other merge waits for
+    tips = git.tips(req.root, main_ref)
+    main_sha = tips[0] if tips else git.rev_parse(req.root, main_ref)
+    built = _build(req, main_sha, branch, identity) if branch else _build_in(wt, req, main_sha, identity)
     if isinstance(built, MergeResult):
         return built
     merged = built
-    back_to_branch = (lambda: git.checkout(wt, req.branch)) if in_worktree else (lambda: None)
+    back_to_branch = (lambda: None) if branch else (lambda: git.checkout(wt, req.branch))
     changes = git.changes(req.root, main_sha, merged)
     lost = _unexpected_deletions(req, main_sha, merged, {path for status, path in changes if status == "D"})
     if lost:
@@ -109,7 +114,7 @@ def _attempt(
     with uninterruptible():
         rec.intent(merged)
         crash_point("before-publish")
-        published = _publish(req, main_ref, main_sha, merged)
+        published = _publish(req, main_ref, main_sha, merged, tips)
         if published == "":
             crash_point("after-publish")
             result = MergeResult("merged", commit=merged, files=files)
@@ -122,9 +127,8 @@ def _attempt(
     return MergeResult("refused", reason=published)
 
 
-def _build(req: MergeRequest, main_sha: str, identity: tuple[str, ...]) -> str | MergeResult:
+def _build(req: MergeRequest, main_sha: str, branch: str, identity: tuple[str, ...]) -> str | MergeResult:
     """The merge commit, made in git's object store only; or why there is none."""
-    branch = git.rev_parse(req.root, f"refs/heads/{req.branch}")
     crash_point("in-merge")
     tree, conflicts = git.merge_tree(req.root, main_sha, branch)
     if conflicts:
@@ -169,13 +173,19 @@ def _unexpected_deletions(req: MergeRequest, main_sha: str, merged: str, deleted
     return sorted(deleted - by_task)
 
 
-def _publish(req: MergeRequest, main_ref: str, old: str, new: str) -> str | None:
+def _publish(req: MergeRequest, main_ref: str, old: str, new: str, tips: tuple[str, str, str] | None) -> str | None:
     """Move main from `old` to `new`. "" on success, None if main moved meanwhile,
-    else why it could not be done safely."""
-    holder = next((w["path"] for w in git.worktrees(req.root) if w["branch"] == main_ref), None)
+    else why it could not be done safely. `tips`: git.tips of the user's checkout,
+    read at the start of this try (mostly it is the checkout that holds main)."""
+    if tips is not None and tips[2] == main_ref:
+        holder: Path | str | None = req.root
+        head = tips[1]
+    else:
+        holder = next((w["path"] for w in git.worktrees(req.root) if w["branch"] == main_ref), None)
+        head = git.rev_parse(holder, "HEAD") if holder is not None else ""
     if holder is None:
         return "" if git.update_ref(req.root, main_ref, new, old) else None
-    if git.rev_parse(holder, "HEAD") != old:
+    if head != old:
         return None
     res = git.ff_merge(holder, new)
     if res.code != 0 and git.rev_parse(holder, "HEAD") == old and _undo_interrupted_update(holder, new, res.output):

@@ -122,3 +122,19 @@ def test_a_check_runs_on_the_merged_files_and_a_failing_one_stops_the_merge(git_
 def test_this_git_merges_in_its_object_store() -> None:
     """CI's git (Debian's 2.39) takes the in-store path; an older one falls back to the worktree."""
     assert hive_git.merges_without_worktree()
+
+
+@pytest.mark.parametrize("where", ["nowhere", "in another worktree"])
+def test_main_checked_out_elsewhere_or_nowhere_still_moves(git_repo: Path, in_store: bool, where: str) -> None:
+    """The user's checkout is on a branch of their own: it is never touched; main moves by
+    a compare-and-swap of its ref, or by a fast-forward of the worktree that has it."""
+    wt = task(git_repo, "a", {"a.txt": "a\n"})
+    git(git_repo, "checkout", "-q", "-b", "mine")
+    holder = git_repo.parent / "main-here"
+    if where == "in another worktree":
+        git(git_repo, "worktree", "add", "-q", str(holder), "main")
+    result, _ = run_merge(git_repo, wt, "a")
+    assert result.status == "merged" and git(git_repo, "rev-parse", "main") == result.commit
+    assert git(git_repo, "symbolic-ref", "HEAD") == "refs/heads/mine" and not (git_repo / "a.txt").exists()
+    if where == "in another worktree":
+        assert (holder / "a.txt").read_text() == "a\n" and git(holder, "status", "--porcelain") == ""
