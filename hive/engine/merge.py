@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive.adapters import git
+from hive.adapters import git, gitmerge
 from hive.adapters.proc import clean_env, run
 from hive.crashsafe import crash_point, uninterruptible
 from hive.store.files import locked
@@ -59,7 +59,7 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
     main_ref = f"refs/heads/{req.main_branch}"
     # asked before the lock: every merge waits while one is held
     identity = git.committer(req.root)
-    in_worktree = bool(req.checks) or not git.merges_without_worktree()
+    in_worktree = bool(req.checks) or not gitmerge.merges_without_worktree()
     # the branch does not move while its task is merged: resolved before the lock too
     branch = "" if in_worktree else git.rev_parse(req.root, f"refs/heads/{req.branch}")
     with locked(req.lock):
@@ -81,7 +81,7 @@ def _attempt(
     the branch's commit to merge in git's object store, "" to merge in the worktree."""
     wt = req.worktree
     # main, and the user's checkout, in one git command: each one here is one more every other merge waits for
-    tips = git.tips(req.root, main_ref)
+    tips = gitmerge.tips(req.root, main_ref)
     main_sha = tips[0] if tips else git.rev_parse(req.root, main_ref)
     built = _build(req, main_sha, branch, identity) if branch else _build_in(wt, req, main_sha, identity)
     if isinstance(built, MergeResult):
@@ -130,10 +130,10 @@ def _attempt(
 def _build(req: MergeRequest, main_sha: str, branch: str, identity: tuple[str, ...]) -> str | MergeResult:
     """The merge commit, made in git's object store only; or why there is none."""
     crash_point("in-merge")
-    tree, conflicts = git.merge_tree(req.root, main_sha, branch)
+    tree, conflicts = gitmerge.merge_tree(req.root, main_sha, branch)
     if conflicts:
         return _conflict(req, conflicts)
-    return git.commit_tree(req.root, tree, (main_sha, branch), req.message, identity)
+    return gitmerge.commit_tree(req.root, tree, (main_sha, branch), req.message, identity)
 
 
 def _build_in(wt: Path, req: MergeRequest, main_sha: str, identity: tuple[str, ...]) -> str | MergeResult:
@@ -141,11 +141,11 @@ def _build_in(wt: Path, req: MergeRequest, main_sha: str, identity: tuple[str, .
     checks); or why there is none (the worktree back on the task's branch)."""
     git.checkout(wt, main_sha, detach=True)
     crash_point("in-merge")
-    res = git.merge_no_ff(wt, req.branch, req.message, identity)
+    res = gitmerge.merge_no_ff(wt, req.branch, req.message, identity)
     if res.code == 0:
         return git.head(wt)
-    conflicts = git.conflicted_files(wt)
-    git.merge_abort(wt)
+    conflicts = gitmerge.conflicted_files(wt)
+    gitmerge.merge_abort(wt)
     git.checkout(wt, req.branch)
     if conflicts:
         return _conflict(req, conflicts)
@@ -175,7 +175,7 @@ def _unexpected_deletions(req: MergeRequest, main_sha: str, merged: str, deleted
 
 def _publish(req: MergeRequest, main_ref: str, old: str, new: str, tips: tuple[str, str, str] | None) -> str | None:
     """Move main from `old` to `new`. "" on success, None if main moved meanwhile,
-    else why it could not be done safely. `tips`: git.tips of the user's checkout,
+    else why it could not be done safely. `tips`: gitmerge.tips of the user's checkout,
     read at the start of this try (mostly it is the checkout that holds main)."""
     if tips is not None and tips[2] == main_ref:
         holder: Path | str | None = req.root
@@ -187,9 +187,9 @@ def _publish(req: MergeRequest, main_ref: str, old: str, new: str, tips: tuple[s
         return "" if git.update_ref(req.root, main_ref, new, old) else None
     if head != old:
         return None
-    res = git.ff_merge(holder, new)
+    res = gitmerge.ff_merge(holder, new)
     if res.code != 0 and git.rev_parse(holder, "HEAD") == old and _undo_interrupted_update(holder, new, res.output):
-        res = git.ff_merge(holder, new)
+        res = gitmerge.ff_merge(holder, new)
     if res.code == 0:
         return ""
     if git.rev_parse(holder, "HEAD") != old:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hive.adapters import git
+from hive.adapters import git, gitmerge
 from hive.adapters.proc import Result, clean_env, run
 from hive.crashsafe import crash_point
 from hive.engine.brief import MARKER
@@ -113,7 +113,7 @@ def restore_branch(worktree: Path, branch: str) -> None:
         return
     head, merging = git.head_and_merge(worktree)
     if merging:
-        git.merge_abort(worktree)
+        gitmerge.merge_abort(worktree)
     if head != f"refs/heads/{branch}":
         git.checkout(worktree, branch, force=True)
 
@@ -124,7 +124,7 @@ def reset_to_branch(worktree: Path, branch: str) -> None:
     recorded (untracked and not ignored). Only once the branch holds all the work."""
     _, merging = git.head_and_merge(worktree)
     if merging:
-        git.merge_abort(worktree)
+        gitmerge.merge_abort(worktree)
     git.checkout(worktree, branch, force=True)
     git.clean(worktree)
 

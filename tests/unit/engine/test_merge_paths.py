@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from hive.adapters import git as hive_git
+from hive.adapters import gitmerge
 from hive.engine import merge as merging
 from hive.engine.merge import MergeRequest, MergeResult, Recorders
 
@@ -18,7 +18,7 @@ from hive.engine.merge import MergeRequest, MergeResult, Recorders
 def in_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
     store = request.param == "object store"
     if not store:
-        monkeypatch.setattr(hive_git, "merges_without_worktree", lambda: False)
+        monkeypatch.setattr(gitmerge, "merges_without_worktree", lambda: False)
     return store
 
 
@@ -121,7 +121,7 @@ def test_a_check_runs_on_the_merged_files_and_a_failing_one_stops_the_merge(git_
 
 def test_this_git_merges_in_its_object_store() -> None:
     """CI's git (Debian's 2.39) takes the in-store path; an older one falls back to the worktree."""
-    assert hive_git.merges_without_worktree()
+    assert gitmerge.merges_without_worktree()
 
 
 @pytest.mark.parametrize("where", ["nowhere", "in another worktree"])
