@@ -76,10 +76,14 @@ def _remote_reader(root: Path, store: StateStore, plan: str, task_id: str, log: 
     answers = [first]  # the first read uses the answer that showed the host holds it
 
     def read(position: int) -> bytes:
-        now = answers.pop() if answers else agents.output(st.session)
-        if now is None:  # it has ended there: everything is in the log here by now
-            return local(position)
-        return (earlier + now)[position:]
+        """`position` counts the earlier attempts' bytes here, then the running one's there:
+        following asks its host only for what is new."""
+        if answers:
+            return (earlier + answers.pop())[position:]
+        if position < len(earlier):
+            return local(position)[: len(earlier) - position]
+        now = agents.output(st.session, position - len(earlier))
+        return local(position) if now is None else now  # None: it ended there, and its output is in the log here
 
     return read
 

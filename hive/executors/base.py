@@ -106,9 +106,9 @@ class Executor(Protocol):
         """Where the agent runs, for humans ("" for this machine)."""
         ...
 
-    def output(self, name: str) -> bytes | None:
-        """The attempt's whole output as the host running it holds it now (None when the
-        task's log on this machine is that output)."""
+    def output(self, name: str, since: int = 0) -> bytes | None:
+        """The attempt's output from byte `since` on, as the host running it holds it now
+        (None when the task's log on this machine is that output)."""
         ...
 
     def screen(self, name: str, lines: int) -> str:

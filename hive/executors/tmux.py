@@ -64,7 +64,7 @@ class TmuxExecutor:
     def host(self, name: str) -> str:
         return ""
 
-    def output(self, name: str) -> bytes | None:
+    def output(self, name: str, since: int = 0) -> bytes | None:
         return None
 
     def screen(self, name: str, lines: int) -> str:

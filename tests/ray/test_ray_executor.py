@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -232,9 +233,23 @@ fake: signal done
     # the controller dies (kill -9 of doit and its threads); the agent goes on on its node
     os.killpg(run.pid, signal.SIGKILL)
     run.wait()
-    go.write_text("")
-    # `hive logs` reads it through its actor: the log here stands still without a run. The agent
-    # finishes meanwhile: it signals and exits on its node while no controller watches.
+    # `hive logs -f` follows it from its node, asking it for what is new each time
+    follow = subprocess.Popen(
+        [sys.executable, "-m", "hive", "logs", "-f", "p:1"], cwd=repo.root, stdout=subprocess.PIPE, text=True
+    )
+    followed: list[str] = []
+    reader = threading.Thread(target=lambda: followed.extend(follow.stdout or ()), daemon=True)
+    reader.start()
+    try:
+        wait_for(lambda: "first words from the node" in "".join(followed), timeout=30, what="`hive logs -f`")
+        go.write_text("")
+        # `hive logs` reads it through its actor: the log here stands still without a run. The agent
+        # finishes meanwhile: it signals and exits on its node while no controller watches.
+        wait_for(lambda: "signalled done" in "".join(followed), timeout=60, what="`hive logs -f` following")
+        assert "".join(followed).count("first words from the node") == 1
+    finally:
+        follow.kill()
+        follow.wait()
     wait_for(lambda: "signalled done" in repo.hive("logs", "p:1").stdout, timeout=60, what="output through the actor")
     assert "last words" not in _log(repo)
     r = repo.doit(timeout=180)

@@ -191,12 +191,12 @@ class RayExecutor:
         link = self._link(name) if name else None
         return link.ip if link else ""
 
-    def output(self, name: str) -> bytes | None:
+    def output(self, name: str, since: int = 0) -> bytes | None:
         link = self._link(name) if name else None
         if link is None or link.actor is None:
             return None
         try:
-            return bytes(ray.get(link.actor.output.remote(name), timeout=CALL_TIMEOUT))
+            return bytes(ray.get(link.actor.output.remote(name, since), timeout=CALL_TIMEOUT))
         except (RayActorError, GetTimeoutError, RayTaskError):
             return None
 

@@ -228,8 +228,8 @@ class Attempt:
         """The branch's commits the controller lacks (`known`: commits it has)."""
         return create_bundle(self.node.cache, f"refs/heads/{self.spec.branch}", known, self.node.home / "spool")
 
-    def output(self) -> bytes:
-        return self.log.read_bytes() if self.log.exists() else b""
+    def output(self, since: int = 0) -> bytes:
+        return _read_from(self.log, since, -1)
 
     def screen(self, lines: int) -> str:
         return self.node.tmux.screen(self.spec.name, lines)
@@ -327,8 +327,8 @@ class NodeAgent:
     def bundle(self, name: str, known: list[str]) -> bytes:
         return self._get(name).bundle(known)
 
-    def output(self, name: str) -> bytes:
-        return self._get(name).output()
+    def output(self, name: str, since: int = 0) -> bytes:
+        return self._get(name).output(since)
 
     def screen(self, name: str, lines: int) -> str:
         attempt = self.attempts.get(name)
@@ -357,6 +357,7 @@ def _text(path: Path) -> str | None:
 
 
 def _read_from(path: Path, offset: int, limit: int) -> bytes:
+    """At most `limit` bytes (-1: all) of the file from `offset` on; none if it is not there."""
     try:
         with open(path, "rb") as f:
             f.seek(offset)

@@ -88,3 +88,11 @@ def test_overlapping_answers_are_written_once():
     assert rest is not None and rest.log == b"two\n" and rest.notes == ("n2",) and rest.cursor == stop.cursor
     assert watch.after(stop.cursor) is None  # an answer behind what is written is dropped
     assert watch.after(Cursor()) == watch  # the usual case: nothing to trim
+
+
+def test_output_is_read_from_an_offset_so_following_it_fetches_only_what_is_new(attempt: Attempt):
+    assert attempt.output() == b""  # no log yet
+    attempt.log.write_bytes(b"first line\nsecond")
+    assert attempt.output() == b"first line\nsecond"
+    assert attempt.output(11) == b"second"
+    assert attempt.output(17) == b"" and attempt.output(99) == b""
