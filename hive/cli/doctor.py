@@ -1,6 +1,7 @@
 """`hive doctor`: check what the approved plans need — git, tmux, the git identity,
 the main branch and checkout, and each agent profile's binary, version, root/sandbox,
-credentials and first-run files. Exit 1 if any check fails (warnings do not)."""
+credentials and first-run files (on every node that runs agents, with a remote executor).
+Exit 1 if any check fails (warnings do not)."""
 
 from __future__ import annotations
 

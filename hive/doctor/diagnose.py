@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hive.doctor.agents import AgentContext, binary_check, root_check
 from hive.doctor.checks import Check, fail, ok
-from hive.doctor.credentials import credential_checks
-from hive.doctor.onboarding import onboarding_checks
+from hive.doctor.hosts import agent_checks, on_every_host
 from hive.doctor.repo import repo_checks, tool_checks
 from hive.doctor.usage import ProfileUse, not_done, profiles_in_use
 from hive.errors import HiveError
@@ -43,18 +41,13 @@ def diagnose(root: Path) -> list[Check]:
             )
         )
         uses = [ProfileUse(config.agents[config.default_agent])]
+    agents = executor(config.executor, config, root)
+    if agents.remote:  # the agents run on other hosts: checked there, not here
+        return checks + on_every_host(agents, uses, config.node_workdir)
+    dirs = _trust_dirs(root, config)
     for use in uses:
-        checks += agent_checks(use, root, config)
+        checks += agent_checks(use, root, dirs)
     return checks
-
-
-def agent_checks(use: ProfileUse, root: Path, config: Config) -> list[Check]:
-    ctx = AgentContext(use.profile, root)
-    checks = [binary_check(ctx, use.describe())]
-    as_root = root_check(ctx)
-    if as_root is not None:
-        checks.append(as_root)
-    return checks + credential_checks(ctx) + onboarding_checks(ctx, _trust_dirs(root, config))
 
 
 def _load_plans(root: Path, config: Config) -> tuple[Plan, ...]:

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+from hive.errors import HiveError
 from hive.store.state import TaskState
+
+T = TypeVar("T")
 
 Report = Callable[[str], None]
 
@@ -135,6 +138,11 @@ class Executor(Protocol):
 
     def attach(self, name: str, replace_process: bool = False) -> int:
         """Put the user's terminal on the agent."""
+        ...
+
+    def on_hosts(self, fn: Callable[[], T]) -> dict[str, T | HiveError]:
+        """`fn`'s answer on every host that runs agents ("" for this machine), or why that
+        host could not answer: what `hive doctor` checks where the agents will run."""
         ...
 
     def tidy(self) -> list[str]:

@@ -5,10 +5,12 @@ uses the tmux adapter; processes are found through /proc (`adapters.processes`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hive.adapters import proc, processes, tmux
-from hive.executors.base import AgentRef, Launch, Report
+from hive.errors import HiveError
+from hive.executors.base import AgentRef, Launch, Report, T
 
 
 class TmuxExecutor:
@@ -51,6 +53,9 @@ class TmuxExecutor:
         # tmux is the backstop where /proc cannot tell a zombie pane process
         pane = tmux.pane(ref.name)
         return pane is not None and not pane.dead
+
+    def on_hosts(self, fn: Callable[[], T]) -> dict[str, T | HiveError]:
+        return {"": fn()}
 
     def tidy(self) -> list[str]:
         return []  # sessions are closed one by one; the server ends with its last one

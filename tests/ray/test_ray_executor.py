@@ -336,3 +336,22 @@ fake: signal done
     assert re.search(r"p:1: failed — interrupted: its Ray node 127\.0\.0\.\d", run.stderr()), run.stderr()
     assert_finished_exactly_once(repo, {"p:1": "long work"})
     assert repo.state("p", "1")["attempts_used"] == 1
+
+
+def test_doctor_checks_the_agents_on_every_node_that_runs_them(repo: Repo, ray_cluster: LocalRayCluster):
+    """With the Ray executor the agents run on the nodes: `hive doctor` checks each profile's
+    program there (a Ray task on each node), under the node's address, and starts no actor."""
+    use_ray(repo, ray_cluster, extra='\n[agents.gone]\ncommand = ["no-such-agent-cli", "{context_file}"]\n')
+    repo.write_plan("p", "\n### Task 1: Fine\nfake: signal done\n")
+    r = repo.hive("doctor", timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for ip in NODE_IPS:
+        assert re.search(rf"✓ \[fake\] binary on {re.escape(ip)}: .*python", r.stdout), r.stdout
+        assert f"✓ tmux on {ip}: tmux " in r.stdout and f"✓ git on {ip}: git version" in r.stdout
+    repo.write_plan("q", "\n### Task 1: Needs a CLI the nodes lack\n**Agent:** gone\nfake: signal done\n")
+    r = repo.hive("doctor", timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    for ip in NODE_IPS:
+        assert f"✗ [gone] binary on {ip}: `no-such-agent-cli` is not on PATH (used by plan q task 1)" in r.stdout
+    actors = ray_driver(ray_cluster, NAMED_ACTORS).split()
+    assert not [a for a in actors if a.startswith(project_id(repo.root))], "hive doctor made the project's actors"

@@ -11,10 +11,12 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from hive.errors import HiveError
+from hive.executors.base import T
 
 
 class _NoRay(Exception):
@@ -32,6 +34,7 @@ except ImportError:  # the optional extra: `Cluster.connect` says how to install
 NAMESPACE = "hive"
 CALL_TIMEOUT = 60.0  # one call to a live actor
 CLOSING_PATIENCE = 10.0  # at exit, for the nodes to end the attempts closed last
+HOST_PATIENCE = 120.0  # `hive doctor`'s checks on one node: a new worker there, and agents' `--version`s
 
 
 def _protocol() -> str:
@@ -111,15 +114,45 @@ class Cluster:
         one would cost that attempt half a second."""
         if self._offered:
             return
-        if ray.cluster_resources().get(self.resource, 0) <= 0:
+        hosts = self.hosts()
+        self._offered = True
+        for node_id in hosts:
+            self.agent(node_id)
+
+    def hosts(self) -> dict[str, str]:
+        """node id: address, of every live node offering the resource; a clear error if none does."""
+        hosts = {
+            node["NodeID"]: str(node.get("NodeManagerAddress", ""))
+            for node in ray.nodes()
+            if node.get("Alive") and node.get("Resources", {}).get(self.resource, 0) > 0
+        }
+        if not hosts:
             raise HiveError(
                 f"no node of the Ray cluster offers the resource {self.resource!r}; start nodes with "
                 f"`ray start --address=<head> --resources='{{\"{self.resource}\": 4}}'` ([executor] resource)"
             )
-        self._offered = True
-        for node in ray.nodes():
-            if node.get("Alive") and node.get("Resources", {}).get(self.resource, 0) > 0:
-                self.agent(node["NodeID"])
+        return hosts
+
+    def on_hosts(self, fn: Callable[[], T]) -> dict[str, T | HiveError]:
+        """`fn` run on every node that offers the resource, as a Ray task of no CPU pinned there
+        (not in this project's actors: `hive doctor` starts none): its answer by node address."""
+        self.connect()
+        task: Any = ray.remote(_call)
+        calls = {
+            address: task.options(
+                num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False)
+            ).remote(fn)
+            for node_id, address in self.hosts().items()
+        }
+        out: dict[str, T | HiveError] = {}
+        for address, call in calls.items():
+            try:
+                out[address] = ray.get(call, timeout=HOST_PATIENCE)
+            except RayTaskError as e:
+                out[address] = HiveError(f"the check failed there: {e.cause}")
+            except (GetTimeoutError, RayActorError) as e:  # a node that died, or hangs
+                out[address] = HiveError(f"no answer from it ({type(e).__name__})")
+        return out
 
     def group_name(self, name: str) -> str:
         """An attempt's placement group: how a controller that comes back finds it."""
@@ -193,6 +226,10 @@ class Cluster:
             f"ended Hive's actor {name} on the Ray cluster (no attempt of this project runs)"
             for name in self._retire(f"{self.project}:node:")
         ]
+
+
+def _call(fn: Callable[[], T]) -> T:
+    return fn()
 
 
 def node_of(group: Any) -> str:

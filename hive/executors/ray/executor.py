@@ -14,13 +14,14 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hive.adapters import git
 from hive.engine.task import say
 from hive.errors import HiveError
-from hive.executors.base import AgentRef, Launch, Report
+from hive.executors.base import AgentRef, Launch, Report, T
 from hive.executors.ray.cluster import (
     CALL_TIMEOUT,
     Cluster,
@@ -267,6 +268,9 @@ class RayExecutor:
             raise HiveError(f"no Ray node runs {name}")
         print(f"{name} runs on node {argv[2]}; watch it there with:\n  {' '.join(argv)}", flush=True)
         return 0
+
+    def on_hosts(self, fn: Callable[[], T]) -> dict[str, T | HiveError]:
+        return self.cluster.on_hosts(fn)
 
     def tidy(self) -> list[str]:
         return self.cluster.tidy()

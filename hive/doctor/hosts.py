@@ -1,0 +1,55 @@
+"""Agent checks where the agents run: on each host of a remote executor (a Ray node's
+PATH, $HOME, credentials and user, which can differ from the controller's), under the
+host's name; on this machine for the local executor."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from hive.doctor.agents import AgentContext, binary_check, root_check
+from hive.doctor.checks import Check, fail
+from hive.doctor.credentials import credential_checks
+from hive.doctor.onboarding import onboarding_checks
+from hive.doctor.repo import tool_checks
+from hive.doctor.usage import ProfileUse
+from hive.errors import HiveError
+from hive.executors import Executor
+from hive.settings.config import LOCAL_EXECUTOR
+
+
+def on_every_host(agents: Executor, uses: Sequence[ProfileUse], workdir: str) -> list[Check]:
+    """Each profile's checks run on every host of a remote executor (`workdir`: where a
+    host keeps its worktrees unless its HIVE_NODE_WORKDIR says otherwise)."""
+    try:
+        answers = agents.on_hosts(functools.partial(_checks_here, tuple(uses), workdir))
+    except HiveError as e:
+        return [fail("agent hosts", str(e), "start the hosts, or fix [executor] in .hive/config.toml")]
+    checks: list[Check] = []
+    for host, found in sorted(answers.items()):
+        if isinstance(found, HiveError):
+            checks.append(fail(f"host {host}", str(found), f"look at the node {host} (`ray status`, its logs)"))
+        else:
+            checks += [dataclasses.replace(c, name=f"{c.name} on {host}") for c in found]
+    return checks
+
+
+def agent_checks(use: ProfileUse, root: Path, trust_dirs: Sequence[Path]) -> list[Check]:
+    """A profile's program, user, credentials and first-run files, as its agent would meet
+    them in worktrees below `root`, with this process's environment."""
+    ctx = AgentContext(use.profile, root)
+    checks = [binary_check(ctx, use.describe())]
+    as_root = root_check(ctx)
+    if as_root is not None:
+        checks.append(as_root)
+    return checks + credential_checks(ctx) + onboarding_checks(ctx, trust_dirs)
+
+
+def _checks_here(uses: tuple[ProfileUse, ...], workdir: str) -> list[Check]:
+    """On the host (a Ray task there): git and tmux, which it runs attempts with, and the
+    agents, which work below its node workdir."""
+    root = Path(os.environ.get("HIVE_NODE_WORKDIR") or workdir).expanduser()
+    return tool_checks(LOCAL_EXECUTOR) + [check for use in uses for check in agent_checks(use, root, [root])]
