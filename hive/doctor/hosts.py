@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -51,5 +50,7 @@ def agent_checks(use: ProfileUse, root: Path, trust_dirs: Sequence[Path]) -> lis
 def _checks_here(uses: tuple[ProfileUse, ...], workdir: str) -> list[Check]:
     """On the host (a Ray task there): git and tmux, which it runs attempts with, and the
     agents, which work below its node workdir."""
-    root = Path(os.environ.get("HIVE_NODE_WORKDIR") or workdir).expanduser()
+    from hive.executors.ray.node import node_workdir  # here, on the node: not for a local `hive doctor`
+
+    root = node_workdir(workdir)
     return tool_checks(LOCAL_EXECUTOR) + [check for use in uses for check in agent_checks(use, root, [root])]

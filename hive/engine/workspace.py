@@ -281,8 +281,9 @@ def remove_merged_leftovers(root: Path, st: TaskState, main_ref: str, existing: 
     a git call per branch that is already gone. Returns what was kept, and why."""
     there = bool(st.worktree) and Path(st.worktree).exists()
     kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if there else []
-    if not there:  # a branch whose worktree was deleted by hand is still "checked out" there until pruned;
-        # pruned only then: a prune can delete the admin folder of a `worktree add` beside it (see git.git)
+    # A branch whose worktree was deleted by hand is still "checked out" there until pruned. Pruned
+    # only then: a prune can delete the admin folder of a `worktree add` beside it (see git.git).
+    if not there:
         git.worktree_prune(root)
     crash_point("before-branch-delete")
     branches = {h.get("branch", "") for h in st.history} | {st.branch}

@@ -31,9 +31,13 @@ WATCH_STEP = 0.05  # how often a watch looks at an attempt's files (here, not ov
 OUTPUT_BATCH = 0.25  # output alone is sent once it has been growing this long
 
 
+def node_workdir(workdir: str) -> Path:
+    """This node's folder for Hive: its HIVE_NODE_WORKDIR, else [executor] workdir."""
+    return Path(os.environ.get("HIVE_NODE_WORKDIR") or os.path.expanduser(workdir))
+
+
 def node_home(workdir: str, project: str) -> Path:
-    base = os.environ.get("HIVE_NODE_WORKDIR") or os.path.expanduser(workdir)
-    return Path(base) / project
+    return node_workdir(workdir) / project
 
 
 class Node:
