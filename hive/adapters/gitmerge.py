@@ -40,9 +40,20 @@ def merge_tree(root: Path | str, ours: str, theirs: str) -> tuple[str, list[str]
     return tree, sorted({p for p in paths if p}) if res.code else []
 
 
-def commit_tree(root: Path | str, tree: str, parents: tuple[str, ...], message: str, identity: tuple[str, ...]) -> str:
-    """A commit of `tree` (no hooks run: this is plumbing). `identity`: see `committer`."""
-    return _out(root, *identity, "commit-tree", tree, *(a for p in parents for a in ("-p", p)), "-m", message)
+def commit_tree(
+    root: Path | str, tree: str, parents: tuple[str, ...], message: str, identity: tuple[str, ...], sign: bool
+) -> proc.Result:
+    """A commit of `tree` (no hooks run: this is plumbing), its id on stdout; signed with the
+    user's key if `sign`. `identity`: see `committer`."""
+    parent_args = (a for p in parents for a in ("-p", p))
+    return git(
+        root, *identity, "commit-tree", *(("-S",) if sign else ()), tree, *parent_args, "-m", message, check=False
+    )
+
+
+def signs_commits(root: Path | str) -> bool:
+    """Does the user have git sign their commits (`commit.gpgSign`)?"""
+    return git(root, "config", "--type=bool", "commit.gpgSign", check=False).stdout.strip() == "true"
 
 
 def tips(root: Path | str, ref: str) -> tuple[str, str, str] | None:

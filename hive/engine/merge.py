@@ -62,9 +62,11 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
     in_worktree = bool(req.checks) or not gitmerge.merges_without_worktree()
     # the branch does not move while its task is merged: resolved before the lock too
     branch = "" if in_worktree else git.rev_parse(req.root, f"refs/heads/{req.branch}")
+    # `git merge` signs as the user configured; `commit-tree` only when told
+    sign = not in_worktree and gitmerge.signs_commits(req.root)
     with locked(req.lock):
         for _ in range(MAX_RACES):
-            result = _attempt(req, main_ref, rec, identity, branch)
+            result = _attempt(req, main_ref, rec, identity, branch, sign)
             if result is not None:
                 return result
         return MergeResult(
@@ -75,15 +77,15 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
 
 
 def _attempt(
-    req: MergeRequest, main_ref: str, rec: Recorders, identity: tuple[str, ...], branch: str
+    req: MergeRequest, main_ref: str, rec: Recorders, identity: tuple[str, ...], branch: str, sign: bool
 ) -> MergeResult | None:
     """One try; None means main moved under us and the merge must be rebuilt. `branch`:
-    the branch's commit to merge in git's object store, "" to merge in the worktree."""
+    the branch's commit to merge in git's object store (signed if `sign`), "" to merge in the worktree."""
     wt = req.worktree
     # main, and the user's checkout, in one git command: each one here is one more every other merge waits for
     tips = gitmerge.tips(req.root, main_ref)
     main_sha = tips[0] if tips else git.rev_parse(req.root, main_ref)
-    built = _build(req, main_sha, branch, identity) if branch else _build_in(wt, req, main_sha, identity)
+    built = _build(req, main_sha, branch, identity, sign) if branch else _build_in(wt, req, main_sha, identity)
     if isinstance(built, MergeResult):
         return built
     merged = built
@@ -127,13 +129,16 @@ def _attempt(
     return MergeResult("refused", reason=published)
 
 
-def _build(req: MergeRequest, main_sha: str, branch: str, identity: tuple[str, ...]) -> str | MergeResult:
+def _build(req: MergeRequest, main_sha: str, branch: str, identity: tuple[str, ...], sign: bool) -> str | MergeResult:
     """The merge commit, made in git's object store only; or why there is none."""
     crash_point("in-merge")
     tree, conflicts = gitmerge.merge_tree(req.root, main_sha, branch)
     if conflicts:
         return _conflict(req, conflicts)
-    return gitmerge.commit_tree(req.root, tree, (main_sha, branch), req.message, identity)
+    made = gitmerge.commit_tree(req.root, tree, (main_sha, branch), req.message, identity, sign)
+    if made.code != 0:  # e.g. signing failed: as `git merge` would, say so and leave main alone
+        return MergeResult("refused", reason=f"git could not make the merge commit: {_tail(made.output, 5)}")
+    return made.stdout.strip()
 
 
 def _build_in(wt: Path, req: MergeRequest, main_sha: str, identity: tuple[str, ...]) -> str | MergeResult:

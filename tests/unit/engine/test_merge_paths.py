@@ -138,3 +138,38 @@ def test_main_checked_out_elsewhere_or_nowhere_still_moves(git_repo: Path, in_st
     assert git(git_repo, "symbolic-ref", "HEAD") == "refs/heads/mine" and not (git_repo / "a.txt").exists()
     if where == "in another worktree":
         assert (holder / "a.txt").read_text() == "a\n" and git(holder, "status", "--porcelain") == ""
+
+
+def _signer(tmp_path: Path, works: bool) -> Path:
+    """A stand-in for gpg as git calls it (`--status-fd=2 -bsau KEY`): a fixed signature, or a refusal."""
+    prog = tmp_path / "fake-gpg"
+    body = (
+        'cat >/dev/null; echo "[GNUPG:] SIG_CREATED D 1 8 00 0 X" >&2\n'
+        "printf -- '-----BEGIN PGP SIGNATURE-----\\nfake\\n-----END PGP SIGNATURE-----\\n'\n"
+        if works
+        else 'cat >/dev/null; echo "gpg: signing failed: No pinentry" >&2; exit 2\n'
+    )
+    prog.write_text("#!/bin/sh\n" + body)
+    prog.chmod(0o755)
+    return prog
+
+
+def test_a_user_who_signs_commits_gets_signed_merge_commits(git_repo: Path, tmp_path: Path, in_store: bool) -> None:
+    git(git_repo, "config", "gpg.program", str(_signer(tmp_path, works=True)))
+    git(git_repo, "config", "user.signingKey", "ABC")
+    wt = task(git_repo, "a", {"a.txt": "a\n"})
+    git(git_repo, "config", "commit.gpgSign", "true")
+    result, _ = run_merge(git_repo, wt, "a")
+    assert result.status == "merged"
+    assert "-----BEGIN PGP SIGNATURE-----" in git(git_repo, "cat-file", "commit", result.commit)
+
+
+def test_a_merge_commit_that_cannot_be_signed_leaves_main_alone(git_repo: Path, tmp_path: Path, in_store: bool) -> None:
+    git(git_repo, "config", "gpg.program", str(_signer(tmp_path, works=False)))
+    wt = task(git_repo, "a", {"a.txt": "a\n"})
+    git(git_repo, "config", "commit.gpgSign", "true")
+    old_main = git(git_repo, "rev-parse", "main")
+    result, seen = run_merge(git_repo, wt, "a")
+    assert result.status == "refused" and "gpg failed to sign" in result.reason, result.reason
+    assert git(git_repo, "rev-parse", "main") == old_main and seen == []
+    assert git(wt, "rev-parse", "--abbrev-ref", "HEAD") == "a", "the worktree is back on the task's branch"
