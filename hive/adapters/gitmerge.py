@@ -51,8 +51,9 @@ def commit_tree(
     )
 
 
+@functools.cache
 def signs_commits(root: Path | str) -> bool:
-    """Does the user have git sign their commits (`commit.gpgSign`)?"""
+    """Does the user have git sign their commits (`commit.gpgSign`)? Asked once a process, like `committer`."""
     return git(root, "config", "--type=bool", "commit.gpgSign", check=False).stdout.strip() == "true"
 
 

@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from conftest import Repo, assert_finished_exactly_once, wait_for
 from ray_cluster import LocalRayCluster, processes_of
 
@@ -264,8 +265,17 @@ fake: signal done
     assert leftovers(ray_cluster) == []
 
 
-def test_ctrl_c_stops_watching_remote_agents_and_the_next_run_reattaches(
-    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
+@pytest.mark.parametrize(
+    ("workers", "stop", "code"),
+    [
+        (2, "Ctrl-C", 130),  # worker threads: the Ray executor's default
+        # one task at a time runs in doit's main thread, where ray.init puts in Ray's own SIGTERM
+        # handler (exit 15 at once, wherever it is): Hive's must stay
+        (1, "SIGTERM", 143),
+    ],
+)
+def test_a_stopped_run_stops_watching_remote_agents_and_the_next_run_reattaches(
+    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path, workers: int, stop: str, code: int
 ):
     two = "".join(
         f"\n### Task {t}: Wait {t}\nfake: print started {t}\nfake: wait-for {{go}}\n"
@@ -273,18 +283,23 @@ def test_ctrl_c_stops_watching_remote_agents_and_the_next_run_reattaches(
         for t in "ab"
     )
     go = waiting_plan(repo, ray_cluster, tmp_path, two)
-    run = repo.start_doit("-n", "2")  # worker threads: the Ray executor's default
-    wait_for(lambda: all(repo.state("p", t).get("node") for t in "ab"), timeout=90, what="both agents started")
-    os.killpg(run.pid, signal.SIGINT)
-    assert run.wait(timeout=60) == 130, run.stderr()
+    run = repo.start_doit(*(("-n", str(workers)) if workers > 1 else ()))
+    running = "ab"[:workers]
+    wait_for(lambda: all(repo.state("p", t).get("node") for t in running), timeout=90, what="the agents started")
+    if stop == "Ctrl-C":
+        os.killpg(run.pid, signal.SIGINT)
+    else:
+        os.kill(run.pid, signal.SIGTERM)
+    assert run.wait(timeout=60) == code, run.stderr()
     err = run.stderr()
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     lines = [ln for ln in err.splitlines() if "stopped watching" in ln]
-    assert len(lines) == 2 and all("keeps running in ray session" in ln for ln in lines), err
+    assert len(lines) == workers and all("keeps running in ray session" in ln for ln in lines), err
     go.write_text("")
     r = repo.doit("-n", "2", timeout=180)
     assert r.returncode == 0, r.stderr
-    assert r.stderr.count("re-attaching to its running agent") + r.stderr.count("signalled `done`") == 2, r.stderr
+    again = r.stderr.count("re-attaching to its running agent") + r.stderr.count("signalled `done`")
+    assert again == len(running), r.stderr
     assert_finished_exactly_once(repo, {"p:a": "work a", "p:b": "work b"})
     assert [repo.state("p", t)["attempt"] for t in "ab"] == [1, 1]
     assert leftovers(ray_cluster) == []

@@ -10,6 +10,7 @@ import hashlib
 import logging
 import os
 import re
+import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -75,6 +76,9 @@ class Cluster:
                     )
                 return
             self._pid = os.getpid()
+            # ray.init in the main thread puts in its own SIGTERM handler, which exits at once with
+            # status 15 wherever the process is (a merge half done): Hive's is put back
+            ours = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
             try:
                 ray.init(
                     address=self.address,
@@ -88,6 +92,9 @@ class Cluster:
                     f"cannot reach the Ray cluster at [executor] address = {self.address!r}: {e}; "
                     f"start it (`ray start --head`) or fix the address in .hive/config.toml"
                 ) from None
+            finally:
+                if ours is not None:
+                    signal.signal(signal.SIGTERM, ours)
             atexit.register(self._closed)  # before Ray's own exit handler disconnects
 
     def _closed(self) -> None:
