@@ -19,6 +19,10 @@ class HiveError(Exception):
         self.problems = [p for p in problems if p] or ["unknown error"]
         super().__init__("\n".join(self.problems))
 
+    def __reduce__(self) -> tuple[type[HiveError], tuple[str, ...]]:
+        # pickled whole (a Ray node's error reaches the controller so): not by its message alone
+        return (type(self), tuple(self.problems))
+
 
 class CommandError(Exception):
     """A subprocess failed: shows the command, exit code and output tail."""
@@ -29,6 +33,10 @@ class CommandError(Exception):
         self.output = output
         tail = "\n".join(output.strip().splitlines()[-15:])
         super().__init__(f"`{' '.join(argv)}` exited with {code}:\n{tail}")
+
+    def __reduce__(self) -> tuple[type[CommandError], tuple[list[str], int, str]]:
+        # by default an exception is pickled as its class and message, which this __init__ does not take
+        return (type(self), (self.argv, self.code, self.output))
 
 
 def user_message(exc: BaseException) -> str | None:

@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,15 +27,25 @@ class _NoRay(Exception):
 
 try:
     import ray
-    from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
+    from ray.exceptions import (
+        ActorUnavailableError,
+        ActorUnschedulableError,
+        GetTimeoutError,
+        RayActorError,
+        RayTaskError,
+    )
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 except ImportError:  # the optional extra: `Cluster.connect` says how to install it
     ray = None  # type: ignore[assignment]
-    ActorUnavailableError = GetTimeoutError = RayActorError = RayTaskError = _NoRay  # type: ignore[misc,assignment]
+    ActorUnavailableError = ActorUnschedulableError = GetTimeoutError = RayActorError = RayTaskError = _NoRay  # type: ignore[misc,assignment]
+
+# an actor that died, or one that can never run because its node is gone (it is not a RayActorError)
+ActorGone = (RayActorError, ActorUnschedulableError)
 
 NAMESPACE = "hive"
 CALL_TIMEOUT = 60.0  # one call to a live actor
 CLOSING_PATIENCE = 10.0  # at exit, for the nodes to end the attempts closed last
+GONE_PATIENCE = 30.0  # for Ray to take a node whose actor died as dead (its health checks: ~15-30 s)
 HOST_PATIENCE = 120.0  # `hive doctor`'s checks on one node: a new worker there, and agents' `--version`s
 
 
@@ -140,6 +151,17 @@ class Cluster:
             )
         return hosts
 
+    def node_address(self, node_id: str) -> str:
+        """A node's address (the start of its id if Ray lists it no more)."""
+        return next((str(n.get("NodeManagerAddress")) for n in ray.nodes() if n.get("NodeID") == node_id), node_id[:8])
+
+    def await_gone(self, node_id: str, patience: float = GONE_PATIENCE) -> None:
+        """Until Ray takes the node as dead, so that new placements go elsewhere (at most `patience` s:
+        an actor may die on a node that lives)."""
+        deadline = time.monotonic() + patience
+        while time.monotonic() < deadline and any(n.get("NodeID") == node_id and n.get("Alive") for n in ray.nodes()):
+            time.sleep(0.5)
+
     def on_hosts(self, fn: Callable[[], T]) -> dict[str, T | HiveError]:
         """`fn` run on every node that offers the resource, as a Ray task of no CPU pinned there
         (not in this project's actors: `hive doctor` starts none): its answer by node address."""
@@ -157,7 +179,7 @@ class Cluster:
                 out[address] = ray.get(call, timeout=HOST_PATIENCE)
             except RayTaskError as e:
                 out[address] = HiveError(f"the check failed there: {e.cause}")
-            except (GetTimeoutError, RayActorError) as e:  # a node that died, or hangs
+            except (GetTimeoutError, *ActorGone) as e:  # a node that died, or hangs
                 out[address] = HiveError(f"no answer from it ({type(e).__name__})")
         return out
 
@@ -218,7 +240,7 @@ class Cluster:
         for actor in ray.util.list_named_actors(all_namespaces=True):
             name = actor.get("name", "")
             if actor.get("namespace") == NAMESPACE and name.startswith(prefix) and name != keep:
-                with contextlib.suppress(ValueError, RayActorError):
+                with contextlib.suppress(ValueError, *ActorGone):
                     ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)
                     ended.append(name)
         return ended
@@ -253,6 +275,7 @@ def _finished(call: Any) -> bool:
 __all__ = [
     "CALL_TIMEOUT",
     "PROTOCOL",
+    "ActorGone",
     "ActorUnavailableError",
     "Cluster",
     "GetTimeoutError",

@@ -24,6 +24,7 @@ from hive.errors import HiveError
 from hive.executors.base import AgentRef, Launch, Report, T
 from hive.executors.ray.cluster import (
     CALL_TIMEOUT,
+    ActorGone,
     Cluster,
     GetTimeoutError,
     RayActorError,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from hive.settings.config import Config
 
 QUEUED_NOTICE = 10.0  # say so when an attempt waits this long for a free unit of the resource
+PLACEMENTS = 3  # an attempt whose node goes away before it starts there is placed again, this often
 
 
 class RayExecutor:
@@ -72,7 +74,7 @@ class RayExecutor:
             where = ray.get(link.actor.where.remote(link.name), timeout=CALL_TIMEOUT)
             if not where:
                 return Link(name, None, group, self.root, lost="its node no longer holds it")
-        except (RayActorError, GetTimeoutError):
+        except (*ActorGone, GetTimeoutError):
             return None
         link.placed(where)
         self._links[name] = link
@@ -89,32 +91,56 @@ class RayExecutor:
     def start(self, launch: Launch) -> int:
         if launch.checkout is None:
             raise HiveError("the Ray executor starts attempts of tasks only (with a checkout to ship)")
-        cluster = self.cluster
-        cluster.connect()
-        cluster.offered()
-        group = ray.util.placement_group(
-            [{cluster.resource: 1}], strategy="STRICT_PACK", name=cluster.group_name(launch.name), lifetime="detached"
-        )
-        self._placed(group, launch.name)
-        node = node_of(group)
-        link = self._links[launch.name] = Link(launch.name, cluster.agent(node), group, self.root)
-        try:
+        self.cluster.connect()
+        self.cluster.offered()
+        for placing in range(1, PLACEMENTS + 1):
+            link, node = self._place(launch.name)
             try:
-                return self._start_there(link, launch)
-            except RayActorError:  # the actor this process knew there died since: a new one
-                link.actor = self.cluster.renew(node)
-                return self._start_there(link, launch)
-        except RayTaskError as e:  # it failed there (setup, git): its message, not Ray's traceback
-            self.close(launch.name)
-            raise HiveError(f"on its Ray node: {e.cause}") from None
-        except RayActorError as e:
-            self.close(launch.name)
-            raise HiveError(f"its Ray node's agent died while starting it ({type(e).__name__})") from None
+                seen = self._seen(link, node)
+            except (*ActorGone, GetTimeoutError) as e:  # nothing started there: it goes elsewhere
+                where = self.cluster.node_address(node)
+                why = f"its Ray node {where} went away before it started there ({type(e).__name__})"
+                link.lost = why  # no call to close it there: one to an actor that never runs would wait at exit
+                self.close(launch.name)
+                self.cluster.forget(node)
+                if placing == PLACEMENTS:
+                    raise HiveError(f"{why}, {PLACEMENTS} times") from None
+                say(f"{launch.name}: {why}; placing it again")
+                self.cluster.await_gone(node)
+                continue
+            try:
+                return self._start_there(link, launch, seen)
+            except RayTaskError as e:  # it failed there (setup, git): its message, not Ray's traceback
+                self.close(launch.name)
+                raise HiveError(f"on its Ray node: {e.cause}") from None
+            except ActorGone as e:
+                self.close(launch.name)
+                raise HiveError(f"its Ray node's agent died while starting it ({type(e).__name__})") from None
+        raise AssertionError("unreachable")
 
-    def _start_there(self, link: Link, launch: Launch) -> int:
+    def _place(self, name: str) -> tuple[Link, str]:
+        """A unit of the resource for attempt `name` on some node, and the link to it there."""
+        cluster = self.cluster
+        group = ray.util.placement_group(
+            [{cluster.resource: 1}], strategy="STRICT_PACK", name=cluster.group_name(name), lifetime="detached"
+        )
+        self._placed(group, name)
+        node = node_of(group)
+        link = self._links[name] = Link(name, cluster.agent(node), group, self.root)
+        return link, node
+
+    def _seen(self, link: Link, node: str) -> list[str]:
+        """What the node holds of the repository: the first call there, so an actor this
+        process knew that died since is made anew here."""
+        try:
+            return list(ray.get(link.actor.seen.remote(), timeout=CALL_TIMEOUT))
+        except RayActorError:
+            link.actor = self.cluster.renew(node)
+            return list(ray.get(link.actor.seen.remote(), timeout=CALL_TIMEOUT))
+
+    def _start_there(self, link: Link, launch: Launch, seen: list[str]) -> int:
         co = launch.checkout
         assert co is not None
-        seen = ray.get(link.actor.seen.remote(), timeout=CALL_TIMEOUT)
         start = git.rev_parse(co.root, f"refs/heads/{co.branch}")
         known = known_commits(co.root, seen)
         bundle = b"" if start in known else create_bundle(co.root, f"refs/heads/{co.branch}", known, self._spool())
@@ -161,7 +187,7 @@ class RayExecutor:
             return None
         try:
             token = ray.get(link.actor.locate.remote(name), timeout=CALL_TIMEOUT)
-        except (RayActorError, GetTimeoutError):
+        except (*ActorGone, GetTimeoutError):
             return None
         return None if token is None else int(token)
 
@@ -198,7 +224,7 @@ class RayExecutor:
             return None
         try:
             return bytes(ray.get(link.actor.output.remote(name, since), timeout=CALL_TIMEOUT))
-        except (RayActorError, GetTimeoutError, RayTaskError):
+        except (*ActorGone, GetTimeoutError, RayTaskError):
             return None
 
     def screen(self, name: str, lines: int) -> str:
@@ -207,7 +233,7 @@ class RayExecutor:
             return ""
         try:
             return str(ray.get(link.actor.screen.remote(name, lines), timeout=CALL_TIMEOUT))
-        except (RayActorError, GetTimeoutError):
+        except (*ActorGone, GetTimeoutError):
             return ""
 
     def stop(self, ref: AgentRef, patience: float, finished: bool, report: Report) -> str:
@@ -221,7 +247,7 @@ class RayExecutor:
         if not link.lost:
             try:
                 self._stop_there(link, patience, finished, report)
-            except (RayActorError, GetTimeoutError) as e:
+            except (*ActorGone, GetTimeoutError) as e:
                 report(f"its Ray node's agent went away while stopping ({type(e).__name__})")
             except RayTaskError as e:
                 report(f"its Ray node no longer holds it: {e.cause}")

@@ -21,10 +21,10 @@ from hive.engine import workspace
 from hive.executors.base import AgentRef
 from hive.executors.ray.cluster import (
     CALL_TIMEOUT,
+    ActorGone,
     ActorUnavailableError,
     Cluster,
     GetTimeoutError,
-    RayActorError,
     RayTaskError,
     node_of,
     ray,
@@ -101,7 +101,7 @@ class Link:
             if now - self.unreachable_since >= UNREACHABLE_PATIENCE:
                 self.lose(cluster, f"its Ray node {self.ip} could not be reached for {UNREACHABLE_PATIENCE:g}s")
             return
-        except (RayActorError, GetTimeoutError, concurrent.futures.TimeoutError) as e:
+        except (*ActorGone, GetTimeoutError, concurrent.futures.TimeoutError) as e:
             self.lose(cluster, f"its Ray node {self.ip} or its agent there died ({type(e).__name__})")
             return
         except RayTaskError as e:  # its node's agent was made anew: the attempt is not there

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from hive.adapters import git, processes
 from hive.engine import workspace
-from hive.errors import HiveError
+from hive.errors import CommandError, HiveError
 from hive.executors.base import AgentRef, Launch
 from hive.executors.ray.shipping import LOG_CHUNK, Cursor, Pulled, Spec, create_bundle, take_bundle
 from hive.executors.tmux import TmuxExecutor
@@ -248,8 +248,10 @@ class Attempt:
                 workspace.restore_branch(self.worktree, self.spec.branch)
                 workspace.retire_context(self.worktree, self.spec.brief)
                 workspace.salvage(self.worktree, f"hive: changes {self.spec.key} attempt {self.spec.attempt} left")
-            except HiveError as e:
-                said.append(f"its work on {self.node.ip} was not committed: {e}")
+            except (HiveError, CommandError) as e:  # e.g. its worktree deleted meanwhile: its commits are kept
+                gone = workspace.health(self.worktree) == workspace.MISSING
+                why = "its worktree there was deleted" if gone else str(e)
+                said.append(f"what it left uncommitted on {self.node.ip} was not committed: {why}")
         return left, said
 
     def close(self) -> None:
