@@ -22,6 +22,7 @@ Stdlib only (plus Hive and doit as subprocesses).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +68,7 @@ default = "fake"
 [agents.fake]
 command = ["{python}", "{fake}", "{{context_file}}"]
 context_file = "AGENTS.md"
-
+{agent_env}
 [execution]
 spawn_grace_period = "{grace}s"
 task_timeout = "90s"
@@ -74,7 +76,7 @@ max_attempts = {attempts}
 
 [merge]
 main_branch = "main"
-"""
+{executor}"""
 
 # Process faults: at most one per run, as a user (or the OOM killer) would do it.
 PROCESS_FAULTS = ("kill9", "sigterm", "sigint", "sigint-group")
@@ -85,6 +87,11 @@ PROCESS_FAULTS = ("kill9", "sigterm", "sigint", "sigint-group")
 # then the worktree and branches are removed).
 TRIGGERS = {"claim": (0.0, 0.08), "signal": (0.0, 0.25), "merging": (0.0, 0.04)}
 EXPECTED_EXIT = {"sigterm": 143, "sigint": 130, "sigint-group": 130}
+# --ray (bench/soak_ray.py): a cluster of a head and RAY_WORKERS worker nodes, started once for all
+# trials; a doit run starts ~1.5 s later than without Ray (connecting, the project's node actors)
+RAY_WORKERS = 2
+RAY_STARTUP = 2.0
+NODE_KILL_P = 0.3
 
 
 # -- the scenario: plan and faults, all drawn from the seed -----------------
@@ -112,14 +119,15 @@ class TaskSpec:
 
 @dataclass(frozen=True)
 class TimedFault:
-    kind: str  # a PROCESS_FAULTS kind | "tmux-kill" | "user-commit"
+    kind: str  # a PROCESS_FAULTS kind | "tmux-kill" | "user-commit" | "node-kill"
     at: float  # seconds after the round started, or after the trigger
-    target: int = 0  # which of the round's doit processes (process faults)
+    target: int = 0  # which of the round's doit processes (process faults); the worker node (node-kill)
     trigger: str = ""  # a TRIGGERS phase, or "" for a time since the start
     nth: int = 1  # ... its n-th occurrence in the round
 
     def describe(self) -> str:
         who = f"[proc {self.target + 1}]" if self.kind in PROCESS_FAULTS else ""
+        who = f"[node {self.target}]" if self.kind == "node-kill" else who
         when = f"{self.trigger}#{self.nth}+{self.at:.3f}s" if self.trigger else f"{self.at:.2f}s"
         return f"{self.kind}{who}@{when}"
 
@@ -175,19 +183,21 @@ def make_tasks(rng: random.Random) -> tuple[TaskSpec, ...]:
     return tuple(tasks)
 
 
-def estimate_run(tasks: tuple[TaskSpec, ...], n: int) -> float:
-    """A rough wall time of one clean run (measured: ~0.5 s start-up, ~0.25 s of Hive
-    per task), so faults are timed to land while it is still going."""
+def estimate_run(tasks: tuple[TaskSpec, ...], n: int, startup: float = 0.5) -> float:
+    """A rough wall time of one clean run (measured: ~0.5 s start-up, ~2 s with Ray; ~0.25 s
+    of Hive per task), so faults are timed to land while it is still going."""
     work = sum(
         0.25 + t.sleep + (GRACE_S if t.first_attempt == "silent" else 0) + (0.3 if t.first_attempt == "crash" else 0)
         for t in tasks
     )
-    return 0.5 + work / n
+    return startup + work / n
 
 
-def make_round(rng: random.Random, tasks: tuple[TaskSpec, ...], twin_p: float, allow_tmux: bool) -> Round:
+def make_round(
+    rng: random.Random, tasks: tuple[TaskSpec, ...], twin_p: float, allow_tmux: bool, startup: float = 0.5
+) -> Round:
     ns = tuple(rng.randint(1, 3) for _ in range(2 if rng.random() < twin_p else 1))
-    span = estimate_run(tasks, min(ns))
+    span = estimate_run(tasks, min(ns), startup)
     faults = []
     kind = rng.choices(("", *PROCESS_FAULTS), weights=[15, 35, 15, 15, 20])[0]
     if kind:
@@ -205,16 +215,26 @@ def make_round(rng: random.Random, tasks: tuple[TaskSpec, ...], twin_p: float, a
     return Round(ns, tuple(sorted(faults, key=lambda f: (bool(f.trigger), f.at))))
 
 
-def make_scenario(seed: int) -> Scenario:
+def make_scenario(seed: int, ray: bool = False) -> Scenario:
+    """The trial of `seed`; with `ray`, timed for the Ray executor's slower start and with one
+    more fault drawn last (the same seed's other faults are the same either way): a worker
+    node killed mid-run, like a machine dying."""
     rng = random.Random(seed)
+    startup = RAY_STARTUP if ray else 0.5
     tasks = make_tasks(rng)
-    rounds = [make_round(rng, tasks, twin_p=0.2, allow_tmux=True)]
+    rounds = [make_round(rng, tasks, twin_p=0.2, allow_tmux=True, startup=startup)]
     # A second faulted round sometimes: a crash while recovering from a crash.
     # The tmux server is killed at most once per trial: every kill costs each running
     # task an attempt, and max_attempts must leave room for a later one to succeed.
     if rng.random() < 0.3:
         rounds.append(
-            make_round(rng, tasks, twin_p=0.1, allow_tmux=not any(f.kind == "tmux-kill" for f in rounds[0].faults))
+            make_round(
+                rng,
+                tasks,
+                twin_p=0.1,
+                allow_tmux=not any(f.kind == "tmux-kill" for f in rounds[0].faults),
+                startup=startup,
+            )
         )
     rerun_ns = tuple(rng.randint(1, 3) for _ in range(MAX_RUNS))
     rm, delay = "", 0.0
@@ -223,6 +243,11 @@ def make_scenario(seed: int) -> Scenario:
         # an agent lives for its sleep plus ~0.2 s of work and merging: hit any point of it
         target = rng.choice(healthy)
         rm, delay = target.id, round(rng.uniform(0.0, target.sleep + 0.2), 2)
+    if ray and rng.random() < NODE_KILL_P:
+        first = rounds[0]
+        at = round(rng.uniform(0.5, estimate_run(tasks, min(first.ns), startup)), 2)
+        kill = TimedFault("node-kill", at, rng.randint(1, RAY_WORKERS))
+        rounds[0] = Round(first.ns, tuple(sorted((*first.faults, kill), key=lambda f: (bool(f.trigger), f.at))))
     return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay)
 
 
@@ -289,8 +314,8 @@ class EventWatch:
     """Hive's progress as it happens, read from the end of events.jsonl and of the
     agents' spawns.log, so that a fault can be timed against a phase (TRIGGERS)."""
 
-    def __init__(self, root: Path) -> None:
-        self.paths = {"events": root / ".hive" / "events.jsonl", "spawns": root / ".hive" / "fake" / "spawns.log"}
+    def __init__(self, root: Path, spawns: Path) -> None:
+        self.paths = {"events": root / ".hive" / "events.jsonl", "spawns": spawns}
         self.offsets = {k: (p.stat().st_size if p.exists() else 0) for k, p in self.paths.items()}
         self.seen: dict[str, list[float]] = {t: [] for t in TRIGGERS}
 
@@ -434,6 +459,30 @@ class Trial:
         if self.verbose:
             print(text, flush=True)
 
+    # what an executor changes (bench/soak_ray.py overrides these)
+    @property
+    def spawn_log(self) -> Path:
+        return self.root / ".hive" / "fake" / "spawns.log"
+
+    def agent_env(self) -> str:
+        return ""
+
+    def executor_config(self) -> str:
+        return ""
+
+    def agent_worktree(self, st: dict) -> Path:
+        """Where the agent of the attempt in state `st` works."""
+        return Path(st.get("worktree") or "")
+
+    def kill_tmux(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True, check=False)
+
+    def kill_node(self, node: int) -> str:
+        raise SoakError("node-kill needs the Ray executor (--ray)")
+
+    def check_executor(self) -> None:
+        """What the executor must have left behind after the final run: nothing."""
+
     # setup
     def setup(self) -> None:
         self.home.mkdir()
@@ -450,7 +499,14 @@ class Trial:
         if r.returncode != 0:
             raise SoakError(f"hive init failed: {r.stdout}{r.stderr}")
         (self.root / ".hive" / "config.toml").write_text(
-            CONFIG.format(python=PY, fake=FAKE_AGENT, grace=GRACE_S, attempts=MAX_ATTEMPTS)
+            CONFIG.format(
+                python=PY,
+                fake=FAKE_AGENT,
+                grace=GRACE_S,
+                attempts=MAX_ATTEMPTS,
+                agent_env=self.agent_env(),
+                executor=self.executor_config(),
+            )
         )
         (self.root / "plans" / f"{PLAN}.md").write_text(render_plan(self.sc))
         self.user = self._protect_user_work()
@@ -496,7 +552,7 @@ class Trial:
         recs = [rec for rec, _ in started]
         procs = [p for _, p in started]
         t0 = time.monotonic()
-        watch = EventWatch(self.root)
+        watch = EventWatch(self.root, self.spawn_log)
         pending = list(rnd.faults)
         signalled: dict[int, float] = {}
         while any(p.poll() is None for p in procs):
@@ -567,7 +623,11 @@ class Trial:
                 rec.signal_at = signalled[f.target] = time.monotonic()
             rec.faults.append(desc)
         elif f.kind == "tmux-kill":
-            subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True, check=False)
+            self.kill_tmux()
+            for rec in recs:
+                rec.faults.append(desc)
+        elif f.kind == "node-kill":
+            desc += self.kill_node(f.target)
             for rec in recs:
                 rec.faults.append(desc)
         elif f.kind == "user-commit":
@@ -613,7 +673,7 @@ class Trial:
         if self._rm_done:
             return
         target = self.sc.rm_worktree
-        starts = [a for t, a, _, e in read_spawns(self.root) if t == f"{PLAN}:{target}" and e == "start"]
+        starts = [a for t, a, _, e in read_spawns(self.spawn_log) if t == f"{PLAN}:{target}" and e == "start"]
         if not starts:
             return
         now = time.monotonic()
@@ -622,7 +682,7 @@ class Trial:
         if now - self._rm_seen[1] < self.sc.rm_delay:
             return
         st = read_state(self.root, target)
-        wt = Path(st.get("worktree") or "")
+        wt = self.agent_worktree(st)
         if st.get("state") == "done":
             self._rm_done = True
             self.notes.append(f"rm-worktree:{target} not applied (the task was done first)")
@@ -726,7 +786,7 @@ class Trial:
             if e.get("to") == "done":
                 done_at.setdefault(e["task"], e["time"])
         seen: Counter[tuple[str, int]] = Counter()
-        for task, attempt, at, event in read_spawns(self.root):
+        for task, attempt, at, event in read_spawns(self.spawn_log):
             if event != "start":
                 continue
             seen[(task, attempt)] += 1
@@ -827,6 +887,7 @@ class Trial:
             time.sleep(0.2)
         for pid, cmd in procs:
             self.findings.add("processes left after the final run", f"{pid} {cmd[:120]}")
+        self.check_executor()
 
     def tmux_sessions(self) -> list[str]:
         r = subprocess.run(
@@ -856,7 +917,7 @@ class Trial:
         return out
 
     def cleanup(self, keep: bool) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True, check=False)
+        self.kill_tmux()
         for _ in range(3):
             procs = self.processes()
             if not procs:
@@ -878,7 +939,7 @@ class Trial:
             print(f"--- output of {rec.line()}")
             print(rec.output().rstrip())
         print("--- agents (.hive/fake/spawns.log)")
-        for task, attempt, at, event in read_spawns(self.root):
+        for task, attempt, at, event in read_spawns(self.spawn_log):
             print(f"  {task} a{attempt} {at:.3f} {event}")
         print("--- events (.hive/events.jsonl)")
         for e in read_events(self.root):
@@ -907,9 +968,15 @@ class TrialResult:
         return not self.findings
 
 
-def run_trial(seed: int, verbose: bool = False, keep: bool = False, trace_git: bool = False) -> TrialResult:
-    sc = make_scenario(seed)
-    trial = Trial(sc, verbose, trace_git)
+TrialMaker = Callable[[Scenario, bool, bool], "Trial"]
+
+
+def run_trial(
+    seed: int, verbose: bool = False, keep: bool = False, trace_git: bool = False, on_ray: TrialMaker | None = None
+) -> TrialResult:
+    """One trial; `on_ray` makes it on the Ray executor (bench/soak_ray.py's `RaySoak.trial`)."""
+    sc = make_scenario(seed, ray=on_ray is not None)
+    trial = (on_ray or Trial)(sc, verbose, trace_git)
     t0 = time.monotonic()
     trial.say(f"seed {seed}: {describe_plan(sc)}; faults: {', '.join(sc.fault_names()) or 'none'}; dir {trial.dir}")
     try:
@@ -934,9 +1001,8 @@ def run_trial(seed: int, verbose: bool = False, keep: bool = False, trace_git: b
 
 
 # -- reading Hive's records ----------------------------------------------------
-def read_spawns(root: Path) -> list[tuple[str, int, float, str]]:
-    """(task, attempt, time, event) of every fake-agent start and signal."""
-    log = root / ".hive" / "fake" / "spawns.log"
+def read_spawns(log: Path) -> list[tuple[str, int, float, str]]:
+    """(task, attempt, time, event) of every fake-agent start and signal, from its spawns.log."""
     rows = []
     for line in log.read_text().splitlines() if log.exists() else []:
         parts = line.split()
@@ -1098,18 +1164,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep every trial's temp dir")
     ap.add_argument("--keep-failed", action="store_true", help="keep the temp dirs of failed trials")
     ap.add_argument("--trace-git", action="store_true", help="log every git command to <temp dir>/git-trace.log")
+    ap.add_argument(
+        "--ray", action="store_true", help="on the Ray executor: a local cluster of a head and 2 worker nodes"
+    )
     args = ap.parse_args(argv)
     seeds = [args.replay] if args.replay is not None else list(range(args.seed, args.seed + args.trials))
     t0 = time.monotonic()
     results = []
-    for seed in seeds:
-        res = run_trial(
-            seed, verbose=args.replay is not None, keep=args.keep or args.keep_failed, trace_git=args.trace_git
-        )
-        if res.passed and args.keep_failed and not args.keep:
-            shutil.rmtree(res.dir, ignore_errors=True)
-        report(res)
-        results.append(res)
+    with contextlib.ExitStack() as stack:
+        on_ray = None
+        if args.ray:
+            from soak_ray import RaySoak  # needs `pip install -e '.[ray]'`
+
+            on_ray = stack.enter_context(RaySoak()).trial
+        for seed in seeds:
+            res = run_trial(
+                seed,
+                verbose=args.replay is not None,
+                keep=args.keep or args.keep_failed,
+                trace_git=args.trace_git,
+                on_ray=on_ray,
+            )
+            if res.passed and args.keep_failed and not args.keep:
+                shutil.rmtree(res.dir, ignore_errors=True)
+            report(res)
+            results.append(res)
     print(summary(results, time.monotonic() - t0))
     return 0 if all(r.passed for r in results) else 1
 

@@ -34,7 +34,8 @@ context file's path as its argument. It reads the context file and follows
                                  its pid goes to .hive/fake/child-<task>-a<N>.pid
 
 A directive written `fake@2:` applies only to attempt 2. Every start is logged
-to $HIVE_ROOT/.hive/fake/spawns.log as "<task> <attempt> <time> start".
+to $HIVE_ROOT/.hive/fake/spawns.log as "<task> <attempt> <time> start" ($FAKE_LOG_DIR
+instead of $HIVE_ROOT/.hive/fake if set: on a Ray node HIVE_ROOT is the node's own).
 
 A directive that fails because the world changed under the agent (its worktree
 deleted, a git command refused) ends the agent with exit code 4 and one line
@@ -57,7 +58,7 @@ def main() -> int:
     root = Path(os.environ["HIVE_ROOT"])
     task = os.environ["HIVE_TASK"]
     attempt = os.environ["HIVE_ATTEMPT"]
-    log_dir = root / ".hive" / "fake"
+    log_dir = Path(os.environ.get("FAKE_LOG_DIR") or root / ".hive" / "fake")
     log_dir.mkdir(parents=True, exist_ok=True)
     with open(log_dir / "spawns.log", "a") as f:
         f.write(f"{task} {attempt} {time.time():.3f} start\n")

@@ -284,6 +284,7 @@ class LocalRayCluster:
         self._nodes: list[RayNode] = []
         self._ports: set[int] = set()
         self._launchers: dict[int, subprocess.Popen[bytes]] = {}  # node index -> its `ray start`
+        self._replaced: set[str] = set()  # Ray's ids of nodes started again since (restart_node)
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -350,6 +351,23 @@ class LocalRayCluster:
             raise ValueError(f"no worker node {n}: 1..{self.workers}")
         return self._nodes[n].kill()
 
+    def restart_node(self, n: int) -> RayNode:
+        """Start worker node n again after `kill_node(n)`, like a machine back up: the same address
+        and workdir (what its last life left there), a new Ray node id; returns once it answers."""
+        if not 1 <= n <= self.workers:
+            raise ValueError(f"no worker node {n}: 1..{self.workers}")
+        self.kill_node(n)  # whatever was left of it
+        self._launchers[n].wait()
+        self._replaced.add(self._nodes[n].node_id)  # the head may list it alive a while yet
+        self._launch(n)
+        deadline = time.monotonic() + self.timeout
+        try:
+            self._wait_answering(deadline)
+        except BaseException:
+            self.kill_node(n)
+            raise
+        return self._nodes[n]
+
     def wait_node_dead(self, n: int, timeout: float | None = None) -> float:
         """Wait (a driver connected) until the head has marked node n dead, `dead_after` seconds or
         so after it stopped answering; returns the seconds waited. Until then Ray may still place
@@ -394,6 +412,10 @@ class LocalRayCluster:
         if workdir is not None:
             workdir.mkdir(parents=True, exist_ok=True)
         temp_dir = self._root / str(n)
+        for again in range(1, 100):  # a node started again (restart_node) gets a fresh one
+            if not temp_dir.exists():
+                break
+            temp_dir = self._root / f"{n}.{again}"
         temp_dir.mkdir()
         node = RayNode(
             index=n,
@@ -444,7 +466,10 @@ class LocalRayCluster:
 
     def _launch(self, n: int) -> RayNode:
         node = self._node_record(n)
-        self._nodes.append(node)
+        if n < len(self._nodes):
+            self._nodes[n] = node
+        else:
+            self._nodes.append(node)
         with open(node.log, "wb") as log:
             # its own session: a signal meant for pytest's group never reaches the nodes
             proc = subprocess.Popen(
@@ -513,7 +538,7 @@ class LocalRayCluster:
         ray = _import_ray()
         while time.monotonic() < deadline:
             for info in ray.nodes():
-                if info["Alive"] and info["NodeManagerAddress"] == node.ip:
+                if info["Alive"] and info["NodeManagerAddress"] == node.ip and info["NodeID"] not in self._replaced:
                     return str(info["NodeID"])
             self._check_launch(node.index)
             time.sleep(0.2)
