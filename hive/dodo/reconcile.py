@@ -123,10 +123,9 @@ def _leftovers(
     known = {st.session for st in states.values()}
     for s in sorted(sessions):
         if names.is_task_session(s) and s not in known:
-            notes.append(
-                f"leftover {agents.kind} session {s} (no task uses it): look with "
-                f"`{' '.join(agents.attach_argv(s))}`, end it with `hive cleanup`"
-            )
+            argv = agents.attach_argv(s)  # none for an attempt no node holds
+            look = f"look with `{' '.join(argv)}`, " if argv else ""
+            notes.append(f"leftover {agents.kind} session {s} (no task uses it): {look}end it with `hive cleanup`")
     return notes
 
 

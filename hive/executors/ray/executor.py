@@ -241,6 +241,7 @@ class RayExecutor:
         the attempt there. A node that is gone has nothing left to stop: what it shipped is here."""
         link = self._link(ref.name)
         if link is None:
+            self._give_back(ref.name)
             return ""
         link.ref = ref
         left = ""
@@ -270,6 +271,7 @@ class RayExecutor:
     def close(self, name: str) -> None:
         link = self._link(name) if name else None
         if link is None:
+            self._give_back(name)
             return
         if link.actor is not None and not link.lost:
             # not waited for: nothing here needs the node's worktree gone
@@ -277,6 +279,14 @@ class RayExecutor:
         with contextlib.suppress(Exception):
             ray.util.remove_placement_group(link.group)  # its unit of the resource is free again
         self._links.pop(name, None)
+
+    def _give_back(self, name: str) -> None:
+        """The unit of an attempt no node holds: its group is not placed (its node died: Ray
+        waits to place it again) or never was; nothing runs for it."""
+        if not name:
+            return
+        with contextlib.suppress(ValueError):  # no such group
+            ray.util.remove_placement_group(ray.util.get_placement_group(self.cluster.group_name(name)))
 
     def names(self) -> list[str]:
         return self.cluster.groups()

@@ -1,5 +1,6 @@
 """hive/dodo/reconcile.py at scale: a finished task with nothing left behind costs no
-lock and no git call (a 10,000-task run's start; bench/scale.py measures it)."""
+lock and no git call (a 10,000-task run's start; bench/scale.py measures it); and what it
+says of a leftover session."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import time
 from pathlib import Path
 
 from hive.adapters import git
-from hive.dodo.reconcile import _worth_a_look
+from hive.dodo.reconcile import _leftovers, _worth_a_look
+from hive.settings.config import Config
 from hive.store.state import TaskState
 
 
@@ -34,3 +36,25 @@ def test_merged_commits_are_found_in_one_call_even_without_a_time_window(tmp_pat
     assert head in git.first_parent_since(tmp_path, "refs/heads/main", -86400)  # state written with no time
     assert head in git.first_parent_since(tmp_path, "refs/heads/main", time.time() - 86400)
     assert head not in git.first_parent_since(tmp_path, "refs/heads/main", time.time() + 86400)
+
+
+class _Remote:
+    """An executor whose leftover attempt no node holds (Ray: its node died): nothing to attach to."""
+
+    kind = "ray"
+
+    def worktree_base(self, root: Path, configured: str) -> Path:
+        return root / configured
+
+    def attach_argv(self, name: str) -> list[str]:
+        return [] if name.endswith("a1") else ["ssh", "-t", "10.0.0.7", "tmux", "attach-session", "-t", name]
+
+
+def test_a_leftover_session_says_how_to_look_at_it_only_where_it_can_be(git_repo: Path):
+    sessions = {"hive-w3-p-4-abc123-a1", "hive-w1-p-5-def456-a2"}
+    notes = _leftovers(git_repo, Config(), _Remote(), {}, sessions)  # type: ignore[arg-type]
+    assert notes == [
+        "leftover ray session hive-w1-p-5-def456-a2 (no task uses it): look with "
+        "`ssh -t 10.0.0.7 tmux attach-session -t hive-w1-p-5-def456-a2`, end it with `hive cleanup`",
+        "leftover ray session hive-w3-p-4-abc123-a1 (no task uses it): end it with `hive cleanup`",
+    ]

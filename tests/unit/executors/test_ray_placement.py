@@ -1,6 +1,7 @@
-"""RayExecutor.start when the node an attempt was placed on goes away before anything
-started there (found by `bench/soak.py --ray`: a worker node killed as a run began). Ray is
-stood in for here, so the order of events is exact; the soak does it on a real cluster."""
+"""RayExecutor when the node an attempt was placed on goes away (found by `bench/soak.py --ray`):
+before anything started there (a worker node killed as a run began), and while no node holds
+the attempt's unit (Ray waits to place it again), when the attempt is ended. Ray is stood in
+for here, so the order of events is exact; the soak does it on a real cluster."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ pytest.importorskip("ray")
 from ray.exceptions import ActorUnschedulableError
 
 from hive.errors import HiveError
-from hive.executors.base import Checkout, Launch
+from hive.executors.base import AgentRef, Checkout, Launch
 from hive.executors.ray import executor as ray_executor
 from hive.executors.ray.executor import PLACEMENTS, RayExecutor
 
@@ -43,8 +44,8 @@ class Actor:
 
 
 class Group:
-    def __init__(self, node: str) -> None:
-        self.node = node
+    def __init__(self, node: str, name: str = "") -> None:
+        self.node, self.name = node, name  # node "": not placed
 
     def ready(self) -> Call:
         return Call(None)
@@ -56,6 +57,7 @@ class World:
     def __init__(self, placements: list[str], dead: set[str]) -> None:
         self.placements, self.dead = placements, dead
         self.removed: list[str] = []
+        self.groups: dict[str, Group] = {}  # by name: what get_placement_group finds
         self.said: list[str] = []
         self.waited_gone: list[str] = []
         self.actors: dict[str, Actor] = {}
@@ -106,7 +108,14 @@ def world(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> World:
     fake_ray.wait = lambda calls, timeout=None: (calls, [])
     fake_ray.util = type("util", (), {})()
     fake_ray.util.placement_group = lambda bundles, strategy, name, lifetime: Group(w.placements.pop(0))
-    fake_ray.util.remove_placement_group = lambda group: w.removed.append(group.node)
+    fake_ray.util.remove_placement_group = lambda group: w.removed.append(group.name or group.node)
+
+    def get_placement_group(name: str) -> Group:
+        if name not in w.groups:
+            raise ValueError(f"Failed to look up placement group with name: {name}")
+        return w.groups[name]
+
+    fake_ray.util.get_placement_group = get_placement_group
     monkeypatch.setattr(ray_executor, "ray", fake_ray)
     monkeypatch.setattr(ray_executor, "node_of", lambda group: group.node)
     monkeypatch.setattr(ray_executor, "say", w.said.append)
@@ -149,3 +158,17 @@ def test_an_attempt_no_node_would_take_fails_with_a_clear_message(world: World, 
     ):
         ex.start(launch(tmp_path))
     assert world.removed == ["n1", "n2", "n3"] and ex._links == {}
+
+
+def test_ending_an_attempt_no_node_holds_gives_its_unit_back(world: World, tmp_path: Path):
+    """Its node died: Ray keeps the group, unplaced, to place it again. The run that takes
+    the attempt as interrupted (or `hive cleanup`) ends it, and its unit must not stay taken."""
+    name = "hive-w3-p-4-abc-a1"
+    world.groups = {g: Group("", g) for g in (f"proj:{name}", "proj:hive-w1-p-5-def-a1")}
+    ex = executor(world, tmp_path)
+    ref = AgentRef(str(tmp_path), "p:4", 1, name, 4242)
+    assert ex.stop(ref, patience=1.0, finished=False, report=print) == ""
+    assert world.removed == [f"proj:{name}"]
+    ex.close("hive-w1-p-5-def-a1")
+    ex.close("hive-w1-p-6-ghi-a1")  # no such attempt: nothing to give back
+    assert world.removed == [f"proj:{name}", "proj:hive-w1-p-5-def-a1"]
