@@ -13,7 +13,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,26 +87,23 @@ class Cluster:
                     )
                 return
             self._pid = os.getpid()
-            # ray.init in the main thread puts in its own SIGTERM handler, which exits at once with
-            # status 15 wherever the process is (a merge half done): Hive's is put back
-            ours = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
             try:
-                ray.init(
-                    address=self.address,
-                    namespace=NAMESPACE,
-                    logging_level=logging.ERROR,
-                    log_to_driver=False,
-                    configure_logging=False,
-                )
+                with _own_sigterm():
+                    ray.init(
+                        address=self.address,
+                        namespace=NAMESPACE,
+                        logging_level=logging.ERROR,
+                        log_to_driver=False,
+                        configure_logging=False,
+                    )
             except (ConnectionError, RuntimeError, ValueError) as e:
                 raise HiveError(
                     f"cannot reach the Ray cluster at [executor] address = {self.address!r}: {e}; "
                     f"start it (`ray start --head`) or fix the address in .hive/config.toml"
                 ) from None
-            finally:
-                if ours is not None:
-                    signal.signal(signal.SIGTERM, ours)
-            atexit.register(self._closed)  # before Ray's own exit handler disconnects
+            # after ray.init registered Ray's: atexit runs the last registered first, so this one
+            # waits for the last closes before Ray's own handler disconnects
+            atexit.register(self._closed)
 
     def _closed(self) -> None:
         """At exit: wait for the nodes to end the attempts this process closed last (a call
@@ -255,6 +252,23 @@ class Cluster:
             f"ended Hive's actor {name} on the Ray cluster (no attempt of this project runs)"
             for name in self._retire(f"{self.project}:node:")
         ]
+
+
+@contextlib.contextmanager
+def _own_sigterm() -> Iterator[None]:
+    """Keep this process's SIGTERM handling through ray.init, which in the main thread puts in
+    Ray's own handler: that one exits at once with status 15 wherever the process is (a merge
+    half done). A SIGTERM that comes meanwhile waits, blocked, for Hive's handler, put back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Ray leaves the handler alone there
+        return
+    ours = signal.getsignal(signal.SIGTERM)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, ours if ours is not None else signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _call(fn: Callable[[], T]) -> T:

@@ -1,0 +1,79 @@
+"""Cluster.connect keeps Hive's SIGTERM handling: ray.init in the main thread installs Ray's
+own handler (exit 15 at once, wherever the run is). Found by `bench/soak.py --ray`: a SIGTERM
+during ray.init (seed 1045), and one after it (seed 1). Ray is stood in for: its init does
+what Ray's does to the handler, and a SIGTERM lands in the middle of it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import types
+from collections.abc import Iterator
+
+import pytest
+
+from hive.executors.ray import cluster as cluster_module
+from hive.executors.ray.cluster import Cluster
+
+
+class Stopped(Exception):
+    pass
+
+
+@pytest.fixture
+def ours() -> Iterator[list[int]]:
+    """Hive's handler stood in for: it records the signal and stops the caller, as Hive's does."""
+    got: list[int] = []
+
+    def handler(signum: int, frame: object) -> None:
+        got.append(signum)
+        raise Stopped
+
+    before = signal.signal(signal.SIGTERM, handler)
+    yield got
+    signal.signal(signal.SIGTERM, before)
+
+
+def fake_ray(monkeypatch: pytest.MonkeyPatch, sigterm_during_init: bool) -> None:
+    state = {"up": False}
+
+    def init(**kwargs: object) -> None:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # what ray.init does
+        if sigterm_during_init:
+            os.kill(os.getpid(), signal.SIGTERM)  # Python runs a handler as soon as os.kill returns
+        state["up"] = True
+
+    ray = types.SimpleNamespace(is_initialized=lambda: state["up"], init=init)
+    monkeypatch.setattr(cluster_module, "ray", ray)
+    monkeypatch.setattr(cluster_module.atexit, "register", lambda fn: None)
+
+
+def test_after_connecting_a_sigterm_is_hives_to_handle(monkeypatch: pytest.MonkeyPatch, ours: list[int]) -> None:
+    fake_ray(monkeypatch, sigterm_during_init=False)
+    Cluster("127.0.0.9:1", "hive_agent", "~/.hive-node", "p").connect()
+    with pytest.raises(Stopped):
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert ours == [signal.SIGTERM]
+
+
+def test_a_sigterm_while_connecting_waits_for_hives_handler(monkeypatch: pytest.MonkeyPatch, ours: list[int]) -> None:
+    fake_ray(monkeypatch, sigterm_during_init=True)
+    with pytest.raises(Stopped):  # not SystemExit(15) from inside init
+        Cluster("127.0.0.9:1", "hive_agent", "~/.hive-node", "p").connect()
+    assert ours == [signal.SIGTERM]
+    assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, []), "not left blocked"
+
+
+def test_off_the_main_thread_the_handler_is_left_alone(monkeypatch: pytest.MonkeyPatch, ours: list[int]) -> None:
+    def init(**kwargs: object) -> None:
+        pass  # Ray leaves the handler alone off the main thread
+
+    monkeypatch.setattr(cluster_module, "ray", types.SimpleNamespace(is_initialized=lambda: False, init=init))
+    monkeypatch.setattr(cluster_module.atexit, "register", lambda fn: None)
+    before = signal.getsignal(signal.SIGTERM)
+    worker = threading.Thread(target=Cluster("127.0.0.9:1", "hive_agent", "~/.hive-node", "p").connect)
+    worker.start()
+    worker.join()
+    assert signal.getsignal(signal.SIGTERM) is before and ours == []
