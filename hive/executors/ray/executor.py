@@ -57,7 +57,9 @@ class RayExecutor:
         self._links: dict[str, Link] = {}
 
     def _link(self, name: str) -> Link | None:
-        """The link to a running attempt, found through its placement group if this process has none yet."""
+        """The link to a running attempt, found through its placement group if this process has
+        none yet; None if it has no group. A group no node's actor answers for is a lost link:
+        nothing runs for it, and closing it gives its unit of the resource back."""
         link = self._links.get(name)
         if link is not None:
             return link
@@ -67,15 +69,15 @@ class RayExecutor:
         except ValueError:  # no such attempt (any more)
             return None
         node = node_of(group)
-        if not node:
-            return None
+        if not node:  # its node died: Ray keeps the group, unplaced, to place it again
+            return Link(name, None, group, self.root, lost="no node holds it")
         link = Link(name, self.cluster.agent(node), group, self.root)
         try:
             where = ray.get(link.actor.where.remote(link.name), timeout=CALL_TIMEOUT)
-            if not where:
-                return Link(name, None, group, self.root, lost="its node no longer holds it")
-        except (*ActorGone, GetTimeoutError):
-            return None
+        except (*ActorGone, GetTimeoutError) as e:
+            return Link(name, None, group, self.root, lost=f"its node's agent did not answer ({type(e).__name__})")
+        if not where:
+            return Link(name, None, group, self.root, lost="its node no longer holds it")
         link.placed(where)
         self._links[name] = link
         return link
@@ -241,7 +243,6 @@ class RayExecutor:
         the attempt there. A node that is gone has nothing left to stop: what it shipped is here."""
         link = self._link(ref.name)
         if link is None:
-            self._give_back(ref.name)
             return ""
         link.ref = ref
         left = ""
@@ -271,7 +272,6 @@ class RayExecutor:
     def close(self, name: str) -> None:
         link = self._link(name) if name else None
         if link is None:
-            self._give_back(name)
             return
         if link.actor is not None and not link.lost:
             # not waited for: nothing here needs the node's worktree gone
@@ -279,14 +279,6 @@ class RayExecutor:
         with contextlib.suppress(Exception):
             ray.util.remove_placement_group(link.group)  # its unit of the resource is free again
         self._links.pop(name, None)
-
-    def _give_back(self, name: str) -> None:
-        """The unit of an attempt no node holds: its group is not placed (its node died: Ray
-        waits to place it again) or never was; nothing runs for it."""
-        if not name:
-            return
-        with contextlib.suppress(ValueError):  # no such group
-            ray.util.remove_placement_group(ray.util.get_placement_group(self.cluster.group_name(name)))
 
     def names(self) -> list[str]:
         return self.cluster.groups()
