@@ -193,6 +193,11 @@ def estimate_run(tasks: tuple[TaskSpec, ...], n: int, startup: float = 0.5) -> f
     return startup + work / n
 
 
+def in_order(faults: list[TimedFault]) -> tuple[TimedFault, ...]:
+    """A round's faults as its loop applies them: timed ones by time, then those waiting for a phase."""
+    return tuple(sorted(faults, key=lambda f: (bool(f.trigger), f.at)))
+
+
 def make_round(
     rng: random.Random, tasks: tuple[TaskSpec, ...], twin_p: float, allow_tmux: bool, startup: float = 0.5
 ) -> Round:
@@ -212,7 +217,7 @@ def make_round(
         faults.append(TimedFault("tmux-kill", round(rng.uniform(0.3, 0.8 * span), 2)))
     for _ in range(rng.choice([0, 0, 0, 1, 1, 2])):
         faults.append(TimedFault("user-commit", round(rng.uniform(0.2, 0.8 * span), 2)))
-    return Round(ns, tuple(sorted(faults, key=lambda f: (bool(f.trigger), f.at))))
+    return Round(ns, in_order(faults))
 
 
 def make_scenario(seed: int, ray: bool = False) -> Scenario:
@@ -247,7 +252,7 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
         first = rounds[0]
         at = round(rng.uniform(0.5, estimate_run(tasks, min(first.ns), startup)), 2)
         kill = TimedFault("node-kill", at, rng.randint(1, RAY_WORKERS))
-        rounds[0] = Round(first.ns, tuple(sorted((*first.faults, kill), key=lambda f: (bool(f.trigger), f.at))))
+        rounds[0] = Round(first.ns, in_order([*first.faults, kill]))
     return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay)
 
 
@@ -903,18 +908,7 @@ class Trial:
         """Every process started for this trial: it carries the trial's socket name (or
         fake HOME) in its environment, whoever its parent is now."""
         markers = (f"HIVE_TMUX_SOCKET={self.socket}".encode(), f"HOME={self.home}".encode())
-        out = []
-        for d in Path("/proc").iterdir():
-            if not d.name.isdigit() or int(d.name) == os.getpid():
-                continue
-            try:
-                env = (d / "environ").read_bytes().split(b"\0")
-                if any(m in env for m in markers) and not _zombie(d):
-                    cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-                    out.append((int(d.name), cmd))
-            except OSError:
-                continue
-        return out
+        return processes_where(lambda env: any(m in env for m in markers))
 
     def cleanup(self, keep: bool) -> None:
         self.kill_tmux()
@@ -1113,6 +1107,22 @@ def group_snapshot(pgid: int) -> list[str]:
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
             out.append(f"{d.name} {stat[0]} {wchan or '-'} {cmd[:90]}")
         except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def processes_where(wanted: Callable[[list[bytes]], bool]) -> list[tuple[int, str]]:
+    """(pid, command line) of every live process but this one whose environment entries
+    (`NAME=value` bytes) are `wanted`."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            if wanted((d / "environ").read_bytes().split(b"\0")) and not _zombie(d):
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+                out.append((int(d.name), cmd))
+        except OSError:
             continue
     return out
 

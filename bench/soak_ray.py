@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from soak import BENCH, GIT_ENV, PLAN, PY, RAY_WORKERS, Scenario, SoakError, Trial
+from soak import BENCH, GIT_ENV, PLAN, PY, RAY_WORKERS, Scenario, SoakError, Trial, processes_where
 
 sys.path.insert(0, str(BENCH.parent / "tests"))
 from ray_cluster import MARKER, LocalRayCluster  # type: ignore[import-not-found]  # tests/ray_cluster.py
@@ -126,18 +126,9 @@ class RaySoak:
         """Agents (anything with HIVE_TASK of the soak's plan) running on the cluster's nodes."""
         node = f"{MARKER}={self.cluster.id}-".encode()
         task = f"HIVE_TASK={PLAN}:".encode()
-        out = []
-        for d in Path("/proc").iterdir():
-            try:
-                env = (d / "environ").read_bytes().split(b"\0")
-                if any(e.startswith(node) for e in env) and any(e.startswith(task) for e in env):
-                    stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
-                    if stat[0] != "Z":
-                        cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-                        out.append((int(d.name), cmd))
-            except (OSError, IndexError):
-                continue
-        return out
+        return processes_where(
+            lambda env: any(e.startswith(node) for e in env) and any(e.startswith(task) for e in env)
+        )
 
 
 class RayTrial(Trial):
