@@ -354,9 +354,7 @@ class LocalRayCluster:
     def restart_node(self, n: int) -> RayNode:
         """Start worker node n again after `kill_node(n)`, like a machine back up: the same address
         and workdir (what its last life left there), a new Ray node id; returns once it answers."""
-        if not 1 <= n <= self.workers:
-            raise ValueError(f"no worker node {n}: 1..{self.workers}")
-        self.kill_node(n)  # whatever was left of it
+        self.kill_node(n)  # whatever was left of it (and a ValueError for no such worker node)
         self._launchers[n].wait()
         self._replaced.add(self._nodes[n].node_id)  # the head may list it alive a while yet
         self._launch(n)
