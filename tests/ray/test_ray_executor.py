@@ -341,7 +341,7 @@ fake: signal done
         )
         subprocess.run([sys.executable, "-c", code, ray_cluster.address], check=True, timeout=60)
         wait_for(lambda: "p:1: attempt 2 started" in run.stderr(), timeout=60, what="a second attempt")
-        # the agent the dead actor left behind is ended by the actor that replaces it
+        # the agent the dead actor left behind is ended by its lifeline (or the actor that replaces it)
         wait_for(lambda: not (set(processes_of([b"HIVE_ATTEMPT=1"])) & set(first)), timeout=30, what="the orphan ended")
         go.write_text("")
         assert run.wait(timeout=120) == 0, run.stderr()
@@ -351,6 +351,51 @@ fake: signal done
     assert re.search(r"p:1: failed — interrupted: its Ray node 127\.0\.0\.\d", run.stderr()), run.stderr()
     assert_finished_exactly_once(repo, {"p:1": "long work"})
     assert repo.state("p", "1")["attempts_used"] == 1
+
+
+def test_a_node_whose_raylet_dies_ends_its_agents_there_while_its_task_goes_on_elsewhere(
+    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
+):
+    """Ray dies on a machine that lives on (its raylet killed: out of memory, say): the node is
+    dead to the cluster and no actor can be made there again, yet the agent runs in tmux, not
+    in Ray. Its lifeline ends it as the actor goes, while the task runs again on the other node."""
+    go = waiting_plan(
+        repo,
+        ray_cluster,
+        tmp_path,
+        """
+### Task 1: Long
+fake: write long.txt long
+fake: commit-once long work
+fake: wait-for {go}
+fake: signal done
+""",
+    )
+    run = repo.start_doit()
+    try:
+        state = wait_for(
+            lambda: (s := repo.state("p", "1")).get("node") and _has_commit(repo, s["branch"]) and s,
+            timeout=90,
+            what="task 1 running with its first commit shipped",
+        )
+        node = ray_cluster.node(NODE_IPS[state["node"]])
+        first = processes_of([b"HIVE_ATTEMPT=1"])
+        assert first, "the first attempt's agent runs"
+        raylet = [pid for pid, argv in node.pids().items() if Path(argv.split()[0]).name == "raylet"]
+        assert len(raylet) == 1, node.pids()
+        os.kill(raylet[0], signal.SIGKILL)
+        wait_for(lambda: not (set(processes_of([b"HIVE_ATTEMPT=1"])) & set(first)), timeout=30, what="the agent ended")
+        wait_for(lambda: "p:1: attempt 2 started" in run.stderr(), timeout=90, what="a second attempt")
+        go.write_text("")
+        assert run.wait(timeout=120) == 0, run.stderr()
+    finally:
+        if run.running():
+            run.proc.kill()
+    assert started_on(run.stderr())["p:1"] == set(NODE_IPS)
+    assert_finished_exactly_once(repo, {"p:1": "long work"})
+    assert node.workdir is not None
+    said = (node.workdir / project_id(repo.root) / "lifeline.log").read_text()
+    assert re.search(r"hive lifeline: actor \w+ ended; stopping the agents it held\n  stopped hive-", said), said
 
 
 def test_doctor_checks_the_agents_on_every_node_that_runs_them(repo: Repo, ray_cluster: LocalRayCluster):

@@ -9,6 +9,7 @@ its controller and the next `doit` re-attaches."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import threading
@@ -19,10 +20,11 @@ from hive.adapters import git, processes
 from hive.engine import workspace
 from hive.errors import CommandError, HiveError
 from hive.executors.base import AgentRef, Launch
+from hive.executors.ray import lifeline
 from hive.executors.ray.shipping import LOG_CHUNK, Cursor, Pulled, Spec, create_bundle, take_bundle
 from hive.executors.tmux import TmuxExecutor
 from hive.store import agent_signals
-from hive.store.files import locked
+from hive.store.files import atomic_write, locked
 from hive.store.names import split_key
 from hive.store.paths import Paths
 
@@ -52,6 +54,7 @@ class Node:
         self.cache = self.home / "repo"
         self.lock = self.home / "cache.lock"
         self.node_id = ray.get_runtime_context().get_node_id()
+        self.actor_id = ray.get_runtime_context().get_actor_id() or ""
         self.ip = ray.util.get_node_ip_address()
         # one tmux server per node: on one machine two nodes' agents must not share one
         os.environ["HIVE_TMUX_SOCKET"] = f"{os.environ.get('HIVE_TMUX_SOCKET', 'hive')}-{self.node_id[:8]}"
@@ -116,7 +119,9 @@ class Attempt:
     def start(self, bundle: bytes) -> int:
         spec, cache = self.spec, self.node.cache
         self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "name").write_text(spec.name)  # for an actor that comes after this one dies
+        # whose it is, for the lifeline when this actor dies, and for an actor that comes after it
+        held = {"actor": self.node.actor_id, "name": spec.name, "key": spec.key, "attempt": spec.attempt}
+        atomic_write(self.dir / lifeline.HELD, json.dumps(held))
         with locked(self.node.lock):  # attempts on this node share the cache
             if not (cache / ".git").exists():
                 cache.mkdir(parents=True, exist_ok=True)
@@ -279,14 +284,18 @@ class NodeAgent:
         self.attempts: dict[str, Attempt] = {}
         self.lock = threading.Lock()
         self._clear_orphans()
+        # held open, never written, while this process lives: its closing ends this actor's agents
+        self._lifeline = lifeline.start(
+            self.node.home / "attempts", self.node.actor_id, self.node.home / "lifeline.log"
+        )
 
     def _clear_orphans(self) -> None:
         """Attempts an earlier actor here left when it died: their controllers have taken
-        them as lost and run them elsewhere, so their agents must not go on here."""
-        for folder in (self.node.home / "attempts").glob("*"):
-            name = _text(folder / "name")
-            if name:
-                self.node.tmux.close(name.strip())
+        them as lost and run them elsewhere, so their agents must not go on here (its
+        lifeline ended them, unless it could not: a node that came back after dying whole)."""
+        attempts = self.node.home / "attempts"
+        lifeline.end_agents(attempts, None)
+        for folder in attempts.glob("*"):
             shutil.rmtree(folder, ignore_errors=True)
         if (self.node.cache / ".git").exists():
             with locked(self.node.lock):
