@@ -92,6 +92,8 @@ EXPECTED_EXIT = {"sigterm": 143, "sigint": 130, "sigint-group": 130}
 RAY_WORKERS = 2
 RAY_STARTUP = 2.0
 NODE_KILL_P = 0.3
+RAY_DEATH_P = 0.25  # Ray dies on a node whose machine lives: its raylet, or Hive's actor there, SIGKILLed
+NODE_FAULTS = ("node-kill", "raylet-kill", "actor-kill")  # Ray only: what `target` (a worker node) suffers
 
 
 # -- the scenario: plan and faults, all drawn from the seed -----------------
@@ -119,15 +121,15 @@ class TaskSpec:
 
 @dataclass(frozen=True)
 class TimedFault:
-    kind: str  # a PROCESS_FAULTS kind | "tmux-kill" | "user-commit" | "node-kill"
+    kind: str  # a PROCESS_FAULTS kind | "tmux-kill" | "user-commit" | a NODE_FAULTS kind
     at: float  # seconds after the round started, or after the trigger
-    target: int = 0  # which of the round's doit processes (process faults); the worker node (node-kill)
+    target: int = 0  # which of the round's doit processes (process faults); the worker node (NODE_FAULTS)
     trigger: str = ""  # a TRIGGERS phase, or "" for a time since the start
     nth: int = 1  # ... its n-th occurrence in the round
 
     def describe(self) -> str:
         who = f"[proc {self.target + 1}]" if self.kind in PROCESS_FAULTS else ""
-        who = f"[node {self.target}]" if self.kind == "node-kill" else who
+        who = f"[node {self.target}]" if self.kind in NODE_FAULTS else who
         when = f"{self.trigger}#{self.nth}+{self.at:.3f}s" if self.trigger else f"{self.at:.2f}s"
         return f"{self.kind}{who}@{when}"
 
@@ -253,6 +255,10 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
         at = round(rng.uniform(0.5, estimate_run(tasks, min(first.ns), startup)), 2)
         kill = TimedFault("node-kill", at, rng.randint(1, RAY_WORKERS))
         rounds[0] = Round(first.ns, in_order([*first.faults, kill]))
+    if ray and rng.random() < RAY_DEATH_P:  # drawn after node-kill: seeds that had it keep it as it was
+        first, kind = rounds[0], rng.choice(NODE_FAULTS[1:])
+        at = round(rng.uniform(0.5, estimate_run(tasks, min(first.ns), startup)), 2)
+        rounds[0] = Round(first.ns, in_order([*first.faults, TimedFault(kind, at, rng.randint(1, RAY_WORKERS))]))
     return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay)
 
 
@@ -482,8 +488,8 @@ class Trial:
     def kill_tmux(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True, check=False)
 
-    def kill_node(self, node: int) -> str:
-        raise SoakError("node-kill needs the Ray executor (--ray)")
+    def kill_node(self, kind: str, node: int) -> str:
+        raise SoakError(f"{kind} needs the Ray executor (--ray)")
 
     def check_executor(self) -> None:
         """What the executor must have left behind after the final run: nothing."""
@@ -631,8 +637,8 @@ class Trial:
             self.kill_tmux()
             for rec in recs:
                 rec.faults.append(desc)
-        elif f.kind == "node-kill":
-            desc += self.kill_node(f.target)
+        elif f.kind in NODE_FAULTS:
+            desc += self.kill_node(f.kind, f.target)
             for rec in recs:
                 rec.faults.append(desc)
         elif f.kind == "user-commit":

@@ -12,6 +12,9 @@ bench/soak.py's, with `[executor] kind = "ray"` and these differences:
 - one more fault, `node-kill`: every process of a worker node SIGKILLed mid-run, like a machine
   dying (its tasks must restart on the other node, and none land twice); the node is started
   again, on the same address and workdir, after the trial;
+- and after it one of Ray dying on a node whose machine lives: `raylet-kill`, its raylet SIGKILLed
+  (the node is dead to Ray; its agents, in tmux, must be ended there all the same, by their actor's
+  lifeline), or `actor-kill`, Hive's actor there SIGKILLed;
 - after the final run nothing of the trial may be left on the cluster: no placement group of
   the project (each holds a unit of the resource), no attempt in a node's actor, no agent
   process or tmux session on a node, and after `hive cleanup` no actor of the project.
@@ -23,6 +26,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -158,10 +162,21 @@ class RayTrial(Trial):
         for socket in self.soak.sockets():
             self.soak.tmux(socket, "kill-server")
 
-    def kill_node(self, node: int) -> str:
-        killed = self.soak.cluster.kill_node(node)
-        self.killed_nodes.add(node)
-        return f" ({len(killed)} processes of {self.soak.cluster.node(node).ip})"
+    def kill_node(self, kind: str, node: int) -> str:
+        """`node-kill`: every process of the node, as a machine dies. `raylet-kill`: its raylet
+        (Ray's workers and actors there end with it; its tmux servers and agents live on).
+        `actor-kill`: Hive's actors there (the node lives; the next attempt there makes one anew)."""
+        ray_node = self.soak.cluster.node(node)
+        if kind == "node-kill":
+            killed = list(self.soak.cluster.kill_node(node))
+        else:
+            title = "raylet" if kind == "raylet-kill" else "ray::NodeAgent"
+            killed = [pid for pid, argv in ray_node.pids().items() if argv.split(" ")[0].endswith(title)]
+            for pid in killed:
+                os.kill(pid, signal.SIGKILL)
+        if kind != "actor-kill":
+            self.killed_nodes.add(node)
+        return f" ({len(killed)} processes of {ray_node.ip})"
 
     def tmux_sessions(self) -> list[str]:
         sessions = super().tmux_sessions()
