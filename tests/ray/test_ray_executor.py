@@ -4,6 +4,7 @@ fake agent running in tmux on the nodes, its work brought back as git bundles an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -12,11 +13,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Repo, assert_finished_exactly_once, wait_for
-from ray_cluster import LocalRayCluster, processes_of
+from conftest import Repo, Run, assert_finished_exactly_once, wait_for
+from ray_cluster import LocalRayCluster, RayNode, processes_of
 
 from hive.executors.ray.cluster import PROTOCOL, project_id
 
@@ -314,54 +317,12 @@ def test_worker_processes_are_refused_with_the_ray_executor_before_anything_star
     assert "Traceback" not in r.stderr and not repo.worktrees()
 
 
-def test_hives_actor_on_a_node_dying_interrupts_its_attempts_and_ends_their_agents(
-    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
-):
+@contextlib.contextmanager
+def a_long_task_running(repo: Repo, cluster: LocalRayCluster, tmp_path: Path) -> Iterator[LongTask]:
+    """doit running one task whose agent waits for `go`, its first commit shipped here."""
     go = waiting_plan(
         repo,
-        ray_cluster,
-        tmp_path,
-        """
-### Task 1: Long
-fake: write long.txt long
-fake: commit-once long work
-fake: wait-for {go}
-fake: signal done
-""",
-    )
-    run = repo.start_doit()
-    try:
-        wait_for(lambda: _has_commit(repo, repo.state("p", "1").get("branch", "x")), timeout=90, what="work shipped")
-        first = processes_of([b"HIVE_ATTEMPT=1"])
-        assert first, "the first attempt's agent runs"
-        code = (
-            "import ray, sys; ray.init(address=sys.argv[1], logging_level='ERROR', log_to_driver=False);"
-            "[ray.kill(ray.get_actor(a['name'], namespace='hive')) for a in ray.util.list_named_actors(True)"
-            " if a['namespace'] == 'hive' and ':node:' in a['name']]"
-        )
-        subprocess.run([sys.executable, "-c", code, ray_cluster.address], check=True, timeout=60)
-        wait_for(lambda: "p:1: attempt 2 started" in run.stderr(), timeout=60, what="a second attempt")
-        # the agent the dead actor left behind is ended by its lifeline (or the actor that replaces it)
-        wait_for(lambda: not (set(processes_of([b"HIVE_ATTEMPT=1"])) & set(first)), timeout=30, what="the orphan ended")
-        go.write_text("")
-        assert run.wait(timeout=120) == 0, run.stderr()
-    finally:
-        if run.running():
-            run.proc.kill()
-    assert re.search(r"p:1: failed — interrupted: its Ray node 127\.0\.0\.\d", run.stderr()), run.stderr()
-    assert_finished_exactly_once(repo, {"p:1": "long work"})
-    assert repo.state("p", "1")["attempts_used"] == 1
-
-
-def test_a_node_whose_raylet_dies_ends_its_agents_there_while_its_task_goes_on_elsewhere(
-    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
-):
-    """Ray dies on a machine that lives on (its raylet killed: out of memory, say): the node is
-    dead to the cluster and no actor can be made there again, yet the agent runs in tmux, not
-    in Ray. Its lifeline ends it as the actor goes, while the task runs again on the other node."""
-    go = waiting_plan(
-        repo,
-        ray_cluster,
+        cluster,
         tmp_path,
         """
 ### Task 1: Long
@@ -378,23 +339,64 @@ fake: signal done
             timeout=90,
             what="task 1 running with its first commit shipped",
         )
-        node = ray_cluster.node(NODE_IPS[state["node"]])
-        first = processes_of([b"HIVE_ATTEMPT=1"])
-        assert first, "the first attempt's agent runs"
-        raylet = [pid for pid, argv in node.pids().items() if Path(argv.split()[0]).name == "raylet"]
-        assert len(raylet) == 1, node.pids()
-        os.kill(raylet[0], signal.SIGKILL)
-        wait_for(lambda: not (set(processes_of([b"HIVE_ATTEMPT=1"])) & set(first)), timeout=30, what="the agent ended")
-        wait_for(lambda: "p:1: attempt 2 started" in run.stderr(), timeout=90, what="a second attempt")
-        go.write_text("")
-        assert run.wait(timeout=120) == 0, run.stderr()
+        agent = processes_of([b"HIVE_ATTEMPT=1"])
+        assert agent, "the first attempt's agent runs"
+        yield LongTask(run, go, cluster.node(NODE_IPS[state["node"]]), set(agent))
     finally:
         if run.running():
             run.proc.kill()
-    assert started_on(run.stderr())["p:1"] == set(NODE_IPS)
+
+
+@dataclass
+class LongTask:
+    run: Run
+    go: Path
+    node: RayNode  # where its first attempt runs
+    agent: set[int]  # that attempt's agent's processes
+
+    def wait_agent_ended(self) -> None:
+        wait_for(lambda: not (set(processes_of([b"HIVE_ATTEMPT=1"])) & self.agent), timeout=30, what="the agent ended")
+
+    def finish_after_a_second_attempt(self) -> str:
+        wait_for(lambda: "p:1: attempt 2 started" in self.run.stderr(), timeout=90, what="a second attempt")
+        self.go.write_text("")
+        assert self.run.wait(timeout=120) == 0, self.run.stderr()
+        return self.run.stderr()
+
+
+def test_hives_actor_on_a_node_dying_interrupts_its_attempts_and_ends_their_agents(
+    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
+):
+    with a_long_task_running(repo, ray_cluster, tmp_path) as task:
+        code = (
+            "import ray, sys; ray.init(address=sys.argv[1], logging_level='ERROR', log_to_driver=False);"
+            "[ray.kill(ray.get_actor(a['name'], namespace='hive')) for a in ray.util.list_named_actors(True)"
+            " if a['namespace'] == 'hive' and ':node:' in a['name']]"
+        )
+        subprocess.run([sys.executable, "-c", code, ray_cluster.address], check=True, timeout=60)
+        task.wait_agent_ended()  # by its lifeline (or the actor that replaces it)
+        err = task.finish_after_a_second_attempt()
+    assert re.search(r"p:1: failed — interrupted: its Ray node 127\.0\.0\.\d", err), err
     assert_finished_exactly_once(repo, {"p:1": "long work"})
-    assert node.workdir is not None
-    said = (node.workdir / project_id(repo.root) / "lifeline.log").read_text()
+    assert repo.state("p", "1")["attempts_used"] == 1
+
+
+def test_a_node_whose_raylet_dies_ends_its_agents_there_while_its_task_goes_on_elsewhere(
+    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
+):
+    """Ray dies on a machine that lives on (its raylet killed: out of memory, say): the node is
+    dead to the cluster and no actor can be made there again, yet the agent runs in tmux, not
+    in Ray. Its lifeline ends it as the actor goes, while the task runs again on the other node."""
+    with a_long_task_running(repo, ray_cluster, tmp_path) as task:
+        raylet = [pid for pid, argv in task.node.pids().items() if Path(argv.split()[0]).name == "raylet"]
+        assert len(raylet) == 1, task.node.pids()
+        os.kill(raylet[0], signal.SIGKILL)
+        task.wait_agent_ended()
+        err = task.finish_after_a_second_attempt()
+    assert started_on(err)["p:1"] == set(NODE_IPS)
+    assert_finished_exactly_once(repo, {"p:1": "long work"})
+    assert task.node.workdir is not None
+    said = (task.node.workdir / project_id(repo.root) / "lifeline.log").read_text()
     assert re.search(r"hive lifeline: actor \w+ ended; stopping the agents it held\n  stopped hive-", said), said
 
 
