@@ -10,6 +10,7 @@ from pathlib import Path
 from hive.engine.standing import MERGING, RUNNING, Standing, standing
 from hive.engine.supervise import log_size
 from hive.engine.task import duration
+from hive.errors import HiveError
 from hive.executors import AgentRef, executor
 from hive.lifecycle import ORDER, Progress, State, progress, shown_state
 from hive.plan import discovered
@@ -64,6 +65,7 @@ def collect(root: Path) -> list[TaskStatus]:
     states = StateStore(paths).read_all()
     rows = []
     now = time.time()
+    cannot_ask = ""  # why the executor cannot be asked about running agents (a Ray cluster that is down)
     for plan in project.plans.plans:
         for task in plan.tasks:
             st = states.get(plan.key(task.id))
@@ -74,13 +76,19 @@ def collect(root: Path) -> list[TaskStatus]:
                 continue
             running = st.state == State.IN_PROGRESS
             holder = HeldLock(paths.claim_lock(plan.name, task.id)).holder() if running else None
-            alive = running and agents.alive(AgentRef.of(root, st), thorough=True)
-            where = standing(paths, agents, st) if running else None
+            alive, where = False, None
+            if running and not cannot_ask:
+                try:
+                    alive = agents.alive(AgentRef.of(root, st), thorough=True)
+                    where = standing(paths, agents, st)
+                except HiveError as e:  # what the state says is all there is to show
+                    cannot_ask = f"cannot tell how its agent is: {e}"
             signalled = where.signal if where else None
             log = paths.log_file(plan.name, task.id)
             idle = now - log.stat().st_mtime if running and not signalled and log_size(log) > st.log_offset else None
             state = shown_state(st, task.text_hash)
             reason = _unwatched(where) if where and not holder else st.reason
+            reason = cannot_ask if running and cannot_ask else reason
             used = usage.task_totals(st).as_json()
             rows.append(
                 TaskStatus(

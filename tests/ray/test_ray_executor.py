@@ -400,6 +400,28 @@ def test_a_node_whose_raylet_dies_ends_its_agents_there_while_its_task_goes_on_e
     assert re.search(r"hive lifeline: actor \w+ ended; stopping the agents it held\n  stopped hive-", said), said
 
 
+def test_with_the_clusters_head_gone_status_and_doit_say_so_at_once(
+    repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
+):
+    """Ray's own connect would try for a quarter of an hour, saying nothing of it."""
+    with a_long_task_running(repo, ray_cluster, tmp_path) as task:
+        os.killpg(task.run.proc.pid, signal.SIGKILL)  # the controller dies, then the head
+        task.run.proc.wait()
+        ray_cluster.node(0).kill()
+        unreachable = (
+            f"cannot reach the Ray cluster at [executor] address = '{ray_cluster.address}': nothing answers at "
+            f"{ray_cluster.address} (Connection refused)"
+        )
+        status = repo.hive("status", "--json", timeout=30)
+        assert status.returncode == 0, status.stderr
+        [row] = json.loads(status.stdout)["tasks"]
+        assert row["state"] == "in_progress" and row["node"] in NODE_IPS
+        assert row["reason"].startswith(f"cannot tell how its agent is: {unreachable}"), row
+        run = repo.doit(timeout=30)
+        assert run.returncode != 0
+        assert unreachable in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
 def test_doctor_checks_the_agents_on_every_node_that_runs_them(repo: Repo, ray_cluster: LocalRayCluster):
     """With the Ray executor the agents run on the nodes: `hive doctor` checks each profile's
     program there (a Ray task on each node), under the node's address, and starts no actor."""

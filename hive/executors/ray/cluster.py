@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -46,6 +47,7 @@ NAMESPACE = "hive"
 CALL_TIMEOUT = 60.0  # one call to a live actor
 CLOSING_PATIENCE = 10.0  # at exit, for the nodes to end the attempts closed last
 GONE_PATIENCE = 30.0  # for Ray to take a node whose actor died as dead (its health checks: ~15-30 s)
+PROBE_TIMEOUT = 5.0  # for the cluster's address to accept a connection, before Ray is asked to connect
 HOST_PATIENCE = 120.0  # `hive doctor`'s checks on one node: a new worker there, and agents' `--version`s
 
 
@@ -87,6 +89,7 @@ class Cluster:
                     )
                 return
             self._pid = os.getpid()
+            _answers(self.address)
             try:
                 with _own_sigterm():
                     ray.init(
@@ -252,6 +255,25 @@ class Cluster:
             f"ended Hive's actor {name} on the Ray cluster (no attempt of this project runs)"
             for name in self._retire(f"{self.project}:node:")
         ]
+
+
+def _answers(address: str) -> None:
+    """A clear error at once if nothing listens at the cluster's address: `ray.init` would try to
+    reach it for a quarter of an hour, saying nothing of it but Ray's own warnings (measured:
+    Ray 2.60 retries 20 times, ~40 s each). "auto" looks for a cluster on this machine, and
+    fails fast by itself when there is none; with $RAY_ADDRESS set, it goes there."""
+    target = os.environ.get("RAY_ADDRESS", "") if address in ("", "auto") else address
+    host, _, port = target.split("://", 1)[-1].rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto" with no $RAY_ADDRESS, "local", or a form Ray itself will refuse
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT).close()
+    except OSError as e:
+        why = e.strerror or str(e) or type(e).__name__
+        raise HiveError(
+            f"cannot reach the Ray cluster at [executor] address = {address!r}: nothing answers at "
+            f"{host}:{port} ({why}); start it (`ray start --head`), or fix the address in .hive/config.toml"
+        ) from None
 
 
 @contextlib.contextmanager

@@ -48,6 +48,7 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch, sigterm_during_init: bool) -> None
     ray = types.SimpleNamespace(is_initialized=lambda: state["up"], init=init)
     monkeypatch.setattr(cluster_module, "ray", ray)
     monkeypatch.setattr(cluster_module.atexit, "register", lambda fn: None)
+    monkeypatch.setattr(cluster_module, "_answers", lambda address: None)  # no cluster to answer
 
 
 def test_after_connecting_a_sigterm_is_hives_to_handle(monkeypatch: pytest.MonkeyPatch, ours: list[int]) -> None:
@@ -72,6 +73,7 @@ def test_off_the_main_thread_the_handler_is_left_alone(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(cluster_module, "ray", types.SimpleNamespace(is_initialized=lambda: False, init=init))
     monkeypatch.setattr(cluster_module.atexit, "register", lambda fn: None)
+    monkeypatch.setattr(cluster_module, "_answers", lambda address: None)
     before = signal.getsignal(signal.SIGTERM)
     worker = threading.Thread(target=Cluster("127.0.0.9:1", "hive_agent", "~/.hive-node", "p").connect)
     worker.start()
