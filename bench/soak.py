@@ -258,7 +258,10 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
     if ray and rng.random() < RAY_DEATH_P:  # drawn after node-kill: seeds that had it keep it as it was
         first, kind = rounds[0], rng.choice(NODE_FAULTS[1:])
         at = round(rng.uniform(0.5, estimate_run(tasks, min(first.ns), startup)), 2)
-        rounds[0] = Round(first.ns, in_order([*first.faults, TimedFault(kind, at, rng.randint(1, RAY_WORKERS))]))
+        node = rng.randint(1, RAY_WORKERS)
+        killed = [f.target for f in first.faults if f.kind == "node-kill"]
+        node = killed[0] if killed and kind == "raylet-kill" else node  # one node down at most: the other runs the rest
+        rounds[0] = Round(first.ns, in_order([*first.faults, TimedFault(kind, at, node)]))
     return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay)
 
 

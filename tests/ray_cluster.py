@@ -360,7 +360,7 @@ class LocalRayCluster:
         self._launch(n)
         deadline = time.monotonic() + self.timeout
         try:
-            self._wait_answering(deadline)
+            self._wait_answering(deadline, [self._nodes[n]])  # not another node that is down too
         except BaseException:
             self.kill_node(n)
             raise
@@ -503,13 +503,14 @@ class LocalRayCluster:
         tails = node.log_tail() if node.is_head else node.log_tail() + "\n" + self._nodes[0].log_tail(10)
         return RayClusterError(f"node {n} ({node.ip}): {what}\n{tails}")
 
-    def _wait_answering(self, deadline: float) -> None:
-        """Each worker node has run, pinned to it, a task that needs one unit of `resource`."""
+    def _wait_answering(self, deadline: float, nodes: list[RayNode] | None = None) -> None:
+        """Each worker node of `nodes` (all) has run, pinned to it, a task that needs one unit of `resource`."""
         ray = _import_ray()
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        nodes = self._nodes if nodes is None else nodes
         with self.connect():
-            for node in self._nodes:
+            for node in nodes:
                 node.node_id = self._wait_registered(node, deadline)
             probe = ray.remote(_probe)
             pending = {
@@ -519,7 +520,8 @@ class LocalRayCluster:
                     max_retries=0,
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False),
                 ).remote(): node
-                for node in self._nodes[1:]
+                for node in nodes
+                if not node.is_head
             }
             for ref, node in pending.items():
                 try:
