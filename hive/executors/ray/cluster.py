@@ -55,7 +55,7 @@ def _protocol() -> str:
     """Names the code a node actor runs: detached actors outlive the Hive that made them, and
     after an upgrade the controller must not call one that speaks an older protocol."""
     here = Path(__file__).parent
-    code = b"".join((here / name).read_bytes() for name in ("node.py", "shipping.py"))
+    code = b"".join((here / name).read_bytes() for name in ("node.py", "shipping.py", "lifeline.py"))
     return hashlib.sha1(code).hexdigest()[:8]
 
 
