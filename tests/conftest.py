@@ -390,6 +390,22 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "ray_cluster(**kwargs): arguments of LocalRayCluster for the ray_cluster fixture (workers=4, ...)"
     )
+    from clis import CACHE
+
+    # Made before any test runs: under pytest-xdist one worker may install the CLIs while
+    # another's test compares the real home's listing before and after (`isolated`), and the
+    # install's first act would otherwise create ~/.cache there.
+    CACHE.mkdir(parents=True, exist_ok=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Under `pytest -n N --dist loadgroup` (the README's command) the Ray tests run one after
+    # another in one worker: a cluster takes 3-4 processes and ~1 GB, and two at once on two
+    # cores would make their timing the test.
+    ray_tests = HERE / "ray"
+    for item in items:
+        if item.path.is_relative_to(ray_tests):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 @pytest.fixture

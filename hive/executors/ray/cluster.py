@@ -14,7 +14,8 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -91,14 +92,13 @@ class Cluster:
             self._pid = os.getpid()
             _answers(self.address)
             try:
-                with _own_sigterm():
-                    ray.init(
-                        address=self.address,
-                        namespace=NAMESPACE,
-                        logging_level=logging.ERROR,
-                        log_to_driver=False,
-                        configure_logging=False,
-                    )
+                _init(
+                    address=self.address,
+                    namespace=NAMESPACE,
+                    logging_level=logging.ERROR,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
             except (ConnectionError, RuntimeError, ValueError) as e:
                 raise HiveError(
                     f"cannot reach the Ray cluster at [executor] address = {self.address!r}: {e}; "
@@ -276,21 +276,32 @@ def _answers(address: str) -> None:
         ) from None
 
 
-@contextlib.contextmanager
-def _own_sigterm() -> Iterator[None]:
-    """Keep this process's SIGTERM handling through ray.init, which in the main thread puts in
-    Ray's own handler: that one exits at once with status 15 wherever the process is (a merge
-    half done). A SIGTERM that comes meanwhile waits, blocked, for Hive's handler, put back."""
+class _NotMainThread(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("SIGTERM handler is not set")
+
+
+def _init(**options: Any) -> None:
+    """ray.init, never in the main thread: there it puts in Ray's own SIGTERM handler, which
+    exits at once with status 15 wherever the process is (a merge half done). Blocking SIGTERM
+    while Ray's handler is in place is not enough: another thread of the process (doit's, a test
+    runner's) takes the signal and the main thread then runs whichever handler is in place. Off
+    the main thread Ray leaves the handler alone (and warns that it does, which is Hive's choice).
+    Meanwhile the main thread blocks SIGTERM, so one that comes during the connection waits for it
+    to finish and is then Hive's to handle."""
+    logging.getLogger("ray._private.worker").addFilter(_QUIET)
     if threading.current_thread() is not threading.main_thread():
-        yield  # Ray leaves the handler alone there
+        ray.init(**options)
         return
-    ours = signal.getsignal(signal.SIGTERM)
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
-        yield
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hive-ray-connect") as connecting:
+            connecting.submit(ray.init, **options).result()
     finally:
-        signal.signal(signal.SIGTERM, ours if ours is not None else signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+_QUIET = _NotMainThread()
 
 
 def _call(fn: Callable[[], T]) -> T:

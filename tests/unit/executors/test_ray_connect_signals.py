@@ -1,14 +1,17 @@
 """Cluster.connect keeps Hive's SIGTERM handling: ray.init in the main thread installs Ray's
 own handler (exit 15 at once, wherever the run is). Found by `bench/soak.py --ray`: a SIGTERM
-during ray.init (seed 1045), and one after it (seed 1). Ray is stood in for: its init does
-what Ray's does to the handler, and a SIGTERM lands in the middle of it."""
+during ray.init (seed 1045), and one after it (seed 1); and by pytest-xdist, whose worker has a
+thread of its own that took a SIGTERM the main thread blocked. Ray is stood in for: its init
+does what Ray's does to the handler, and a SIGTERM lands in the middle of it."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
 import threading
+import time
 import types
 from collections.abc import Iterator
 
@@ -40,9 +43,15 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch, sigterm_during_init: bool) -> None
     state = {"up": False}
 
     def init(**kwargs: object) -> None:
-        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # what ray.init does
+        if threading.current_thread() is threading.main_thread():  # what ray.init does
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+        else:
+            logging.getLogger("ray._private.worker").warning(
+                "SIGTERM handler is not set because current thread is not the main thread."
+            )
         if sigterm_during_init:
             os.kill(os.getpid(), signal.SIGTERM)  # Python runs a handler as soon as os.kill returns
+            time.sleep(0.2)  # init goes on: time for another thread to take the signal
         state["up"] = True
 
     ray = types.SimpleNamespace(is_initialized=lambda: state["up"], init=init)
@@ -79,3 +88,35 @@ def test_off_the_main_thread_the_handler_is_left_alone(monkeypatch: pytest.Monke
     worker.start()
     worker.join()
     assert signal.getsignal(signal.SIGTERM) is before and ours == []
+
+
+def test_a_sigterm_while_connecting_is_hives_with_another_thread_to_take_it(
+    monkeypatch: pytest.MonkeyPatch, ours: list[int]
+) -> None:
+    """A thread that does not block SIGTERM (doit's, a test runner's) is where the kernel sends it."""
+    release = threading.Event()
+    bystander = threading.Thread(target=release.wait)
+    bystander.start()
+    try:
+        fake_ray(monkeypatch, sigterm_during_init=True)
+        with pytest.raises(Stopped):
+            Cluster("127.0.0.9:1", "hive_agent", "~/.hive-node", "p").connect()
+    finally:
+        release.set()
+        bystander.join()
+    assert ours == [signal.SIGTERM]
+
+
+def test_rays_warning_that_it_leaves_the_handler_alone_is_not_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It is Hive's choice, and it would be the first line of every Ray run's output."""
+    shown: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = shown.append  # type: ignore[method-assign]
+    logger = logging.getLogger("ray._private.worker")
+    logger.addHandler(handler)
+    try:
+        fake_ray(monkeypatch, sigterm_during_init=False)
+        Cluster("127.0.0.9:1", "hive_agent", "~/.hive-node", "p").connect()
+    finally:
+        logger.removeHandler(handler)
+    assert shown == []
