@@ -286,18 +286,23 @@ def _init(**options: Any) -> None:
     exits at once with status 15 wherever the process is (a merge half done). Blocking SIGTERM
     while Ray's handler is in place is not enough: another thread of the process (doit's, a test
     runner's) takes the signal and the main thread then runs whichever handler is in place. Off
-    the main thread Ray leaves the handler alone (and warns that it does, which is Hive's choice).
-    Meanwhile the main thread blocks SIGTERM, so one that comes during the connection waits for it
-    to finish and is then Hive's to handle."""
+    the main thread Ray leaves the Python handler alone (and warns that it does, which is Hive's
+    choice). Meanwhile the main thread blocks SIGTERM, so one that comes during the connection
+    waits for it to finish and is then Hive's to handle. (A doit worker thread that connects first
+    leaves the C++ handler below in place: the start of every run connects in the main thread.)"""
     logging.getLogger("ray._private.worker").addFilter(_QUIET)
     if threading.current_thread() is not threading.main_thread():
         ray.init(**options)
         return
+    ours = signal.getsignal(signal.SIGTERM)
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hive-ray-connect") as connecting:
             connecting.submit(ray.init, **options).result()
     finally:
+        # Ray's core worker puts in a C++ handler too (Abseil's failure-signal handler, which
+        # prints "*** SIGTERM received" and sometimes aborts the process): put Python's back
+        signal.signal(signal.SIGTERM, ours if ours is not None else signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
