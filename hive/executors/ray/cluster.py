@@ -10,17 +10,16 @@ import hashlib
 import logging
 import os
 import re
-import signal
 import socket
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from hive.errors import HiveError
 from hive.executors.base import T
+from hive.executors.ray import sigterm
 
 
 class _NoRay(Exception):
@@ -92,7 +91,8 @@ class Cluster:
             self._pid = os.getpid()
             _answers(self.address)
             try:
-                _init(
+                sigterm.connect(
+                    ray.init,
                     address=self.address,
                     namespace=NAMESPACE,
                     logging_level=logging.ERROR,
@@ -274,39 +274,6 @@ def _answers(address: str) -> None:
             f"cannot reach the Ray cluster at [executor] address = {address!r}: nothing answers at "
             f"{host}:{port} ({why}); start it (`ray start --head`), or fix the address in .hive/config.toml"
         ) from None
-
-
-class _NotMainThread(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith("SIGTERM handler is not set")
-
-
-def _init(**options: Any) -> None:
-    """ray.init, never in the main thread: there it puts in Ray's own SIGTERM handler, which
-    exits at once with status 15 wherever the process is (a merge half done). Blocking SIGTERM
-    while Ray's handler is in place is not enough: another thread of the process (doit's, a test
-    runner's) takes the signal and the main thread then runs whichever handler is in place. Off
-    the main thread Ray leaves the Python handler alone (and warns that it does, which is Hive's
-    choice). Meanwhile the main thread blocks SIGTERM, so one that comes during the connection
-    waits for it to finish and is then Hive's to handle. (A doit worker thread that connects first
-    leaves the C++ handler below in place: the start of every run connects in the main thread.)"""
-    logging.getLogger("ray._private.worker").addFilter(_QUIET)
-    if threading.current_thread() is not threading.main_thread():
-        ray.init(**options)
-        return
-    ours = signal.getsignal(signal.SIGTERM)
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    try:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hive-ray-connect") as connecting:
-            connecting.submit(ray.init, **options).result()
-    finally:
-        # Ray's core worker puts in a C++ handler too (Abseil's failure-signal handler, which
-        # prints "*** SIGTERM received" and sometimes aborts the process): put Python's back
-        signal.signal(signal.SIGTERM, ours if ours is not None else signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-
-_QUIET = _NotMainThread()
 
 
 def _call(fn: Callable[[], T]) -> T:
