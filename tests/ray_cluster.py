@@ -250,7 +250,10 @@ class LocalRayCluster:
     workdirs (`tmp/node-<n>`); their Ray temp dirs go under a short directory in /tmp.
     `node_env(n)` adds to worker n's environment (e.g. its own HOME or TMUX_TMPDIR); `pythonpath`
     is where the nodes' workers import code from beside the venv (this directory always);
-    `dead_after` is how long the head takes to declare a silent node dead."""
+    `dead_after` is how long the head takes to declare a silent node dead. With `auth_token` the
+    cluster uses Ray's token authentication with that token (a driver then needs RAY_AUTH_MODE=token
+    and RAY_AUTH_TOKEN; start() waits only for every `ray start` to return, since this process
+    connects without one); without, it uses none, whatever ~/.ray/auth_token holds."""
 
     def __init__(
         self,
@@ -263,6 +266,7 @@ class LocalRayCluster:
         pythonpath: Sequence[Path] = (),
         dead_after: float = 3.0,
         timeout: float = 60.0,
+        auth_token: str = "",
     ) -> None:
         if not 1 <= workers <= 250:
             raise ValueError(f"workers must be 1..250, not {workers}")
@@ -275,6 +279,7 @@ class LocalRayCluster:
         self.pythonpath = [HERE, *pythonpath]
         self.dead_after = dead_after
         self.timeout = timeout
+        self.auth_token = auth_token
         self.id = f"r{uuid.uuid4().hex[:10]}"
         self.address = ""  # "127.0.0.2:<gcs port>" for ray.init(address=...), set by start()
         # "ray://127.0.0.2:<port>", Ray Client's (a driver off the cluster). Flaky here: about one
@@ -298,8 +303,12 @@ class LocalRayCluster:
             for n in range(self.workers + 1):
                 self._launch(n)
             _import_ray()  # meanwhile (~1 s)
-            self._wait_launched(0, deadline)
-            self._wait_answering(deadline)
+            if self.auth_token:
+                for n in range(self.workers + 1):
+                    self._wait_launched(n, deadline)
+            else:
+                self._wait_launched(0, deadline)
+                self._wait_answering(deadline)
         except BaseException:
             self.stop()
             raise
@@ -425,6 +434,10 @@ class LocalRayCluster:
         )
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
         env.update(RAY_USAGE_STATS_ENABLED="0", SPT_NOENV="1", **{MARKER: node.marker})
+        # said either way: a `ray start` where ~/.ray/auth_token exists would otherwise ask for it
+        env["RAY_AUTH_MODE"] = "token" if self.auth_token else "disabled"
+        if self.auth_token:
+            env["RAY_AUTH_TOKEN"] = self.auth_token
         # a real node has the code installed; here code defined in tests must be importable there
         env["PYTHONPATH"] = os.pathsep.join([*map(str, self.pythonpath), *filter(None, [env.get("PYTHONPATH")])])
         if node.is_head:

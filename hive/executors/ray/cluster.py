@@ -31,6 +31,7 @@ try:
     from ray.exceptions import (
         ActorUnavailableError,
         ActorUnschedulableError,
+        AuthenticationError,
         GetTimeoutError,
         RayActorError,
         RayTaskError,
@@ -39,6 +40,7 @@ try:
 except ImportError:  # the optional extra: `Cluster.connect` says how to install it
     ray = None  # type: ignore[assignment]
     ActorUnavailableError = ActorUnschedulableError = GetTimeoutError = RayActorError = RayTaskError = _NoRay  # type: ignore[misc,assignment]
+    AuthenticationError = _NoRay  # type: ignore[misc,assignment]
 
 # an actor that died, or one that can never run because its node is gone (it is not a RayActorError)
 ActorGone = (RayActorError, ActorUnschedulableError)
@@ -100,10 +102,7 @@ class Cluster:
                     configure_logging=False,
                 )
             except (ConnectionError, RuntimeError, ValueError) as e:
-                raise HiveError(
-                    f"cannot reach the Ray cluster at [executor] address = {self.address!r}: {e}; "
-                    f"start it (`ray start --head`) or fix the address in .hive/config.toml"
-                ) from None
+                raise HiveError(_refused(self.address, e)) from None
             # after ray.init registered Ray's: atexit runs the last registered first, so this one
             # waits for the last closes before Ray's own handler disconnects
             atexit.register(self._closed)
@@ -274,6 +273,22 @@ def _answers(address: str) -> None:
             f"cannot reach the Ray cluster at [executor] address = {address!r}: nothing answers at "
             f"{host}:{port} ({why}); start it (`ray start --head`), or fix the address in .hive/config.toml"
         ) from None
+
+
+def _refused(address: str, error: BaseException) -> str:
+    """What to tell the user when ray.init failed. Ray (2.5x) reports a cluster that wants a
+    token only inside the text of the error it chains (after ~20 s of retries)."""
+    where = f"the Ray cluster at [executor] address = {address!r}"
+    causes = [error, error.__cause__, error.__context__]
+    if any(isinstance(c, AuthenticationError) or "InvalidAuthToken" in str(c) for c in causes if c):
+        return (
+            f"{where} turned this controller away: it uses token authentication and this process "
+            "sent no token it accepts. Ray sends one to an address given explicitly only with "
+            "RAY_AUTH_MODE=token in doit's environment, and reads it from $RAY_AUTH_TOKEN, the file "
+            "$RAY_AUTH_TOKEN_PATH names, or ~/.ray/auth_token (`ray get-auth-token` on the head prints the "
+            "cluster's)"
+        )
+    return f"cannot reach {where}: {error}; start it (`ray start --head`) or fix the address in .hive/config.toml"
 
 
 def _call(fn: Callable[[], T]) -> T:
