@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -40,7 +41,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -101,17 +102,20 @@ class RayNode:
 
     def log_tail(self, lines: int = 20) -> str:
         """The end of `ray start`'s output and of the raylet's and GCS's logs (not their periodic
-        state dumps)."""
+        state dumps, nor a crash's stack frames, which would push out the line saying why)."""
         logs = self.temp_dir / "session_latest" / "logs"
         out = []
         for path in [self.log, *(logs / f"{p}.{s}" for p in ("raylet", "gcs_server") for s in ("err", "out"))]:
             try:
-                text = [line for line in path.read_text(errors="replace").splitlines() if "[state-dump]" not in line]
+                text = [line for line in path.read_text(errors="replace").splitlines() if not _NOISE.search(line)]
             except OSError:
                 continue
             if text:
                 out.append(f"--- {path.name}\n" + "\n".join(text[-lines:]))
         return "\n".join(out) or f"(no logs under {self.temp_dir})"
+
+
+_NOISE = re.compile(r"\[state-dump\]|\([^()]*\+0x[0-9a-f]+\) \[0x[0-9a-f]+\]")
 
 
 @dataclass(frozen=True)
@@ -295,24 +299,48 @@ class LocalRayCluster:
 
     def start(self) -> LocalRayCluster:
         """Start the head and all workers at once, and wait until each worker has run a task that
-        needs `resource`. On failure everything started is killed before raising."""
+        needs `resource`. On failure everything started is killed before raising. A raylet that
+        gave up on its node's dashboard agent is Ray's fixed 15 s wait for the agent's port file
+        (ray-project/ray#65983), which a busy 2-core machine can miss: the cluster is started
+        again once."""
+        for again in (True, False):
+            try:
+                return self._start()
+            except RayClusterError as e:
+                slow = self._agent_too_slow()
+                self.stop()
+                if not (again and slow):
+                    raise
+                print(f"ray_cluster: starting the cluster again: {slow}\n{e}", file=sys.stderr)
+            except BaseException:
+                self.stop()
+                raise
+        raise AssertionError("unreachable")
+
+    def _start(self) -> LocalRayCluster:
         self._root = Path(tempfile.mkdtemp(prefix="hr", dir="/tmp"))  # short: socket paths
         deadline = time.monotonic() + self.timeout
-        try:
-            # all at once: a worker's `ray start` retries the GCS until the head is up
+        # all at once: a worker's `ray start` retries the GCS until the head is up
+        for n in range(self.workers + 1):
+            self._launch(n)
+        _import_ray()  # meanwhile (~1 s)
+        if self.auth_token:
             for n in range(self.workers + 1):
-                self._launch(n)
-            _import_ray()  # meanwhile (~1 s)
-            if self.auth_token:
-                for n in range(self.workers + 1):
-                    self._wait_launched(n, deadline)
-            else:
-                self._wait_launched(0, deadline)
-                self._wait_answering(deadline)
-        except BaseException:
-            self.stop()
-            raise
+                self._wait_launched(n, deadline)
+        else:
+            self._wait_launched(0, deadline)
+            self._wait_answering(deadline)
         return self
+
+    def _agent_too_slow(self) -> str:
+        """The line of a node's raylet.err saying it stopped waiting for its agent ("")."""
+        for node in self._nodes:
+            err = node.temp_dir / "session_latest" / "logs" / "raylet.err"
+            with suppress(OSError):
+                for line in err.read_text(errors="replace").splitlines():
+                    if "Timed out waiting for file" in line:
+                        return f"node {node.index}: {line.strip()}"
+        return ""
 
     def processes(self) -> dict[int, str]:
         """pid -> command line of every live process of every node."""
