@@ -283,10 +283,9 @@ def _refused(address: str, error: BaseException) -> str:
     if any(isinstance(c, AuthenticationError) or "InvalidAuthToken" in str(c) for c in causes if c):
         return (
             f"{where} turned this controller away: it uses token authentication and this process "
-            "sent no token it accepts. Ray sends one to an address given explicitly only with "
-            "RAY_AUTH_MODE=token in doit's environment, and reads it from $RAY_AUTH_TOKEN, the file "
-            "$RAY_AUTH_TOKEN_PATH names, or ~/.ray/auth_token (`ray get-auth-token` on the head prints the "
-            "cluster's)"
+            "sent no token it accepts. Put RAY_AUTH_MODE=token in doit's environment, and the cluster's "
+            "token in $RAY_AUTH_TOKEN, in the file $RAY_AUTH_TOKEN_PATH names, or in ~/.ray/auth_token "
+            "(`ray get-auth-token` on the head prints it)"
         )
     return f"cannot reach {where}: {error}; start it (`ray start --head`) or fix the address in .hive/config.toml"
 
