@@ -5,6 +5,10 @@ without the token is told what to set, one with it runs the plan on the cluster.
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 
 import pytest
 from conftest import Repo, assert_finished_exactly_once
@@ -39,3 +43,35 @@ def test_without_the_token_the_run_says_what_to_set_and_with_it_the_plan_runs(
     assert r.returncode == 0, r.stdout + r.stderr
     assert_finished_exactly_once(repo, {"p:1": "part 1", "p:2": "part 2"})
     assert started_on(r.stderr) == {"p:1": {"127.0.0.3"}, "p:2": {"127.0.0.3"}}, r.stderr
+
+
+CONNECT = """
+import sys
+from hive.errors import HiveError
+from hive.executors.ray.cluster import Cluster
+try:
+    Cluster(sys.argv[1], "hive_agent", "~/.hive-node", "p").connect()
+except HiveError as e:
+    print(e)
+"""
+
+
+def test_token_mode_without_a_token_says_where_the_token_goes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Half of what the message above asks for: Ray refuses before it connects, with an error of
+    its own that is not one of the connection's."""
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    monkeypatch.delenv("RAY_AUTH_TOKEN_PATH", raising=False)
+    with socket.create_server(("127.0.0.1", 0)) as server:  # answers: Ray is asked to connect
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        r = subprocess.run(
+            [sys.executable, "-c", CONNECT, address],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "RAY_AUTH_MODE": "token"},
+        )
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout.startswith(f"the Ray cluster at [executor] address = {address!r} turned this controller away"), (
+        r.stdout
+    )
+    assert "in $RAY_AUTH_TOKEN, in the file $RAY_AUTH_TOKEN_PATH names, or in ~/.ray/auth_token" in r.stdout

@@ -101,7 +101,7 @@ class Cluster:
                     log_to_driver=False,
                     configure_logging=False,
                 )
-            except (ConnectionError, RuntimeError, ValueError) as e:
+            except (ConnectionError, RuntimeError, ValueError, AuthenticationError) as e:
                 raise HiveError(_refused(self.address, e)) from None
             # after ray.init registered Ray's: atexit runs the last registered first, so this one
             # waits for the last closes before Ray's own handler disconnects
@@ -277,7 +277,8 @@ def _answers(address: str) -> None:
 
 def _refused(address: str, error: BaseException) -> str:
     """What to tell the user when ray.init failed. Ray (2.5x) reports a cluster that wants a
-    token only inside the text of the error it chains (after ~20 s of retries)."""
+    token only inside the text of the error it chains (after ~20 s of retries); with
+    RAY_AUTH_MODE=token and no token it raises AuthenticationError before it tries."""
     where = f"the Ray cluster at [executor] address = {address!r}"
     causes = [error, error.__cause__, error.__context__]
     if any(isinstance(c, AuthenticationError) or "InvalidAuthToken" in str(c) for c in causes if c):
