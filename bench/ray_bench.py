@@ -336,7 +336,7 @@ def cleanup(sb: local.Sandbox, cluster: Any | None) -> dict:
     report anything still carrying one of this run's tmux sockets in its environment."""
     nodes, timeouts = cluster.nodes() if cluster else [], {}
     for node in nodes:
-        logs = node.temp_dir / "session_latest" / "logs"
+        logs = node.logs
         if logs.is_dir():  # else the cluster did not start, and stopped itself
             shutil.copytree(logs, sb.dir / "ray-logs" / str(node.index), dirs_exist_ok=True)
             timeouts[node.ip] = (logs / "raylet.out").read_text(errors="replace").count("have not registered within")

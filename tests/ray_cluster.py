@@ -100,12 +100,16 @@ class RayNode:
     def _marker_entry(self) -> bytes:
         return f"{MARKER}={self.marker}".encode()
 
+    @property
+    def logs(self) -> Path:
+        """Where this node's Ray processes write their logs (raylet.err, gcs_server.out, ...)."""
+        return self.temp_dir / "session_latest" / "logs"
+
     def log_tail(self, lines: int = 20) -> str:
         """The end of `ray start`'s output and of the raylet's and GCS's logs (not their periodic
         state dumps, nor a crash's stack frames, which would push out the line saying why)."""
-        logs = self.temp_dir / "session_latest" / "logs"
         out = []
-        for path in [self.log, *(logs / f"{p}.{s}" for p in ("raylet", "gcs_server") for s in ("err", "out"))]:
+        for path in [self.log, *(self.logs / f"{p}.{s}" for p in ("raylet", "gcs_server") for s in ("err", "out"))]:
             try:
                 text = [line for line in path.read_text(errors="replace").splitlines() if not _NOISE.search(line)]
             except OSError:
@@ -335,9 +339,8 @@ class LocalRayCluster:
     def _agent_too_slow(self) -> str:
         """The line of a node's raylet.err saying it stopped waiting for its agent ("")."""
         for node in self._nodes:
-            err = node.temp_dir / "session_latest" / "logs" / "raylet.err"
             with suppress(OSError):
-                for line in err.read_text(errors="replace").splitlines():
+                for line in (node.logs / "raylet.err").read_text(errors="replace").splitlines():
                     if "Timed out waiting for file" in line:
                         return f"node {node.index}: {line.strip()}"
         return ""
