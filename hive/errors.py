@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import time
-import traceback
-from dataclasses import dataclass
-from pathlib import Path
-
 
 class HiveError(Exception):
     """A problem the user can fix: bad plan, bad config, bad state or command.
@@ -50,41 +45,3 @@ def user_message(exc: BaseException) -> str | None:
     if isinstance(exc, CommandError):
         return str(exc)
     return None
-
-
-@dataclass(frozen=True)
-class Failure:
-    message: str
-    bug: bool  # not the user's doing: its traceback is in the log
-
-
-def at_the_edge(exc: BaseException, log: Path, title: str) -> Failure:
-    """The one error edge, shared by the CLI and every doit task: a user error becomes
-    its message; anything else is a bug, its traceback logged under `title`."""
-    message = user_message(exc)
-    if message is not None:
-        return Failure(message, bug=False)
-    return Failure(f"internal error: {exc!r} ({record_bug(log, title)})", bug=True)
-
-
-def record_bug(log: Path, title: str) -> str:
-    """Append the traceback being handled to `log`; returns where to find it (or the
-    traceback itself when the log cannot be written)."""
-    try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a") as f:
-            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {title}\n{traceback.format_exc()}")
-        return f"traceback in {log}"
-    except OSError:
-        return traceback.format_exc()
-
-
-def record_warning(log: Path, title: str, message: str) -> None:
-    """Append a warning that must never stop anything (a notification that did not
-    arrive) to `log`, in record_bug's format; a log that cannot be written is let go."""
-    try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a") as f:
-            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {title}\nwarning: {message}\n")
-    except OSError:
-        pass

@@ -124,6 +124,11 @@ def remove_stale_lock(cwd: Path | str, message: str) -> bool:
 
 
 @functools.cache
+def version(timeout: float = 10.0) -> proc.Result:
+    """`git --version`, unchecked: `hive doctor` and bug reports say what it printed."""
+    return proc.run(["git", "--version"], check=False, timeout=timeout)
+
+
 def committer(cwd: Path | str) -> tuple[str, ...]:
     """git options giving commits made in `cwd` an identity: Hive's, only where the user has none configured."""
     have = git(cwd, "config", "user.email", check=False).stdout.strip()

@@ -30,6 +30,11 @@ def _tmux(*args: str, check: bool = True) -> proc.Result:
     return proc.run([*base_argv(), *args], check=check, atomic=True)
 
 
+def version(timeout: float = 10.0) -> proc.Result:
+    """`tmux -V`, unchecked: `hive doctor` and bug reports say what it printed."""
+    return proc.run([*base_argv(), "-V"], check=False, timeout=timeout)
+
+
 @dataclass(frozen=True)
 class Pane:
     pid: int

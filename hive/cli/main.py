@@ -10,8 +10,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from hive import __version__, crashsafe
-from hive.errors import HiveError, at_the_edge
+from hive import crashsafe
+from hive.buglog import at_the_edge
+from hive.errors import HiveError
 
 EXIT_USER_ERROR = 3
 EXIT_INTERNAL = 4
@@ -78,13 +79,30 @@ def _verb(where: str) -> Callable[[argparse.Namespace], int]:
     return getattr(importlib.import_module(f"hive.cli.{module}"), function)
 
 
+class _Version(argparse.Action):
+    """`hive --version`: asks git and tmux for theirs only when it is given."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from hive import about
+
+        print(about.report())
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="hive",
         description="Run a markdown plan of coding tasks with LLM agents. "
         "`doit` runs the plan; `hive` does what doit has no verb for.",
     )
-    p.add_argument("--version", action="version", version=f"hive {__version__}")
+    p.add_argument(
+        "--version",
+        action=_Version,
+        help="print the versions of Hive, doit, git, tmux and Python (what a bug report needs) and exit",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, func: str, help_: str) -> argparse.ArgumentParser:

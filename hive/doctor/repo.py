@@ -5,6 +5,7 @@ the user's checkout is in a state Hive can merge into."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from hive.adapters import git, proc, tmux
@@ -24,21 +25,21 @@ _IN_PROGRESS = (
 
 
 def tool_checks(executor_kind: str) -> list[Check]:
-    checks = [_tool("git", ["git", "--version"], "sudo apt-get install -y git")]
+    checks = [_tool("git", "git --version", git.version, "sudo apt-get install -y git")]
     if executor_kind == "tmux":  # the only executor that needs tmux on this machine
-        checks.append(_tool("tmux", [*tmux.base_argv(), "-V"], "sudo apt-get install -y tmux"))
+        checks.append(_tool("tmux", "tmux -V", tmux.version, "sudo apt-get install -y tmux"))
     return checks
 
 
-def _tool(name: str, argv: list[str], install: str) -> Check:
+def _tool(name: str, shown: str, version: Callable[[float], proc.Result], install: str) -> Check:
     if shutil.which(name) is None:
         return fail(name, f"`{name}` is not on PATH", f"install it (e.g. `{install}`)")
     try:
-        result = proc.run(argv, check=False, timeout=VERSION_TIMEOUT)
+        result = version(VERSION_TIMEOUT)
     except CommandError as e:
-        return fail(name, f"`{' '.join(argv)}` failed: {e.output.strip()}", f"reinstall it (e.g. `{install}`)")
+        return fail(name, f"`{shown}` failed: {e.output.strip()}", f"reinstall it (e.g. `{install}`)")
     if result.code != 0:
-        return fail(name, f"`{' '.join(argv)}` exited with {result.code}", f"reinstall it (e.g. `{install}`)")
+        return fail(name, f"`{shown}` exited with {result.code}", f"reinstall it (e.g. `{install}`)")
     return ok(name, result.output.splitlines()[0] if result.output else "(no version printed)")
 
 

@@ -17,6 +17,7 @@ from doit.exceptions import TaskError, TaskFailed
 
 from hive import notify
 from hive.adapters import git
+from hive.buglog import at_the_edge
 from hive.engine import attempt
 from hive.engine.decide import Decision, Facts, Step, decide
 from hive.engine.finish import finish, record_merged, tidy_up
@@ -25,7 +26,7 @@ from hive.engine.slots import Slot
 from hive.engine.standing import MERGING, RUNNING, interrupted, standing
 from hive.engine.supervise import signalled
 from hive.engine.task import Job, TaskRun, Worker, first_line, prefixed, say
-from hive.errors import CommandError, HiveError, at_the_edge, user_message
+from hive.errors import CommandError, HiveError, user_message
 from hive.lifecycle import STATES, Kind, Outcome, State, why_outdated
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.store.files import HeldLock, atomic_write

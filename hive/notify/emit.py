@@ -8,8 +8,8 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from hive.buglog import record_bug, record_warning
 from hive.engine.task import say
-from hive.errors import record_bug, record_warning
 from hive.notify import events
 from hive.notify.send import deliver
 from hive.settings.config import Config

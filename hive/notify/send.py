@@ -58,7 +58,7 @@ def post(url: str, body: str) -> list[str]:
         url,
         data=body.encode(),
         method="POST",
-        headers={"Content-Type": "application/json", "User-Agent": f"hive/{__version__}"},
+        headers={"Content-Type": "application/json", "User-Agent": f"hive-agents/{__version__}"},
     )
     try:
         with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT) as response:  # http(s) only: checked in config

@@ -1,0 +1,59 @@
+"""`.hive/hive.log`: where a bug's traceback goes, with the versions a bug report needs, and
+warnings that must never stop anything. The one error edge (`at_the_edge`) is shared by the
+CLI and every doit task."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive import about
+from hive.errors import user_message
+
+
+@dataclass(frozen=True)
+class Failure:
+    message: str
+    bug: bool  # not the user's doing: its traceback is in the log
+
+
+def at_the_edge(exc: BaseException, log: Path, title: str) -> Failure:
+    """The one error edge, shared by the CLI and every doit task: a user error becomes
+    its message; anything else is a bug, its traceback logged under `title`."""
+    message = user_message(exc)
+    if message is not None:
+        return Failure(message, bug=False)
+    return Failure(f"internal error: {exc!r} ({record_bug(log, title)})", bug=True)
+
+
+def record_bug(log: Path, title: str) -> str:
+    """Append the traceback being handled to `log`; returns where to find it (or the
+    traceback itself when the log cannot be written)."""
+    trace = traceback.format_exc()  # before anything else runs
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as f:
+            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {title}\n{_versions()}\n{trace}")
+        return f"traceback in {log}"
+    except OSError:
+        return trace
+
+
+def record_warning(log: Path, title: str, message: str) -> None:
+    """Append a warning that must never stop anything (a notification that did not
+    arrive) to `log`, in record_bug's format; a log that cannot be written is let go."""
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as f:
+            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {title}\nwarning: {message}\n")
+    except OSError:
+        pass
+
+
+def _versions() -> str:
+    try:
+        return about.one_line()
+    except Exception as e:  # noqa: BLE001 — a bug report is written whatever else is broken
+        return f"versions unknown: {e!r}"
