@@ -12,6 +12,7 @@ import time
 from doit.reporter import ConsoleReporter
 
 from hive import crashsafe
+from hive.errors import HiveError
 from hive.project import Project
 
 
@@ -106,7 +107,10 @@ class HiveReporter(ConsoleReporter):
         if task.subtask_of:
             self.finished.add(task.name)
             plan, _, task_id = task.name.partition(":")
-            self.states[task.name] = self.store.read(plan, task_id)
+            try:
+                self.states[task.name] = self.store.read(plan, task_id)
+            except HiveError:  # an unreadable state file: the task's own failure says so, with the fix
+                pass
             self._write_report()
         self._progress()
 

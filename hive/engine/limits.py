@@ -20,7 +20,7 @@ from hive.streams import Usage
 from hive.streams.codex import configured_model
 
 MAX_PAUSE = 3600.0
-WAIT_SLICE = 1.0  # a paused run looks again this often (a `hive retry` may lift it)
+WAIT_SLICE = 1.0  # a paused run looks again this often: the hold or the task may change meanwhile
 
 
 class AttemptMeter:

@@ -199,14 +199,22 @@ def _publish(req: MergeRequest, main_ref: str, old: str, new: str, tips: tuple[s
         return ""
     if git.rev_parse(holder, "HEAD") != old:
         return None
+    # one line (the run prints a reason's first line): the files git named, else its last words
+    named = _in_the_way(res.output)
+    kind = "untracked files" if "untracked working tree files" in res.output else "changed files"
+    what = f"{kind} in the way: {', '.join(named)}" if named else " ".join(_tail(res.output, 3).split())
     return (
         f"could not update your checkout of {req.main_branch} at {holder} without touching your "
-        f"uncommitted work: {_tail(res.output, 6)} — commit or stash those files, then `hive retry`"
+        f"uncommitted work ({what}) — commit or stash those files, then `hive retry`"
     )
 
 
 # git lists the files it will not overwrite, one per line, indented with a tab
 _IN_THE_WAY = re.compile(r"would be overwritten by merge:\n((?:\t.*\n?)+)")
+
+
+def _in_the_way(refusal: str) -> list[str]:
+    return [line.strip() for m in _IN_THE_WAY.finditer(refusal) for line in m.group(1).splitlines()]
 
 
 def _undo_interrupted_update(checkout: Path | str, new: str, refusal: str) -> bool:
@@ -215,7 +223,7 @@ def _undo_interrupted_update(checkout: Path | str, new: str, refusal: str) -> bo
     If every file git names is byte-for-byte what `new` has there, it is Hive's own
     leftover (or the user's identical copy: the result is the same) and is put back as
     HEAD has it; anything else is the user's work, and the merge is refused."""
-    named = [line.strip() for m in _IN_THE_WAY.finditer(refusal) for line in m.group(1).splitlines()]
+    named = _in_the_way(refusal)
     if not named or any(
         not (blob := git.blob_of_file(checkout, path)) or blob != git.blob_at(checkout, new, path) for path in named
     ):

@@ -249,7 +249,8 @@ def test_a_users_own_file_in_the_way_of_the_fast_forward_is_never_replaced(repo)
     r = repo.doit()
     assert r.returncode == 1
     st = repo.state("f", "1")
-    assert st["state"] == "blocked" and "untracked working tree files would be overwritten" in st["reason"]
+    assert st["state"] == "blocked" and "(untracked files in the way: w.txt)" in st["reason"]
+    assert "\n" not in st["reason"] and "f:1: blocked — could not update your checkout" in r.stderr
     assert (repo.root / "w.txt").read_text() == "the user's own w.txt\n"
 
 
@@ -311,3 +312,18 @@ fake: signal blocked the worktree broke
     assert "stray" not in repo.git("log", "--all", "--format=%s")
     log = repo.hive("logs", "g:1").stdout
     assert "not a git repository" in log, log
+
+
+def test_an_unreadable_state_file_fails_its_task_with_the_fix_not_a_traceback(repo):
+    repo.write_plan("e", ONE_THEN_TWO)
+    state = repo.root / ".hive" / "state" / "e" / "1.json"
+    state.parent.mkdir(parents=True)
+    state.write_text("{half a write")
+    r = repo.doit()
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+    assert "unreadable state" in r.stdout + r.stderr and "move the file away to reset this task" in r.stdout + r.stderr
+    state.unlink()
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert_finished_exactly_once(repo, {"e:1": "the work", "e:2": "next work"})
