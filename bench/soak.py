@@ -298,6 +298,7 @@ class RunRecord:
     faults: list[str] = field(default_factory=list)
     stop_signal: str = ""  # the PROCESS_FAULTS kind sent to it, if any
     signal_at: float = 0.0  # when (monotonic), to tell a signal that met the run's very end
+    before_hive: bool = False  # the stop signal came while doit started, before it loaded Hive
     killed: str = ""  # why the soak killed it: "kill9" | "hung" | "slow-stop"
     stuck: list[str] = field(default_factory=list)  # its process group when it was killed as hung
     code: int | None = None
@@ -590,7 +591,8 @@ class Trial:
             rec.code = p.returncode
             rec.duration = rec.duration or time.monotonic() - rec.started
             self.runs.append(rec)
-            self._scan_output(f"run {rec.label}", rec.output())
+            if not self._died_before_hive(rec):
+                self._scan_output(f"run {rec.label}", rec.output())
             self.say(rec.line())
         return recs
 
@@ -629,8 +631,10 @@ class Trial:
                 _killpg(p.pid, signal.SIGKILL)
                 rec.killed = "kill9"
             elif f.kind == "sigint-group":
+                rec.before_hive = not hive_loaded(p.pid)
                 _killpg(p.pid, signal.SIGINT)
             else:
+                rec.before_hive = not hive_loaded(p.pid)
                 os.kill(p.pid, signal.SIGTERM if f.kind == "sigterm" else signal.SIGINT)
             if f.kind != "kill9":
                 rec.stop_signal = f.kind
@@ -751,6 +755,11 @@ class Trial:
                     f"{rec.stop_signal}: doit did not stop within {STOP_TIMEOUT:.0f}s",
                     f"run {rec.label}; its processes: {' | '.join(rec.stuck)}",
                 )
+            elif self._died_before_hive(rec):
+                self.notes.append(
+                    f"run {rec.label}: {rec.stop_signal} arrived while doit was starting, before it loaded Hive "
+                    f"(exit {rec.code})"
+                )
             elif rec.stop_signal and rec.code != EXPECTED_EXIT[rec.stop_signal] and self._met_the_end(rec):
                 self.notes.append(f"run {rec.label}: {rec.stop_signal} arrived as the run ended (exit {rec.code})")
             elif rec.stop_signal and rec.code != EXPECTED_EXIT[rec.stop_signal]:
@@ -763,6 +772,16 @@ class Trial:
                     "a run with no fault injected exited non-zero",
                     f"run {rec.label} exit {rec.code}: {_tail(rec.output(), 3)[-300:]}",
                 )
+
+    @staticmethod
+    def _died_before_hive(rec: RunRecord) -> bool:
+        """A stop signal that reached doit while it imported its own modules, before the dodo.py that
+        loads Hive (whose first act installs its handlers): doit dies of it as any program would
+        (killed by the signal; for SIGINT, Python's KeyboardInterrupt traceback in doit's start-up),
+        and nothing can have started. Outside Hive's reach, so not a finding; once Hive has its
+        handlers the run is held to 130/143 and a clean output."""
+        signum = signal.SIGTERM if rec.stop_signal == "sigterm" else signal.SIGINT
+        return rec.before_hive and rec.code == -signum
 
     @staticmethod
     def _met_the_end(rec: RunRecord) -> bool:
@@ -1030,6 +1049,18 @@ def read_state(root: Path, task_id: str) -> dict:
         return json.loads((root / ".hive" / "state" / PLAN / f"{task_id}.json").read_text())
     except (OSError, ValueError):
         return {}
+
+
+def hive_loaded(pid: int) -> bool:
+    """Whether doit's process has loaded Hive, seen from outside: Hive's first act in a doit
+    process is to handle SIGTERM (crashsafe.install_for_doit), which Python alone leaves at its
+    default, so the SIGTERM bit of /proc/<pid>/status's SigCgt (caught signals) says it."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            caught = next((int(line.split()[1], 16) for line in f if line.startswith("SigCgt:")), 0)
+    except (OSError, ValueError):
+        return True  # gone, or unreadable: hold the run to the full rules
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
 
 
 _EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b")

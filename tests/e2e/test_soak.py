@@ -9,6 +9,7 @@ verbosely with `python bench/soak.py --replay SEED`.
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -79,3 +80,29 @@ def test_soak_fixed_seeds():
     )
     if failed:
         pytest.fail(f"{len(failed)} of {len(SEEDS)} soak trials failed; replay them with:\n{replay}", pytrace=False)
+
+
+def test_the_soak_tells_a_stop_before_doit_loaded_hive_from_one_hive_mishandled(tmp_path):
+    """A SIGINT that lands while doit imports its own modules, before dodo.py loads Hive, kills
+    doit as it would any program (seed 129 under a loaded machine): not Hive's to handle, so a
+    note. Once Hive has its handlers, the same death is a finding."""
+    soak = load_soak()
+    script = "import signal, sys, time\nif sys.argv[1] == 'hive': signal.signal(signal.SIGTERM, lambda *a: None)\n"
+    script += "print('ready', flush=True)\ntime.sleep(30)\n"
+    for loaded in (False, True):
+        p = subprocess.Popen(
+            [sys.executable, "-c", script, "hive" if loaded else "doit"], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert p.stdout and p.stdout.readline() == "ready\n"
+            assert soak.hive_loaded(p.pid) is loaded
+        finally:
+            p.kill()
+            p.wait()
+        rec = soak.RunRecord("1", ["doit"], tmp_path / "out", 0.0, stop_signal="sigint-group", code=-2)
+        rec.before_hive = not loaded
+        trial = soak.Trial.__new__(soak.Trial)
+        trial.runs, trial.notes, trial.findings = [rec], [], soak.Findings()
+        trial._check_runs()
+        assert bool(trial.findings) is loaded, trial.findings
+        assert any("before it loaded Hive" in n for n in trial.notes) is not loaded
