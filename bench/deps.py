@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The figures behind Hive's dependency decisions: what each dependency costs at import,
 and what one command costs through `subprocess` against the `sh` package Hive replaced
-(Hive's one chokepoint, hive/adapters/proc.py; about 20 commands per task, README "Performance").
+(Hive's one chokepoint, hive/adapters/proc.py; about 20 commands per task, docs/performance.md).
 
     .venv/bin/python bench/deps.py [--python PY] [--calls 50] [--json]
 

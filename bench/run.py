@@ -136,7 +136,8 @@ class Sandbox:
     def use_hive_rev(self, rev: str) -> dict:
         """Run Hive as committed at `rev` instead of the (editable, possibly mid-edit)
         working tree: `git archive` into the temp dir, first on PYTHONPATH (the editable
-        install's finder comes after PYTHONPATH), templates/ placed as hive/templates."""
+        install's finder comes after PYTHONPATH); a revision from before issue 21, whose
+        templates/ were at the top, gets them placed as hive/templates."""
         commit = subprocess.run(
             ["git", "-C", str(HIVE_SRC), "rev-parse", "--verify", f"{rev}^{{commit}}"],
             capture_output=True,
@@ -566,7 +567,7 @@ def machine_info(sb: Sandbox) -> dict:
         "doit": ".".join(map(str, doit.__version__)),
         "loadavg": os.getloadavg(),
         "hive_commit": out(["git", "-C", str(HIVE_SRC), "rev-parse", "HEAD"]),
-        "hive_dirty": bool(out(["git", "-C", str(HIVE_SRC), "status", "--porcelain", "--", "hive", "templates"])),
+        "hive_dirty": bool(out(["git", "-C", str(HIVE_SRC), "status", "--porcelain", "--", "hive"])),
     }
 
 

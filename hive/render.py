@@ -1,4 +1,4 @@
-"""Jinja templates from `templates/` (briefs, reports, config, planning), one
+"""Jinja templates from `hive/templates/` (briefs, reports, planning), one
 environment per process."""
 
 from __future__ import annotations

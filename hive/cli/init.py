@@ -10,7 +10,7 @@ from hive.adapters import git
 from hive.cli.main import doit_hint
 from hive.engine.workspace import ensure_ignored_dir
 from hive.errors import HiveError
-from hive.render import render
+from hive.settings.template import config_toml
 from hive.store.files import atomic_write
 from hive.store.paths import DOIT_DB_EXCLUDE, Paths
 
@@ -42,7 +42,7 @@ def init(cwd: Path) -> tuple[Path, list[str]]:
         done.append("created plans/ (write your plans here)")
     if not paths.config.exists():
         branch = git.current_branch(root) or "main"
-        atomic_write(paths.config, render("config.toml.j2", main_branch=branch))
+        atomic_write(paths.config, config_toml(branch))
         done.append(f"wrote .hive/config.toml (main branch: {branch})")
     if not paths.ignore_file.exists():
         atomic_write(paths.ignore_file, HIVE_IGNORE)

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(status.render(rows) if rows else "no plans yet: write one in plans/ (see README)")
+        print(status.render(rows) if rows else "no plans yet: write one in plans/ (its format: docs/plans.md)")
         if found:
             print(status.render_discovered(found))
     return 0

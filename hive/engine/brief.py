@@ -1,6 +1,6 @@
 """An agent's brief (its context file): what goes into it — the task, its
 dependencies' results, the plan's decisions, and on a re-attempt what the earlier
-attempts committed, noted and printed — rendered from `templates/context.md.j2`."""
+attempts committed, noted and printed — rendered from `hive/templates/context.md.j2`."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hive.errors import HiveError
+from hive.settings.schema import AGENT_KEYS
 
 PROMPT = "{prompt}"
 CONTEXT_FILE = "{context_file}"
@@ -148,19 +149,7 @@ BUILTIN_PROFILES: dict[str, AgentProfile] = {
     ),
 }
 
-_KEYS = {
-    "command",
-    "context_file",
-    "mode",
-    "exit_zero_is_done",
-    "stall_patterns",
-    "env",
-    "stream",
-    "budget_args",
-    "ignore",
-    "linger",
-    "model",
-}
+_KEYS = {key.name for key in AGENT_KEYS}  # the schema's [agents.NAME] keys
 
 
 def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: str) -> AgentProfile:
@@ -181,7 +170,7 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
         problems.append(f"{where}.linger must be a number of seconds >= 0")
     for key, kind in (("context_file", str), ("exit_zero_is_done", bool), ("model", str)):
         if key in table and not isinstance(table[key], kind):
-            problems.append(f"{where}.{key} = {table[key]!r} has the wrong type")
+            problems.append(f"{where}.{key} = {table[key]!r} must be {'true or false' if kind is bool else 'a string'}")
     name_ = table.get("context_file", "AGENTS.md")
     if isinstance(name_, str) and ("/" in name_ or name_ in ("", ".", "..")):
         problems.append(f'{where}.context_file must be a plain file name like "AGENTS.md"')

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from hive.errors import HiveError
 from hive.settings.agents import BUILTIN_PROFILES, AgentProfile, profile_from_table
 from hive.settings.prices import DEFAULT_PRICES, Price, prices_from_table
+from hive.settings.schema import KINDS, by_section
 
 # Executor kinds as the loader needs them, without loading the executors: the local one,
 # and those whose client library cannot live through a fork (doit runs their workers as threads).
@@ -71,40 +72,7 @@ class Config:
         return task_agent or plan_agent or self.default_agent
 
 
-# section -> key -> (Config field, kind)
-_SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
-    "agent": {"default": ("default_agent", "str"), "planner": ("planner", "str")},
-    "execution": {
-        "task_timeout": ("task_timeout", "duration"),
-        "spawn_grace_period": ("spawn_grace_period", "duration"),
-        "stuck_threshold": ("stuck_threshold", "duration"),
-        "stop_patience": ("stop_patience", "duration"),
-        "rate_limit_backoff": ("rate_limit_backoff", "duration"),
-        "max_attempts": ("max_attempts", "posint"),
-    },
-    "merge": {
-        "main_branch": ("main_branch", "str"),
-        "auto_merge": ("auto_merge", "bool"),
-        "require_tests": ("require_tests", "bool"),
-        "resolve_conflicts": ("resolve_conflicts", "bool"),
-        "test_command": ("test_command", "str"),
-    },
-    "worktrees": {
-        "base_path": ("worktree_base", "str"),
-        "setup": ("worktree_setup", "str"),
-        "copy": ("worktree_copy", "strlist"),
-    },
-    "parallel": {"max_workers": ("max_workers", "posint")},
-    "executor": {
-        "kind": ("executor", "executor"),
-        "address": ("ray_address", "nonempty"),
-        "resource": ("ray_resource", "nonempty"),
-        "workdir": ("node_workdir", "nonempty"),
-    },
-    "gates": {"first_batch": ("gate_first_batch", "bool"), "hub_threshold": ("hub_threshold", "nonnegint")},
-    "budget": {"task_usd": ("budget_task_usd", "usd"), "run_usd": ("budget_run_usd", "usd")},
-    "notify": {"command": ("notify_command", "argv"), "webhook": ("notify_webhook", "url")},
-}
+_SCHEMA = by_section()
 
 
 def load_repo_config(root: Path) -> Config:
@@ -156,7 +124,7 @@ def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
                 problems.append(f"{path}: unknown key {section}.{key}; known: {', '.join(_SCHEMA[section])}")
                 continue
             try:
-                values[spec[0]] = _convert(value, spec[1], f"{path}: {section}.{key}")
+                values[spec.field] = convert(value, spec.kind, f"{path}: {section}.{key}")
             except HiveError as e:
                 problems += e.problems
     config = Config(agents=agents, prices=prices, **values)
@@ -187,19 +155,21 @@ def _load_agents(path: Path, table: Any, agents: dict[str, AgentProfile]) -> lis
     return problems
 
 
-def _convert(value: Any, kind: str, where: str) -> Any:
+def convert(value: Any, kind: str, where: str) -> Any:
+    """A TOML value checked against its schema kind (schema.KINDS), as Config holds it."""
     if kind == "duration":
         return parse_duration(value, where)
     if kind in ("argv", "url"):
         return _notify_value(value, kind, where)
     if kind == "executor":
-        from hive.executors import KINDS
+        from hive.executors import KINDS as EXECUTORS
 
-        if not isinstance(value, str) or value not in KINDS:
-            raise HiveError(f"{where} = {value!r} is not an executor; known: {', '.join(sorted(KINDS))}")
+        if not isinstance(value, str) or value not in EXECUTORS:
+            raise HiveError(f"{where} = {value!r} is not an executor; known: {', '.join(sorted(EXECUTORS))}")
         return value
     ok = {
         "str": isinstance(value, str),
+        "profile": isinstance(value, str),  # which profiles exist is checked once all are read
         "nonempty": isinstance(value, str) and bool(value.strip()),
         "bool": isinstance(value, bool),
         "posint": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
@@ -208,16 +178,7 @@ def _convert(value: Any, kind: str, where: str) -> Any:
         "usd": isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
     }[kind]
     if not ok:
-        wanted = {
-            "str": "a string",
-            "nonempty": "a non-empty string",
-            "bool": "true or false",
-            "posint": "a whole number >= 1",
-            "nonnegint": "a whole number >= 0",
-            "strlist": "a list of strings",
-            "usd": "an amount in USD >= 0 (0 = no cap)",
-        }[kind]
-        raise HiveError(f"{where} = {value!r} must be {wanted}")
+        raise HiveError(f"{where} = {value!r} must be {KINDS[kind]}")
     if kind == "usd":
         return float(value)
     return tuple(value) if kind == "strlist" else value

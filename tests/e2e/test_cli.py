@@ -347,7 +347,7 @@ def test_the_example_plan_in_this_repository_is_a_valid_draft():
 def test_hive_version_is_the_installed_package_version(isolated):
     r = subprocess.run([sys.executable, "-m", "hive", "--version"], capture_output=True, text=True, cwd=isolated)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == f"hive {importlib.metadata.version('hive-agents')}"
+    assert r.stdout.splitlines()[0] == f"hive-agents {importlib.metadata.version('hive-agents')}"
 
 
 def test_from_a_subdirectory_hive_says_to_run_doit_k_which_runs_the_plan(repo):

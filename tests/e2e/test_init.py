@@ -63,4 +63,4 @@ def test_the_repositorys_own_dodo_py_is_the_same_hand_over():
     from pathlib import Path
 
     here = Path(__file__).resolve().parents[2]
-    assert (here / "dodo.py").read_text() == (here / "templates" / "dodo.py").read_text()
+    assert (here / "dodo.py").read_text() == (here / "hive" / "templates" / "dodo.py").read_text()

@@ -81,7 +81,10 @@ class Cluster:
 
     def connect(self) -> None:
         if ray is None:
-            raise HiveError("[executor] kind = \"ray\" needs Ray: pip install 'hive[ray]'")
+            raise HiveError(
+                '[executor] kind = "ray" needs Ray, which is not installed here: '
+                "pip install 'hive-agents[ray]' (into the Python that runs doit and hive, and on every node)"
+            )
         with self._lock:
             if ray.is_initialized():
                 if self._pid != os.getpid():

@@ -1,0 +1,166 @@
+"""The schema of `.hive/config.toml`, the one source of its keys: section, type, default and
+meaning of each. The loader checks values by it (`settings/config.py`), `hive init` writes its
+commented config from it (`settings/template.py`), and the configuration reference
+(docs/configuration.md, `python -m hive.reference`) is generated from it, so neither can
+drift from what the code accepts (issue 21)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Key:
+    section: str
+    name: str
+    field: str  # the attribute it sets (of Config; of AgentProfile for [agents.NAME])
+    kind: str  # how its value is checked: a key of KINDS
+    default: Any  # as written in TOML; None: not set (the feature is off)
+    meaning: str
+    example: Any = None  # a value to show where the default is "not set"
+
+    @property
+    def dotted(self) -> str:
+        return f"{self.section}.{self.name}"
+
+
+# kind -> what a value must be, as the user reads it (in errors and in the reference)
+KINDS: dict[str, str] = {
+    "str": "a string",
+    "nonempty": "a non-empty string",
+    "bool": "true or false",
+    "posint": "a whole number >= 1",
+    "nonnegint": "a whole number >= 0",
+    "strlist": "a list of strings",
+    "usd": "an amount in USD >= 0 (0 = no cap)",
+    "duration": 'a duration: "250ms", "30s", "45m", "1.5h" or a number of seconds',
+    "argv": "a list of strings: a program and its arguments, run without a shell",
+    "url": "an http:// or https:// URL",
+    "executor": "the name of an executor",
+    "profile": "the name of an agent profile (built in, or an [agents.NAME] table)",
+    "command": "a list of strings; {prompt} and {context_file} in it are replaced",
+    "filename": "a plain file name (no /)",
+    "mode": '"headless" or "interactive"',
+    "regexlist": "a list of regular expressions",
+    "env": "a table of strings",
+    "stream": "the name of a stream reader",
+    "seconds": "a number of seconds >= 0",
+}
+
+SECTIONS: dict[str, str] = {
+    "agent": "Which agent profile runs a task.",
+    "execution": "How long an attempt may take, and how often a task is tried.",
+    "merge": "How a finished task reaches the main branch.",
+    "worktrees": "Where each attempt's git worktree is made, and how it is prepared.",
+    "parallel": "How many agents run at once.",
+    "executor": "Where agents run: tmux sessions on this machine, or the nodes of a Ray cluster.",
+    "gates": "Hard stops that wait for a human (`<!-- checkpoint -->` markers in a plan always stop).",
+    "budget": "Caps on what agents may spend.",
+    "notify": "Tell a human when a run needs one. Off unless set.",
+}
+
+KEYS: tuple[Key, ...] = (
+    Key("agent", "default", "default_agent", "profile", "claude",
+        "The agent profile a task runs with when neither the task (`**Agent:**`) nor its plan (`agent:`) names one."),
+    Key("agent", "planner", "planner", "profile", "claude-interactive",
+        "The profile `hive plan` talks to; it must be an interactive one."),
+    Key("execution", "task_timeout", "task_timeout", "duration", "60m",
+        "How long one attempt may run (a task's `**Timeout:**` overrides it); then it is stopped and failed."),
+    Key("execution", "spawn_grace_period", "spawn_grace_period", "duration", "30s",
+        "An agent must show output or signal within this, else the attempt fails as `agent_spawn_failed` "
+        "with the agent's last output."),
+    Key("execution", "stuck_threshold", "stuck_threshold", "duration", "15m",
+        "An agent silent this long is flagged `STUCK?` in `hive status` (it is not stopped)."),
+    Key("execution", "max_attempts", "max_attempts", "posint", 2,
+        "How many attempts a task gets; a failed one is tried again with continuation context while attempts "
+        "remain. Interruptions and rate-limit pauses do not count."),
+    Key("execution", "stop_patience", "stop_patience", "duration", "5s",
+        "Stopping an agent sends SIGINT, then SIGTERM, then SIGKILL, this long apart."),
+    Key("execution", "rate_limit_backoff", "rate_limit_backoff", "duration", "60s",
+        "The first pause after a rate limit whose reset time the CLI did not say; it doubles each time, "
+        "up to 1 h."),
+    Key("merge", "main_branch", "main_branch", "str", "main",
+        "The branch tasks start from and merge into; `hive init` records the branch checked out then."),
+    Key("merge", "auto_merge", "auto_merge", "bool", True,
+        "false: a verified task waits in `awaiting_human` until `hive approve <plan>:<ID>` merges it."),
+    Key("merge", "require_tests", "require_tests", "bool", False,
+        "Run `test_command` on the merged result of every task, besides its `**Verify:**`."),
+    Key("merge", "test_command", "test_command", "str", "make test",
+        "The project's tests, run with `bash -c` in the worktree when `require_tests = true`."),
+    Key("merge", "resolve_conflicts", "resolve_conflicts", "bool", True,
+        "A merge conflict starts a resolve attempt by the agent (while attempts remain); false: the task "
+        "is blocked for a human to resolve."),
+    Key("worktrees", "base_path", "worktree_base", "str", "worktrees",
+        "The folder (relative to the repository) that holds the attempts' worktrees."),
+    Key("worktrees", "setup", "worktree_setup", "str", "",
+        'A command run with `bash -c` in each new worktree before its agent starts, e.g. "npm ci".'),
+    Key("worktrees", "copy", "worktree_copy", "strlist", [],
+        'Files copied from the repository into each worktree and never committed, e.g. [".env"].'),
+    Key("parallel", "max_workers", "max_workers", "posint", 4,
+        "Caps `doit -n N`, across every `doit` running on this repository."),
+    Key("executor", "kind", "executor", "executor", "tmux",
+        '"tmux": agents in tmux sessions on this machine. "ray": on the nodes of a Ray cluster '
+        "(`pip install 'hive-agents[ray]'`)."),
+    Key("executor", "address", "ray_address", "nonempty", "auto",
+        'kind = "ray": the cluster — "auto", the head\'s GCS "10.0.0.5:6379", or "ray://head:10001".'),
+    Key("executor", "resource", "ray_resource", "nonempty", "hive_agent",
+        'kind = "ray": the custom resource each agent takes one unit of, so a node\'s count caps its agents.'),
+    Key("executor", "workdir", "node_workdir", "nonempty", "~/.hive-node",
+        'kind = "ray": where each node keeps its repository cache and worktrees (a node\'s '
+        "`HIVE_NODE_WORKDIR` overrides it)."),
+    Key("gates", "first_batch", "gate_first_batch", "bool", False,
+        "Stop after the first batch of tasks (those with no dependencies) until `hive approve`."),
+    Key("gates", "hub_threshold", "hub_threshold", "nonnegint", 0,
+        "Stop after a task that at least this many tasks depend on (0 = off; 3 is a good value)."),
+    Key("budget", "task_usd", "budget_task_usd", "usd", 0,
+        "USD per task over its attempts: Claude gets `--max-budget-usd`, other agents are stopped at it."),
+    Key("budget", "run_usd", "budget_run_usd", "usd", 0,
+        "USD per `doit` run: at the cap no new task starts, running agents finish, and doit exits 1."),
+    Key("notify", "command", "notify_command", "argv", None,
+        "Run for each event with one JSON object on its stdin (an argv list, no shell; stopped after ten seconds).",
+        example=["python3", "/opt/hive-notify.py"]),
+    Key("notify", "webhook", "notify_webhook", "url", None,
+        "Each event is POSTed to it as JSON (given five seconds); a failure only warns.",
+        example="https://hooks.example.com/hive"),
+)  # fmt: skip
+
+# [agents.NAME]: a profile; a table named like a built-in overrides only the keys it sets
+AGENT_KEYS: tuple[Key, ...] = (
+    Key("agents.NAME", "command", "command", "command", None,
+        "How to start the agent: `{prompt}` becomes a short instruction pointing at its brief, "
+        "`{context_file}` the brief's path. Needed for a new profile.",
+        example=["python3", "/opt/bot.py", "{context_file}"]),
+    Key("agents.NAME", "context_file", "context_file", "filename", "AGENTS.md",
+        "The file name the agent reads its brief from, in its worktree (never committed)."),
+    Key("agents.NAME", "mode", "mode", "mode", "headless",
+        "interactive: a TUI that stays open, watched for first-run prompts on its screen. "
+        "headless: runs and exits."),
+    Key("agents.NAME", "exit_zero_is_done", "exit_zero_is_done", "bool", False,
+        "Exiting 0 without `hive done` counts as done (for an agent that cannot run commands)."),
+    Key("agents.NAME", "stall_patterns", "stall_patterns", "regexlist", [],
+        "Screen text meaning \"stuck at a prompt\": shown within the grace period, the attempt fails at once."),
+    Key("agents.NAME", "env", "env", "env", {},
+        "Extra environment variables for the agent."),
+    Key("agents.NAME", "stream", "stream", "stream", "",
+        'The reader of its output for errors, rate limits and usage ("text" suits any CLI); "" only watches '
+        "that its output grows."),
+    Key("agents.NAME", "budget_args", "budget_args", "strlist", [],
+        "Appended to the command when a task has a budget; `{usd}` becomes what is left."),
+    Key("agents.NAME", "ignore", "ignore", "strlist", [],
+        "Files the agent leaves in the worktree that are never the task's work (never merged)."),
+    Key("agents.NAME", "linger", "linger", "seconds", 0,
+        "Seconds it may take to end its turn after signalling (its usage report comes last)."),
+    Key("agents.NAME", "model", "model", "str", "",
+        "The model it uses, for pricing when its output does not name one."),
+)  # fmt: skip
+
+PRICES_EXAMPLE = {"claude-opus-*": {"input": 15.0, "output": 75.0}, "my-local-model": {"input": 0, "output": 0}}
+
+
+def by_section() -> dict[str, dict[str, Key]]:
+    """section -> key name -> Key, in the schema's order."""
+    out: dict[str, dict[str, Key]] = {}
+    for key in KEYS:
+        out.setdefault(key.section, {})[key.name] = key
+    return out
