@@ -73,8 +73,20 @@ ORDER = tuple(sorted(STATES, key=lambda s: STATES[s].order))
 HELD = tuple(s for s in State if STATES[s].held)
 RETRYABLE = tuple(s for s in State if STATES[s].retryable)
 
+
+class Ended(StrEnum):
+    """How an attempt ended, where its state alone does not say it: a history entry's
+    `outcome` (else the state it ended in). A fact for the code and the next attempt's
+    brief; the entry's reason is text for people and is never parsed."""
+
+    INTERRUPTED = "interrupted"  # its orchestrator died (or its host): it does not count
+    REOPENED = "reopened"  # a human or a changed plan re-opened the task after it
+    CHECK_FAILED = "check_failed"  # it said done, but Verify / test_command failed on the merged result
+    CONFLICT = "conflict"  # it said done, but merging into main conflicted: a resolve attempt follows
+
+
 # The reason a failed attempt records when its orchestrator died: it does not count.
-INTERRUPTED = "interrupted"
+INTERRUPTED = Ended.INTERRUPTED.value
 FREE_INTERRUPTIONS = 3  # attempts in a row that end interrupted without counting against max_attempts
 
 

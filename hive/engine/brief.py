@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from hive.adapters import git
 from hive.engine.supervise import clean_tail
-from hive.lifecycle import SIGNALS, Kind
+from hive.lifecycle import SIGNALS, Ended, Kind
 from hive.plan.model import Plan, Task
 from hive.render import render
 from hive.store import agent_signals
@@ -106,8 +106,15 @@ def continuation(paths: Paths, root, st: TaskState) -> Continuation:
         notes=notes[-10:],
         log_tail=_previous_output(paths, st),
         feedback=st.feedback,
-        failed_check=st.output_tail if st.reason.startswith("verify failed") else "",
+        failed_check=_failed_check(st),
     )
+
+
+def _failed_check(st: TaskState) -> str:
+    """What the check that failed the last attempt printed, if a check failed it."""
+    previous = [h for h in st.history if h.get("attempt", 0) < st.attempt and h.get("outcome") != Ended.REOPENED]
+    last = previous[-1] if previous else {}
+    return str(last.get("check_output", "")) if last.get("outcome") == Ended.CHECK_FAILED else ""
 
 
 def decisions_so_far(store: StateStore, plan: Plan) -> tuple[str, ...]:

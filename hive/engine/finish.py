@@ -12,7 +12,7 @@ from hive.engine.attempt import retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import MergeRequest, Recorders, merge
 from hive.engine.task import TaskRun, prefixed, say
-from hive.lifecycle import Outcome, State, Worktree
+from hive.lifecycle import Ended, Outcome, State, Worktree
 from hive.store.state import MERGE, MERGING, RESOLVE, TaskState
 
 
@@ -95,12 +95,13 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
         return done
     if result.status == "verify_failed":
-        return h.end(st, State.FAILED, f"verify failed: {result.reason}", result.output_tail)
+        tail = result.output_tail
+        return h.end(st, State.FAILED, result.reason, tail, outcome=Ended.CHECK_FAILED, check_output=tail)
     if result.status == "conflict" and h.cfg.resolve_conflicts and not h.is_script:
         if st.attempts_used < h.cfg.max_attempts:
             # the next attempt is the agent's, on its branch: merge main, resolve, verify, `hive done`
             reason = f"{result.reason}; a resolve attempt follows"
-            return h.end(st, State.FAILED, reason, files=result.files, resume=RESOLVE)
+            return h.end(st, State.FAILED, reason, files=result.files, resume=RESOLVE, outcome=Ended.CONFLICT)
     # The agent's work is safe on its branch: `hive retry` redoes only the merge
     # (after the human resolved the conflict on the branch or cleaned the checkout).
     reason = result.reason + (by_hand(h, st, wt) if result.status == "conflict" else "")

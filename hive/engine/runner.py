@@ -27,7 +27,7 @@ from hive.engine.standing import MERGING, RUNNING, interrupted, standing
 from hive.engine.supervise import signalled
 from hive.engine.task import Job, TaskRun, Worker, first_line, prefixed, say
 from hive.errors import CommandError, HiveError, user_message
-from hive.lifecycle import STATES, Kind, Outcome, State, why_outdated
+from hive.lifecycle import STATES, Ended, Kind, Outcome, State, why_outdated
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.store.files import HeldLock, atomic_write
 from hive.store.paths import Paths
@@ -192,7 +192,7 @@ class TaskRunner:
                 merge_commit="",
                 resume="",
                 # the next attempt's brief says why it runs again
-                history=(*st.history, history_entry(st, "reopened", d.reopen)) if st.attempt else st.history,
+                history=(*st.history, history_entry(st, Ended.REOPENED, d.reopen)) if st.attempt else st.history,
                 event=f"reopened: {d.reopen}",
             )
             say(f"{h.key}: re-opened because {d.reopen}")

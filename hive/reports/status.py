@@ -99,7 +99,7 @@ def collect(root: Path) -> list[TaskStatus]:
                     reason,
                     st.attempt,
                     st.worker,
-                    st.worktree if running or st.state == "blocked" else "",
+                    st.worktree if running or _kept(paths.root, st.worktree) else "",
                     st.session if alive else "",
                     st.branch,
                     st.merge_commit,
@@ -118,6 +118,12 @@ def collect(root: Path) -> list[TaskStatus]:
                 )
             )
     return rows
+
+
+def _kept(root: Path, worktree: str) -> bool:
+    """A worktree that is still on this machine: a blocked task's, kept for the human, or a
+    failed one's, kept for its next attempt (a done task's is removed once merged)."""
+    return bool(worktree) and (root / worktree).is_dir()
 
 
 def _unwatched(where: Standing) -> str:
@@ -214,7 +220,7 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
             detail = ", ".join(extra) + (f" — {detail}" if detail else "")
         elif r.state == "done" and r.commit:
             detail = f"merged {r.commit[:10]}, {len(r.files)} file(s)"
-        elif r.state == "blocked" and r.worktree:
+        elif r.state in (State.BLOCKED, State.FAILED) and r.worktree:
             detail += f" (work kept in {r.worktree})"
         elif r.state == "paused" and r.resume_at:
             detail = f"resumes at {time.strftime('%H:%M:%S', time.localtime(r.resume_at))} — {detail}"

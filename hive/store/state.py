@@ -144,11 +144,13 @@ class StateStore:
         expect: tuple[str, ...] | None = None,
         outcome: str = "",
         event: str = "",
+        check_output: str = "",
         **changes: Any,
     ) -> TaskState:
         """End the attempt `st` in `state`, keeping its story in the history (what
-        continuation briefs and the report tell)."""
-        entry = history_entry(st, outcome or state, reason)
+        continuation briefs and the report tell): `outcome` (lifecycle.Ended) where the
+        state alone does not say how it ended, `check_output` what a failing check printed."""
+        entry = history_entry(st, outcome or state, reason, check_output)
         changes.setdefault("usage", {})  # now in the history entry: counted once
         return self.update(
             st.plan,
@@ -188,9 +190,10 @@ class StateStore:
         append_line(self.paths.events, json.dumps(record))
 
 
-def history_entry(st: TaskState, outcome: str, reason: str) -> dict:
+def history_entry(st: TaskState, outcome: str, reason: str, check_output: str = "") -> dict:
     """How one attempt ended, kept for continuation context and the report."""
     return {
+        **({"check_output": check_output} if check_output else {}),
         "attempt": st.attempt,
         "outcome": outcome,
         "reason": reason,

@@ -193,7 +193,7 @@ def test_require_tests_runs_test_command_on_the_merged_result(repo):
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     st = repo.state("t", "1")
-    assert [h["outcome"] for h in st["history"]] == ["failed", "done"]
+    assert [h["outcome"] for h in st["history"]] == ["check_failed", "done"]
     assert "test_command failed" in st["history"][0]["reason"]
 
 

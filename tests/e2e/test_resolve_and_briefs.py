@@ -74,7 +74,7 @@ def test_a_retry_brief_has_the_failing_checks_output_and_no_header_of_its_own_at
         "v",
         """
     ### Task 1: Checked
-    **Verify:** test -f ok.txt || (echo "VERIFY-SAYS: ok.txt is missing"; exit 1)
+    **Verify:** test -f ok.txt || (echo "VERIFY-SAYS-$((40 + 2))"; exit 1)
     fake@1: write half.txt half
     fake@1: commit half
     fake@1: signal done
@@ -87,7 +87,7 @@ def test_a_retry_brief_has_the_failing_checks_output_and_no_header_of_its_own_at
     assert repo.doit().returncode == 0
     brief = (repo.root / ".hive" / "fake" / "context-v_1-a2.md").read_text()
     assert "Attempt 1 signalled `hive done`, but the check on the merged result **failed**" in brief
-    assert "VERIFY-SAYS: ok.txt is missing" in brief
+    assert "VERIFY-SAYS-42" in brief  # what it printed, not its command (VERIFY-SAYS-$((40 + 2)))
     assert "attempt 2 (w1)" not in brief  # the log header Hive wrote for this attempt
 
 
@@ -150,3 +150,33 @@ def test_a_brief_after_the_plan_text_changed_says_why_it_runs_again(repo):
     assert repo.doit().returncode == 0
     brief = (repo.root / ".hive" / "fake" / "context-t_1-a2.md").read_text()
     assert "the task was **re-opened**: its text in the plan changed" in brief
+
+
+def test_a_brief_after_hive_retry_still_has_what_the_failing_check_printed(repo):
+    """The check's output is a fact of the attempt that failed, kept in its history: the
+    brief once found it only while the task's current reason still began "verify failed",
+    which `hive retry` and the next claim replace (issue 22)."""
+    repo.configure(attempts=1)
+    repo.write_plan(
+        "v",
+        """
+    ### Task 1: Checked
+    **Verify:** test -f ok.txt || (echo "VERIFY-SAYS-$((40 + 2))"; exit 1)
+    fake@1: write half.txt half
+    fake@1: commit half
+    fake@1: signal done
+    fake@2: dump-context
+    fake@2: write ok.txt ok
+    fake@2: commit ok
+    fake@2: signal done
+    """,
+    )
+    assert repo.doit().returncode == 1
+    failed = {t["id"]: t for t in repo.status_json()["tasks"]}["1"]
+    assert failed["state"] == "failed" and failed["worktree"], "its worktree is kept, and status says where"
+    assert (repo.root / failed["worktree"]).is_dir()
+    assert repo.hive("retry", "v:1").returncode == 0
+    assert repo.doit().returncode == 0
+    brief = (repo.root / ".hive" / "fake" / "context-v_1-a2.md").read_text()
+    assert "Attempt 1 signalled `hive done`, but the check on the merged result **failed**" in brief
+    assert "VERIFY-SAYS-42" in brief  # what it printed (its command says VERIFY-SAYS-$((40 + 2)))

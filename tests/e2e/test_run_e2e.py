@@ -253,11 +253,12 @@ def test_verify_failure_fails_the_task_with_output_and_main_is_untouched(repo):
     r = repo.doit()
     assert r.returncode == 1
     st = repo.state("v", "1")
-    assert st["state"] == "failed" and "verify failed" in st["reason"]
+    assert st["state"] == "failed"
+    assert st["reason"] == "Verify failed (exit 1): echo checking the thing; test -f missing.txt"
     assert "checking the thing" in st["output_tail"]
     assert repo.git("rev-parse", "main") == head
     shown = {t["id"]: t for t in repo.status_json()["tasks"]}["1"]
-    assert "verify failed" in shown["reason"] and "checking the thing" in shown["output_tail"]
+    assert shown["reason"] == st["reason"] and "checking the thing" in shown["output_tail"]
     assert "checking the thing" in repo.hive("status").stdout
 
 
