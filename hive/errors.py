@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hive.output import tail
+
 
 class HiveError(Exception):
     """A problem the user can fix: bad plan, bad config, bad state or command.
@@ -26,8 +28,7 @@ class CommandError(Exception):
         self.argv = argv
         self.code = code
         self.output = output
-        tail = "\n".join(output.strip().splitlines()[-15:])
-        super().__init__(f"`{' '.join(argv)}` exited with {code}:\n{tail}")
+        super().__init__(f"`{' '.join(argv)}` exited with {code}:\n{tail(output, 15)}")
 
     def __reduce__(self) -> tuple[type[CommandError], tuple[list[str], int, str]]:
         # by default an exception is pickled as its class and message, which this __init__ does not take

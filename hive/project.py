@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hive.executors import EXECUTORS
 from hive.plan.cache import PlanSet, load_plans
-from hive.settings.config import Config, load_repo_config
+from hive.settings import config as settings
+from hive.settings.config import Config
 from hive.store.paths import Paths
 
 
@@ -26,3 +28,20 @@ def load_project(root: Path) -> Project:
     config = load_repo_config(root)
     paths = Paths(root)
     return Project(root, config, load_plans(paths.plans, config, paths.plan_cache))
+
+
+def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
+    """`settings.load_config`, with the chosen executor's own `[executor]` settings checked
+    by its plugin's keys: every problem of the file at once."""
+    executors = {kind: plugin.keys for kind, plugin in EXECUTORS.items()}
+    return settings.load_config(path, main_branch_fallback, executors=executors)
+
+
+def load_repo_config(root: Path) -> Config:
+    """The repo's config; without a config file, main is the branch checked out now."""
+    path = Paths(root).config
+    if path.exists():
+        return load_config(path)
+    from hive.adapters import git  # only here: `doit list` on a configured repo runs no git
+
+    return load_config(path, main_branch_fallback=git.current_branch(root) or None)

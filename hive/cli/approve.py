@@ -11,8 +11,9 @@ from hive.errors import HiveError
 from hive.plan import discovered
 from hive.plan.graph import load_plan
 from hive.plan.model import Plan, Task
+from hive.project import load_repo_config
 from hive.reports.checkpoint import checkpoint_kind, how_to_answer
-from hive.settings.config import Config, load_repo_config
+from hive.settings.config import Config
 from hive.store.files import atomic_write
 from hive.store.names import parse_key
 from hive.store.paths import Paths, find_root

@@ -6,7 +6,7 @@ import argparse
 
 from hive.errors import HiveError
 from hive.executors import executor
-from hive.settings.config import load_repo_config
+from hive.project import load_repo_config
 from hive.store.names import parse_key
 from hive.store.paths import Paths, find_root
 from hive.store.state import StateStore

@@ -8,11 +8,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hive.adapters import git
-from hive.engine import workspace
+from hive.adapters import git, worktrees
 from hive.executors import executor
 from hive.lifecycle import State
-from hive.settings.config import load_repo_config
+from hive.project import load_repo_config
 from hive.store import names
 from hive.store.files import HeldLock
 from hive.store.paths import Paths, find_root
@@ -36,13 +35,13 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
             if st.state == State.IN_PROGRESS:
                 running.add(st.session)
             elif st.state == State.DONE:
-                kept = workspace.remove_merged_leftovers(root, st, main)
+                kept = worktrees.remove_merged_leftovers(root, st, main)
                 done += [f"{st.key}: {k}" for k in kept]
             elif st.state == State.TOO_BIG and st.worktree and Path(st.worktree).exists():
                 why = (
-                    workspace.remove_if_clean(root, Path(st.worktree))
+                    worktrees.remove_if_clean(root, Path(st.worktree))
                     if not force
-                    else workspace.remove_any(root, Path(st.worktree))
+                    else worktrees.remove_any(root, Path(st.worktree))
                 )
                 done.append(f"{st.key}: " + (why or f"removed {st.worktree} (its branch {st.branch} keeps the work)"))
         finally:
@@ -54,8 +53,8 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
     if not running:
         done += agents.tidy()
     if force:
-        for path in workspace.unused_worktrees(root, agents.worktree_base(root, config.worktree_base), states.values()):
-            workspace.remove_any(root, path)
+        for path in worktrees.unused_worktrees(root, agents.worktree_base(root, config.worktree_base), states.values()):
+            worktrees.remove_any(root, path)
             done.append(f"removed leftover worktree {path} (--force)")
     git.worktree_prune(root)
     return done

@@ -17,7 +17,7 @@ from hive.cli.approve import approve_plan
 from hive.cli.init import init
 from hive.errors import HiveError
 from hive.executors import executor
-from hive.settings.config import load_repo_config
+from hive.project import load_repo_config
 
 
 def _interrupt(signum: int, frame: object) -> None:

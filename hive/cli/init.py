@@ -7,10 +7,10 @@ from importlib import resources
 from pathlib import Path
 
 from hive.adapters import git
+from hive.adapters.worktrees import ensure_ignored_dir
 from hive.cli.main import doit_hint
-from hive.engine.workspace import ensure_ignored_dir
+from hive.configfile import config_toml
 from hive.errors import HiveError
-from hive.settings.template import config_toml
 from hive.store.files import atomic_write
 from hive.store.paths import DOIT_DB_EXCLUDE, Paths
 

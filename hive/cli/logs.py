@@ -13,12 +13,12 @@ from pathlib import Path
 
 from hive.errors import HiveError
 from hive.lifecycle import State
+from hive.output import shown_line
 from hive.plan import discovered
 from hive.project import load_project
 from hive.store.names import parse_key, task_key
 from hive.store.paths import Paths, find_root
 from hive.store.state import StateStore
-from hive.streams.base import clean
 
 FOLLOW_POLL = 0.2
 
@@ -61,11 +61,11 @@ def _remote_reader(root: Path, store: StateStore, plan: str, task_id: str, log: 
     if st.state != State.IN_PROGRESS or not st.node:
         return None
     from hive.executors import executor
-    from hive.settings.config import load_repo_config
+    from hive.project import load_repo_config
 
     config = load_repo_config(root)
     agents = executor(config.executor, config, root)
-    if not agents.remote:
+    if not agents.capabilities.remote_checkout:  # the log here is the whole output
         return None
     with open(log, "rb") as f:
         earlier = f.read(st.log_offset)
@@ -111,7 +111,7 @@ def _no_log(root: Path, plan_name: str, task_id: str) -> HiveError:
 def _print_tail(data: bytes, lines: int) -> int:
     kept: deque[str] = deque(maxlen=max(lines, 0))
     for line in data.decode(errors="replace").split("\n"):
-        text = clean(line)
+        text = shown_line(line)
         if text.strip() or (kept and kept[-1].strip()):
             kept.append(text)
     _write("\n".join(kept) + ("\n" if kept else ""))
@@ -127,10 +127,10 @@ def _follow(read: Reader, position: int, store: StateStore, plan: str, task_id: 
         lines = (partial + data).split(b"\n")
         partial = lines.pop()
         if lines:
-            _write("".join(clean(line.decode(errors="replace")) + "\n" for line in lines))
+            _write("".join(shown_line(line.decode(errors="replace")) + "\n" for line in lines))
         if not data and store.read(plan, task_id).state != State.IN_PROGRESS:
             if partial:
-                _write(clean(partial.decode(errors="replace")) + "\n")
+                _write(shown_line(partial.decode(errors="replace")) + "\n")
             return
         if not data:
             time.sleep(FOLLOW_POLL)

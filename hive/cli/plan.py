@@ -16,15 +16,16 @@ from hive.adapters.proc import SCRUBBED_ENV
 from hive.engine.supervise import SYSTEM_CLOCK, exit_status
 from hive.errors import HiveError
 from hive.executors import LOCAL, Launch, executor
+from hive.output import shown_line
 from hive.plan.graph import load_plan
+from hive.project import load_repo_config
 from hive.render import render
 from hive.settings.agents import stall_match
-from hive.settings.config import Config, load_repo_config
+from hive.settings.config import Config
 from hive.store import names
 from hive.store.agent_signals import ensure_shim
 from hive.store.files import atomic_write
 from hive.store.paths import Paths, find_root
-from hive.streams.base import clean
 
 _STATUS_APPROVED = re.compile(r"^(status\s*:\s*)approved\s*$", re.MULTILINE)
 
@@ -147,7 +148,7 @@ def _last_words(root: Path, s: PlanningSession, count: int = 5) -> list[str]:
         text = log.read_bytes()[-20000:].decode(errors="replace")
     except OSError:
         return []
-    shown = [line for line in (clean(raw).rstrip() for raw in text.split("\n")) if line.strip()][-count:]
+    shown = [line for line in (shown_line(raw).rstrip() for raw in text.split("\n")) if line.strip()][-count:]
     return [*(f"  | {line}" for line in shown), f"its whole output: {log.relative_to(root)}"]
 
 

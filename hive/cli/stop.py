@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hive.engine.task import prefixed
 from hive.errors import HiveError
 from hive.executors import AgentRef, executor
 from hive.executors.base import Report
 from hive.lifecycle import Kind, Outcome, State
-from hive.settings.config import load_repo_config
+from hive.output import prefixed
+from hive.project import load_repo_config
 from hive.store.files import HeldLock, atomic_write
 from hive.store.names import parse_key
 from hive.store.paths import Paths, find_root

@@ -11,9 +11,10 @@ from hive.doctor.hosts import agent_checks, on_every_host
 from hive.doctor.repo import repo_checks, tool_checks
 from hive.doctor.usage import ProfileUse, not_done, profiles_in_use
 from hive.errors import HiveError
-from hive.executors import executor
+from hive.executors import capabilities, executor
 from hive.plan.model import Plan
-from hive.settings.config import Config, load_repo_config
+from hive.project import load_repo_config
+from hive.settings.config import Config
 from hive.store.paths import Paths
 
 
@@ -22,14 +23,14 @@ def diagnose(root: Path) -> list[Check]:
     try:
         config = load_repo_config(root)
     except HiveError as e:
-        return [_unreadable("config", e), *tool_checks("tmux")]
+        return [_unreadable("config", e), *tool_checks(tmux_here=True)]
     checks: list[Check] = []
     plans: tuple[Plan, ...] = ()
     try:
         plans = _load_plans(root, config)
     except HiveError as e:
         checks.append(_unreadable("plans", e))
-    checks += tool_checks(config.executor) + repo_checks(root, config.main_branch)
+    checks += tool_checks(capabilities(config.executor).local_tmux) + repo_checks(root, config.main_branch)
     uses = profiles_in_use(config, plans, not_done(root, config))
     if not uses:
         if config.default_agent not in config.agents:  # `default = "script"`: no agent at all
@@ -42,8 +43,8 @@ def diagnose(root: Path) -> list[Check]:
         )
         uses = [ProfileUse(config.agents[config.default_agent])]
     agents = executor(config.executor, config, root)
-    if agents.remote:  # the agents run on other hosts: checked there, not here
-        return checks + on_every_host(agents, uses, config.node_workdir)
+    if agents.capabilities.remote_checkout:  # the agents run on other hosts: checked there, not here
+        return checks + on_every_host(agents, uses)
     dirs = _trust_dirs(root, config)
     for use in uses:
         checks += agent_checks(use, root, dirs)

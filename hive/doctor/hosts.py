@@ -17,14 +17,12 @@ from hive.doctor.repo import tool_checks
 from hive.doctor.usage import ProfileUse
 from hive.errors import HiveError
 from hive.executors import Executor
-from hive.settings.config import LOCAL_EXECUTOR
 
 
-def on_every_host(agents: Executor, uses: Sequence[ProfileUse], workdir: str) -> list[Check]:
-    """Each profile's checks run on every host of a remote executor (`workdir`: where a
-    host keeps its worktrees unless its HIVE_NODE_WORKDIR says otherwise)."""
+def on_every_host(agents: Executor, uses: Sequence[ProfileUse]) -> list[Check]:
+    """Each profile's checks run on every host of a remote executor."""
     try:
-        answers = agents.on_hosts(functools.partial(_checks_here, tuple(uses), workdir))
+        answers = agents.on_hosts(functools.partial(_checks_here, tuple(uses)))
     except HiveError as e:
         return [fail("agent hosts", str(e), "start the hosts, or fix [executor] in .hive/config.toml")]
     checks: list[Check] = []
@@ -47,10 +45,7 @@ def agent_checks(use: ProfileUse, root: Path, trust_dirs: Sequence[Path]) -> lis
     return checks + credential_checks(ctx) + onboarding_checks(ctx, trust_dirs)
 
 
-def _checks_here(uses: tuple[ProfileUse, ...], workdir: str) -> list[Check]:
+def _checks_here(uses: tuple[ProfileUse, ...], root: Path) -> list[Check]:
     """On the host (a Ray task there): git and tmux, which it runs attempts with, and the
-    agents, which work below its node workdir."""
-    from hive.executors.ray.node import node_workdir  # here, on the node: not for a local `hive doctor`
-
-    root = node_workdir(workdir)
-    return tool_checks(LOCAL_EXECUTOR) + [check for use in uses for check in agent_checks(use, root, [root])]
+    agents, which work below `root` there."""
+    return tool_checks(tmux_here=True) + [check for use in uses for check in agent_checks(use, root, [root])]

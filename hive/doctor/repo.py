@@ -24,9 +24,10 @@ _IN_PROGRESS = (
 )
 
 
-def tool_checks(executor_kind: str) -> list[Check]:
+def tool_checks(tmux_here: bool) -> list[Check]:
+    """git, and tmux where this machine runs the agents in it."""
     checks = [_tool("git", "git --version", git.version, "sudo apt-get install -y git")]
-    if executor_kind == "tmux":  # the only executor that needs tmux on this machine
+    if tmux_here:
         checks.append(_tool("tmux", "tmux -V", tmux.version, "sudo apt-get install -y tmux"))
     return checks
 

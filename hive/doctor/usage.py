@@ -77,6 +77,6 @@ def pending(states: _States) -> Callable[[Plan, Task], bool]:
 
 
 def not_done(root: Path, config: Config) -> Callable[[Plan, Task], bool]:
-    from hive.dodo.uptodate import StateView
+    from hive.plan.done import StateView
 
     return pending(StateView(root, config.main_branch))

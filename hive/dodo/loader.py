@@ -18,11 +18,12 @@ from doit.exceptions import InvalidDodoFile
 
 from hive import crashsafe
 from hive.dodo import workers
-from hive.dodo.uptodate import AllDone, DoneCheck, StateView, describe
+from hive.dodo.uptodate import AllDone, DoneCheck, describe
 from hive.engine.job import Job
 from hive.errors import HiveError
+from hive.executors import capabilities
+from hive.plan.done import StateView
 from hive.project import Project, load_project
-from hive.settings.config import LOCAL_EXECUTOR, THREADED_EXECUTORS
 from hive.store import usage
 from hive.store.paths import DOIT_DB
 
@@ -70,7 +71,7 @@ def doit_config(project: Project | None) -> dict:
     from hive.dodo.reporter import reporter_for
 
     approved = [p.name for p in project.plans.plans if p.approved] if project else []
-    threads = {"par_type": "thread"} if project and project.config.executor in THREADED_EXECUTORS else {}
+    threads = {"par_type": "thread"} if project and capabilities(project.config.executor).threads_only else {}
     return {
         "backend": "sqlite3",
         "dep_file": DOIT_DB,
@@ -141,7 +142,7 @@ def _built_in_bulk(tasks: Iterator[dict]) -> Iterator[dict]:
 def _workers_fit(project: Project, argv: list[str]) -> None:
     """An executor whose client cannot be forked runs with worker threads; asking doit
     for worker processes would fail every task one by one, so it is refused up front."""
-    if project.config.executor not in THREADED_EXECUTORS:
+    if not capabilities(project.config.executor).threads_only:
         return
     asked = [v for i, a in enumerate(argv[:-1]) if a in ("-P", "--parallel-type") for v in [argv[i + 1]]]
     asked += [a.split("=", 1)[1] for a in argv if a.startswith("--parallel-type=")]
@@ -161,7 +162,7 @@ def _agents_can_start(project: Project, view: StateView) -> None:
 
     if not preflight.runs_tasks(sys.argv[1:]):  # `doit list` works without the agents, and stays fast
         return
-    if project.config.executor != LOCAL_EXECUTOR:  # they run on other hosts: `hive doctor` there checks them
+    if capabilities(project.config.executor).remote_checkout:  # `hive doctor` checks them on their hosts
         return
     from hive.doctor.usage import pending
 

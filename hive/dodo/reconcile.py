@@ -8,11 +8,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hive.adapters import git
-from hive.engine import workspace
-from hive.engine.standing import MERGING, RUNNING, interrupted, standing
+from hive.adapters import git, worktrees
 from hive.errors import CommandError, HiveError, user_message
 from hive.executors import Executor, executor
+from hive.executors.standing import MERGING, RUNNING, interrupted, standing
 from hive.lifecycle import State
 from hive.project import Project
 from hive.settings.config import Config
@@ -89,7 +88,7 @@ def _reconcile_task(
         if st.state == State.DONE:
             if st.session in sessions:
                 agents.close(st.session)
-            kept = workspace.remove_merged_leftovers(paths.root, st, f"refs/heads/{config.main_branch}", branches)
+            kept = worktrees.remove_merged_leftovers(paths.root, st, f"refs/heads/{config.main_branch}", branches)
             return [f"{st.key}: {k}" for k in kept]
         if st.session in sessions:  # the terminal of a finished attempt, kept only for its last words
             agents.close(st.session)
@@ -114,10 +113,10 @@ def _leftovers(
     root: Path, config: Config, agents: Executor, states: dict[str, TaskState], sessions: set[str]
 ) -> list[str]:
     notes = []
-    for path in workspace.unused_worktrees(root, agents.worktree_base(root, config.worktree_base), states.values()):
-        state = workspace.health(path)
-        if state == workspace.UNFINISHED:  # a half-made worktree holds no work
-            notes.append(workspace.repair(root, path, state))
+    for path in worktrees.unused_worktrees(root, agents.worktree_base(root, config.worktree_base), states.values()):
+        state = worktrees.health(path)
+        if state == worktrees.UNFINISHED:  # a half-made worktree holds no work
+            notes.append(worktrees.repair(root, path, state))
         else:
             notes.append(f"leftover worktree {path} (no task uses it): inspect it, then `git worktree remove {path}`")
     known = {st.session for st in states.values()}

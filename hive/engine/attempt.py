@@ -6,33 +6,29 @@ import os
 import time
 from pathlib import Path
 
-from hive.adapters import git
+from hive.adapters import git, worktrees
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.crashsafe import crash_point
-from hive.engine import workspace
 from hive.engine.brief import (
     ContextInput,
     Resolve,
     continuation,
     decisions_so_far,
-    dependency_results,
     prompt,
     render_context,
 )
 from hive.engine.limits import AttemptMeter, task_budget_left
-from hive.engine.supervise import POLL, Watch, clean_tail, wait
-from hive.engine.task import TaskRun, Worker, duration, say
+from hive.engine.supervise import Watch, wait
+from hive.engine.task import TaskRun, Worker
 from hive.errors import HiveError
 from hive.executors import Checkout, Launch
 from hive.lifecycle import Outcome, State
+from hive.output import clean_tail, duration, say
+from hive.reports.dependencies import dependency_results
 from hive.store import agent_signals, names
 from hive.store.files import atomic_write
 from hive.store.state import MERGE, MERGING, RESOLVE, TaskState
 from hive.streams import reader
-
-# a remote executor brings an agent's news every few hundred ms: a watch looking every 25 ms
-# would only cost the controller CPU (64 of them at once under `doit -n 64`)
-REMOTE_POLL = 0.1
 
 
 def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
@@ -71,22 +67,23 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
         log_offset=_log_start(log, h.key, attempt, worker.id),
     )
     crash_point("after-claim")
-    workspace.create(root, wt, st.branch, start_point)
+    worktrees.create(root, wt, st.branch, start_point)
     crash_point("after-worktree-add")
     env = _agent_env(h, st, wt, worker)
     brief = _brief(h, st, wt, resolve)
-    copied = workspace.copy_files(root, wt, h.cfg.worktree_copy)
+    copied = worktrees.copy_files(root, wt, h.cfg.worktree_copy)
     excludes = h.paths.excludes_file(plan, tid, attempt)
     ignored = [] if h.is_script else list(h.profile().ignore)
-    workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored])
-    if h.cfg.worktree_setup and not h.executor.remote:  # a remote host runs it in its own worktree
-        setup = workspace.run_setup(wt, h.cfg.worktree_setup, env, h.cfg.task_timeout)
+    worktrees.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored])
+    caps = h.executor.capabilities
+    if h.cfg.worktree_setup and not caps.remote_checkout:  # a host elsewhere runs it in its own checkout
+        setup = worktrees.run_setup(wt, h.cfg.worktree_setup, env, h.cfg.task_timeout)
         if setup.code != 0:
             raise HiveError(
                 f"worktree setup command failed (exit {setup.code}): {h.cfg.worktree_setup}\n"
                 f"{clean_tail(setup.output, 15)}"
             )
-        workspace.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored, *workspace.untracked(wt)])
+        worktrees.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored, *worktrees.untracked(wt)])
     checkout = (
         Checkout(
             root,
@@ -97,7 +94,7 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
             setup=h.cfg.worktree_setup,
             setup_timeout=h.cfg.task_timeout,
         )
-        if h.executor.remote  # only a remote host rebuilds the worktree: no git call for it locally
+        if caps.remote_checkout  # only a host elsewhere rebuilds the worktree: no git call for it here
         else None
     )
     token = h.executor.start(
@@ -115,7 +112,7 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
         )
     )
     # the clocks (spawn grace, timeout) start now: a remote executor may have queued it for a free host
-    started = {"started_at": time.time()} if h.executor.remote else {}
+    started = {"started_at": time.time()} if caps.remote_checkout else {}
     st = h.update((State.IN_PROGRESS,), agent_token=token, node=h.executor.host(st.session), event="spawned", **started)
     crash_point("after-spawn")
     what = "script" if h.is_script else f"agent {h.profile().name}"
@@ -146,7 +143,7 @@ def start_merge_only(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
 
 def sound(h: TaskRun, wt: Path) -> bool:
     """Is `wt` a worktree Hive may run git in? If not, it is cleared away (and said)."""
-    note = workspace.clear_if_broken(h.root, wt)
+    note = worktrees.clear_if_broken(h.root, wt)
     if note:
         say(f"{h.key}: {note}")
     return note is None
@@ -164,7 +161,7 @@ def worktree_for_merge(h: TaskRun, st: TaskState, worker: str) -> Path:
     if not (wt.exists() and sound(h, wt)):  # sound() clears a half-made one away
         say(f"{h.key}: no usable worktree; merging from a fresh checkout of branch {st.branch}")
         h.update((State.IN_PROGRESS,), worktree=str(wt))
-        workspace.checkout_existing(h.root, wt, st.branch)
+        worktrees.checkout_existing(h.root, wt, st.branch)
     return wt
 
 
@@ -175,10 +172,10 @@ def retire_worktree(h: TaskRun, st: TaskState) -> None:
     wt = Path(st.worktree) if st.worktree else None
     if wt is None or not sound(h, wt):
         return
-    workspace.restore_branch(wt, st.branch)
-    workspace.retire_context(wt, h.context_name())
-    workspace.salvage(wt, f"hive: unfinished work of {h.key} attempt {st.attempt}")
-    note = workspace.remove_if_clean(h.root, wt)
+    worktrees.restore_branch(wt, st.branch)
+    worktrees.retire_context(wt, h.context_name())
+    worktrees.salvage(wt, f"hive: unfinished work of {h.key} attempt {st.attempt}")
+    note = worktrees.remove_if_clean(h.root, wt)
     if note:
         say(f"{h.key}: {note}")
 
@@ -207,7 +204,7 @@ def _resolve(h: TaskRun, st: TaskState, start_point: str, main: str) -> Resolve 
 
 def _brief(h: TaskRun, st: TaskState, wt: Path, resolve: Resolve | None = None) -> Path:
     name = h.context_name()
-    original = workspace.tracked_text(wt, name)
+    original = worktrees.tracked_text(wt, name)
     text = render_context(
         ContextInput(
             key=h.key,
@@ -225,7 +222,7 @@ def _brief(h: TaskRun, st: TaskState, wt: Path, resolve: Resolve | None = None) 
             resolve=resolve,
         )
     )
-    workspace.place_context(wt, name, text, tracked=original is not None)
+    worktrees.place_context(wt, name, text, tracked=original is not None)
     atomic_write(h.paths.context_copy(h.plan_name, h.task.id, st.attempt), text)
     return wt / name
 
@@ -289,7 +286,7 @@ def watch(h: TaskRun, st: TaskState) -> Outcome:
         meter=AttemptMeter(h) if profile else None,
         command=profile.command[0] if profile else "",
         linger=profile.linger if profile else 0.0,
-        poll=REMOTE_POLL if h.executor.remote else POLL,
+        poll=h.executor.capabilities.poll,
     )
     return wait(w, on_stuck=lambda idle: _stuck(h, idle))
 

@@ -7,25 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hive.adapters import git
-from hive.engine.supervise import clean_tail
 from hive.lifecycle import SIGNALS, Ended, Kind
-from hive.plan.model import Plan, Task
+from hive.output import clean_tail
+from hive.plan.model import Plan
 from hive.render import render
+from hive.reports.dependencies import DependencyResult
 from hive.store import agent_signals
 from hive.store.paths import Paths
 from hive.store.state import StateStore, TaskState
-
-MARKER = "<!-- hive:context "
-
-
-@dataclass(frozen=True)
-class DependencyResult:
-    key: str
-    title: str
-    state: str
-    commit: str = ""
-    files: tuple[str, ...] = ()
-    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,26 +64,6 @@ def prompt(key: str, title: str, context_path: str, hive: str = "hive") -> str:
         f"it is your complete brief. Do the task, commit with git, then run `hive done` (or {others}); "
         f"if `hive` is not found, it is `{hive}`."
     )
-
-
-def dependency_results(store: StateStore, plan: Plan, task: Task) -> tuple[DependencyResult, ...]:
-    out = []
-    for dep_id in task.depends_on:
-        dep = plan.task(dep_id)
-        if dep.type == "gate":
-            continue
-        st = store.read(plan.name, dep_id)
-        out.append(
-            DependencyResult(
-                key=plan.key(dep_id),
-                title=dep.title,
-                state=st.state,
-                commit=st.merge_commit,
-                files=st.files[:30],
-                reason=st.reason,
-            )
-        )
-    return tuple(out)
 
 
 def continuation(paths: Paths, root, st: TaskState) -> Continuation:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from hive.engine.standing import GONE, MERGING, RUNNING, SIGNALLED, Standing
+from hive.executors.standing import GONE, MERGING, RUNNING, SIGNALLED, Standing
 from hive.lifecycle import HELD, INTERRUPTED, State
 from hive.store.agent_signals import Signal
 from hive.store.state import TaskState

@@ -7,12 +7,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hive.engine import workspace
+from hive.adapters import worktrees
 from hive.engine.attempt import retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import MergeRequest, Recorders, merge
-from hive.engine.task import TaskRun, prefixed, say
+from hive.engine.task import TaskRun
 from hive.lifecycle import Ended, Outcome, State, Worktree
+from hive.output import prefixed, say
 from hive.store.state import MERGE, MERGING, RESOLVE, TaskState
 
 
@@ -26,7 +27,7 @@ def finish(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
         return _merge(h, st, outcome, merge_approved)
     note = ""
     if rule.worktree == Worktree.REMOVE_IF_CLEAN and st.worktree and Path(st.worktree).exists():
-        note = workspace.remove_if_clean(h.root, Path(st.worktree))
+        note = worktrees.remove_if_clean(h.root, Path(st.worktree))
     elif rule.worktree == Worktree.RETIRE:
         retire_worktree(h, st)
     reason = outcome.recorded_reason(h.key)
@@ -51,13 +52,13 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
         # The agent's work is all on the branch; what is in the worktree besides it was
         # left by an interrupted merge (a checkout of main cut short leaves HEAD on the
         # branch but files and index of main: never commit that).
-        workspace.reset_to_branch(wt, st.branch)
+        worktrees.reset_to_branch(wt, st.branch)
     else:
-        workspace.restore_branch(wt, st.branch)
-        workspace.retire_context(wt, name)
-        workspace.salvage(wt, f"hive: changes {h.key} left uncommitted")
-        if workspace.undo_context_changes(wt, st.base, name):
-            workspace.salvage(wt, f"hive: keep the project's {name} unchanged")
+        worktrees.restore_branch(wt, st.branch)
+        worktrees.retire_context(wt, name)
+        worktrees.salvage(wt, f"hive: changes {h.key} left uncommitted")
+        if worktrees.undo_context_changes(wt, st.base, name):
+            worktrees.salvage(wt, f"hive: keep the project's {name} unchanged")
         st = h.update((State.IN_PROGRESS,), resume=MERGING)
     if not h.cfg.auto_merge and not merge_approved:
         return h.end(
@@ -133,5 +134,5 @@ def record_merged(h: TaskRun, st: TaskState, commit: str, files: tuple[str, ...]
 
 def tidy_up(h: TaskRun, st: TaskState) -> None:
     """Remove the worktree and every attempt's branch, each only once git shows it is in main."""
-    for note in workspace.remove_merged_leftovers(h.root, st, h.main_ref):
+    for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref):
         say(f"{h.key}: {note}")

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive import crashsafe
-from hive.engine.task import TaskRun, duration, say
+from hive.engine.task import TaskRun
 from hive.lifecycle import State
+from hive.output import duration, say
 from hive.store.files import atomic_write, locked
 from hive.store.paths import Paths
 from hive.store.state import TaskState

@@ -18,6 +18,7 @@ from pathlib import Path
 from hive.adapters import git, gitmerge
 from hive.adapters.proc import clean_env, run
 from hive.crashsafe import crash_point, uninterruptible
+from hive.output import tail
 from hive.store.files import locked
 
 MAX_RACES = 5
@@ -106,7 +107,7 @@ def _attempt(
             return MergeResult(
                 "verify_failed",
                 reason=f"{label} failed (exit {check.code}): {command}",
-                output_tail=_tail(check.output, 30),
+                output_tail=tail(check.output, 30),
             )
     files = tuple(path for _, path in changes)
     if merged == main_sha or (not changes and git.is_ancestor(req.root, f"refs/heads/{req.branch}", main_sha)):
@@ -137,7 +138,7 @@ def _build(req: MergeRequest, main_sha: str, branch: str, identity: tuple[str, .
         return _conflict(req, conflicts)
     made = gitmerge.commit_tree(req.root, tree, (main_sha, branch), req.message, identity, sign)
     if made.code != 0:  # e.g. signing failed: as `git merge` would, say so and leave main alone
-        return MergeResult("refused", reason=f"git could not make the merge commit: {_tail(made.output, 5)}")
+        return MergeResult("refused", reason=f"git could not make the merge commit: {tail(made.output, 5)}")
     return made.stdout.strip()
 
 
@@ -154,7 +155,7 @@ def _build_in(wt: Path, req: MergeRequest, main_sha: str, identity: tuple[str, .
     git.checkout(wt, req.branch)
     if conflicts:
         return _conflict(req, conflicts)
-    return MergeResult("refused", reason=f"git refused the merge: {_tail(res.output, 5)}")
+    return MergeResult("refused", reason=f"git refused the merge: {tail(res.output, 5)}")
 
 
 def _conflict(req: MergeRequest, files: list[str]) -> MergeResult:
@@ -202,7 +203,7 @@ def _publish(req: MergeRequest, main_ref: str, old: str, new: str, tips: tuple[s
     # one line (the run prints a reason's first line): the files git named, else its last words
     named = _in_the_way(res.output)
     kind = "untracked files" if "untracked working tree files" in res.output else "changed files"
-    what = f"{kind} in the way: {', '.join(named)}" if named else " ".join(_tail(res.output, 3).split())
+    what = f"{kind} in the way: {', '.join(named)}" if named else " ".join(tail(res.output, 3).split())
     return (
         f"could not update your checkout of {req.main_branch} at {holder} without touching your "
         f"uncommitted work ({what}) — commit or stash those files, then `hive retry`"
@@ -234,7 +235,3 @@ def _undo_interrupted_update(checkout: Path | str, new: str, refusal: str) -> bo
         else:
             (Path(checkout) / path).unlink()
     return True
-
-
-def _tail(text: str, lines: int) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])

@@ -23,11 +23,12 @@ from hive.engine.decide import Decision, Facts, Step, decide
 from hive.engine.finish import finish, record_merged, tidy_up
 from hive.engine.limits import run_budget_reached, wait_for_profile
 from hive.engine.slots import Slot
-from hive.engine.standing import MERGING, RUNNING, interrupted, standing
 from hive.engine.supervise import signalled
-from hive.engine.task import Job, TaskRun, Worker, first_line, prefixed, say
+from hive.engine.task import Job, TaskRun, Worker
 from hive.errors import CommandError, HiveError, user_message
+from hive.executors.standing import MERGING, RUNNING, interrupted, standing
 from hive.lifecycle import STATES, Ended, Kind, Outcome, State, why_outdated
+from hive.output import first_line, prefixed, say
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.store.files import HeldLock, atomic_write
 from hive.store.paths import Paths

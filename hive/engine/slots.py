@@ -4,7 +4,8 @@ cap holds across every doit process on the repo."""
 from __future__ import annotations
 
 from hive import crashsafe
-from hive.engine.task import Worker, say
+from hive.engine.task import Worker
+from hive.output import say
 from hive.store.files import HeldLock
 from hive.store.paths import Paths
 

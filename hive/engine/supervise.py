@@ -17,19 +17,19 @@ from pathlib import Path
 from typing import Protocol
 
 from hive import crashsafe
-from hive.engine.task import duration
 from hive.executors import AgentRef, Executor
+from hive.executors.base import LOCAL_POLL
 from hive.lifecycle import Kind, Outcome
+from hive.output import clean_tail, duration, log_size
 from hive.settings.agents import stall_match
 from hive.store import agent_signals
 from hive.store.agent_signals import Signal
-from hive.streams.base import ANSI, StreamReader, Trouble, TroubleKind, Usage
+from hive.streams.base import StreamReader, Trouble, TroubleKind, Usage
 
-POLL = 0.025
+POLL = LOCAL_POLL
 UNREACHABLE_PATIENCE = 30.0  # an API the CLI cannot reach this long ends the attempt
 USAGE_EVERY = 1.0  # seconds between recordings of a running agent's usage
 STALL_QUIET = 1.0  # a stall pattern counts once the agent has printed nothing for this long
-_LONG_LINE = 300  # a tail line longer than this (a JSON event) is cut
 
 
 class Meter(Protocol):
@@ -78,13 +78,6 @@ class Watch:
     poll: float = POLL  # a remote executor's news come at its own pace: no need to look more often
 
 
-def log_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
-
-
 def output_tail(watch: Watch, lines: int = 20) -> str:
     """The agent's last words: the pane if tmux still has it, else the log."""
     screen = watch.executor.screen(watch.agent.name, 200)
@@ -96,14 +89,6 @@ def output_tail(watch: Watch, lines: int = 20) -> str:
         except FileNotFoundError:
             screen = ""
     return clean_tail(screen, lines)
-
-
-def clean_tail(text: str, lines: int) -> str:
-    """The last lines worth reading: no terminal escapes, no blank lines, and not tmux's
-    own "Pane is dead" notice (remain-on-exit)."""
-    text = ANSI.sub("", text).replace("\r", "")
-    kept = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not ln.startswith("Pane is dead")]
-    return "\n".join(ln if len(ln) <= _LONG_LINE else ln[: _LONG_LINE - 1] + "…" for ln in kept[-lines:])
 
 
 class _Follow:
@@ -245,7 +230,7 @@ def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow:
         if not warned and now - last_change > watch.stuck_threshold:
             warned = True
             on_stuck(now - last_change)
-        if watch.executor.remote:
+        if watch.executor.capabilities.naps:
             watch.executor.nap(watch.agent, watch.poll)  # wakes when its host reports news
             crashsafe.may_stop()
         else:

@@ -4,8 +4,6 @@ recorded state, its executor and its worker slot."""
 from __future__ import annotations
 
 import shlex
-import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,26 +12,15 @@ from hive.engine.job import Job
 from hive.errors import HiveError
 from hive.executors import AgentRef, Executor, executor
 from hive.lifecycle import State
+from hive.output import first_line, say
 from hive.settings.agents import AgentProfile
 from hive.store import names
 from hive.store.paths import Paths
 from hive.store.state import StaleState, StateStore, TaskState
 
-__all__ = ["Job", "TaskRun", "Worker", "duration", "first_line", "prefixed", "say"]
+__all__ = ["Job", "TaskRun", "Worker"]
 
 SCRIPT_BRIEF = "HIVE_TASK.md"
-
-
-def say(message: str) -> None:
-    """Progress for the user: stderr, because doit captures actions' stdout. One write per
-    line: doit's workers share the stream, and print() writes the line and its newline apart
-    (two workers stopping at once ran their lines together). A closed terminal must not
-    turn into a task error."""
-    try:
-        sys.stderr.write(f"hive: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
 
 
 @dataclass(frozen=True)
@@ -112,26 +99,3 @@ class TaskRun:
             return str(Path(path).relative_to(self.root))
         except ValueError:
             return str(path)
-
-
-def prefixed(report: Callable[[str], None], key: str) -> Callable[[str], None]:
-    return lambda line: report(f"{key}: {line}")
-
-
-def first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else ""
-
-
-def duration(seconds: float) -> str:
-    """A duration as people write it — 0.5s, 12s, 5m, 3m05s, 1h, 2h10m — in every
-    message (a 5 s timeout once printed as "0.0833333 min")."""
-    if seconds < 10 and seconds != int(seconds):
-        return f"{round(seconds, 1):g}s"
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole}s"
-    if whole < 3600:
-        m, s = divmod(whole, 60)
-        return f"{m}m{s:02d}s" if s else f"{m}m"
-    h, m = divmod(whole // 60, 60)
-    return f"{h}h{m:02d}m" if m else f"{h}h"

@@ -1,5 +1,6 @@
-"""Executors run agents (`base.Executor`); `[executor] kind` picks one. A new
-executor is one module and one line in KINDS."""
+"""Executors run agents (`base.Executor`); `[executor] kind` picks one. Adding an executor is
+one module (or folder) that defines it and its `PLUGIN` record — capabilities and its own
+`[executor]` settings, as data — plus one line in EXECUTORS."""
 
 from __future__ import annotations
 
@@ -7,16 +8,15 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hive.executors.base import AgentRef, Checkout, Executor, Launch
-from hive.settings.config import LOCAL_EXECUTOR
+from hive.executors import ray, tmux
+from hive.executors.base import AgentRef, Capabilities, Checkout, Executor, Launch, Plugin
 
 if TYPE_CHECKING:
     from hive.settings.config import Config
 
-# kind -> "module:class", imported only when chosen (a remote executor's client
-# library is an optional extra)
-KINDS = {"tmux": "hive.executors.tmux:TmuxExecutor", "ray": "hive.executors.ray:RayExecutor"}
-LOCAL = LOCAL_EXECUTOR
+# kind -> its plugin: what the engine, the loader and the config need, without importing it
+EXECUTORS: dict[str, Plugin] = {plugin.kind: plugin for plugin in (tmux.PLUGIN, ray.PLUGIN)}
+LOCAL = tmux.PLUGIN.kind  # the default
 
 _made: dict[tuple[str, str], Executor] = {}
 
@@ -26,10 +26,25 @@ def executor(kind: str = LOCAL, config: Config | None = None, root: Path | None 
     made with its [executor] settings; they hold no per-task state on disk)."""
     key = (kind, str(root or ""))
     if key not in _made:
-        module, _, cls = KINDS[kind].partition(":")
+        module, _, cls = EXECUTORS[kind].factory.partition(":")
         made = getattr(importlib.import_module(module), cls)
-        _made[key] = made() if kind == LOCAL else made(config, root)
+        _made[key] = made(config.executor_options if config else None, root)
     return _made[key]
 
 
-__all__ = ["KINDS", "LOCAL", "AgentRef", "Checkout", "Executor", "Launch", "executor"]
+def capabilities(kind: str) -> Capabilities:
+    return EXECUTORS[kind].capabilities
+
+
+__all__ = [
+    "EXECUTORS",
+    "LOCAL",
+    "AgentRef",
+    "Capabilities",
+    "Checkout",
+    "Executor",
+    "Launch",
+    "Plugin",
+    "capabilities",
+    "executor",
+]

@@ -15,11 +15,46 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from hive.errors import HiveError
+from hive.settings.schema import Key
 from hive.store.state import TaskState
 
 T = TypeVar("T")
 
 Report = Callable[[str], None]
+
+
+LOCAL_POLL = 0.025  # an agent on this machine is looked at this often: a signal is seen within it
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the engine, the loader and `hive doctor` need to know of an executor, as data
+    (snakemake's executor `CommonSettings`): they read this record, never the executor's kind."""
+
+    # Agents run on other hosts, each in a checkout rebuilt there from `Launch.checkout`
+    # ([worktrees] setup runs there; the attempt's clocks start once a host takes it);
+    # else in the worktree Hive made here.
+    remote_checkout: bool = False
+    # Its client library cannot live through a fork: doit's workers run as threads.
+    threads_only: bool = False
+    # tmux on this machine runs the agents (`hive doctor` checks it here).
+    local_tmux: bool = False
+    # Seconds between two looks at a running attempt.
+    poll: float = LOCAL_POLL
+    # Between two looks the engine waits in `Executor.nap`, which the host's news cut short,
+    # rather than on its own clock.
+    naps: bool = False
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One executor as the registry (`hive.executors.EXECUTORS`) knows it, without loading it."""
+
+    kind: str  # `[executor] kind`
+    factory: str  # "module:Class", imported only when chosen (a remote executor's client is an extra)
+    capabilities: Capabilities
+    keys: tuple[Key, ...] = ()  # its own `[executor]` settings besides `kind`
+    about: str = ""  # one line for the configuration reference
 
 
 @dataclass(frozen=True)
@@ -73,7 +108,7 @@ class AgentRef:
 
 class Executor(Protocol):
     kind: str
-    remote: bool  # its agents run on other hosts: their worktree is rebuilt there from `Launch.checkout`
+    capabilities: Capabilities
 
     def environment(self) -> dict[str, str]:
         """Variables an agent needs to reach this executor (added to every Launch)."""
@@ -140,9 +175,10 @@ class Executor(Protocol):
         """Put the user's terminal on the agent."""
         ...
 
-    def on_hosts(self, fn: Callable[[], T]) -> dict[str, T | HiveError]:
-        """`fn`'s answer on every host that runs agents ("" for this machine), or why that
-        host could not answer: what `hive doctor` checks where the agents will run."""
+    def on_hosts(self, fn: Callable[[Path], T]) -> dict[str, T | HiveError]:
+        """`fn(folder the agents work below there)`'s answer on every host that runs agents
+        ("" for this machine), or why that host could not answer: what `hive doctor` checks
+        where the agents will run."""
         ...
 
     def tidy(self) -> list[str]:

@@ -5,17 +5,27 @@ uses the tmux adapter; processes are found through /proc (`adapters.processes`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from hive.adapters import proc, processes, tmux
 from hive.errors import HiveError
-from hive.executors.base import AgentRef, Launch, Report, T
+from hive.executors.base import AgentRef, Capabilities, Launch, Plugin, Report, T
+
+PLUGIN = Plugin(
+    "tmux",
+    "hive.executors.tmux:TmuxExecutor",
+    Capabilities(local_tmux=True),
+    about="agents in tmux sessions on this machine",
+)
 
 
 class TmuxExecutor:
-    kind = "tmux"
-    remote = False
+    kind = PLUGIN.kind
+    capabilities = PLUGIN.capabilities
+
+    def __init__(self, options: Mapping[str, object] | None = None, root: Path | None = None) -> None:
+        self.root = (root or Path.cwd()).resolve()  # no settings of its own
 
     def environment(self) -> dict[str, str]:
         # `hive` commands an agent runs (stop, attach, status) reach the same server
@@ -54,8 +64,8 @@ class TmuxExecutor:
         pane = tmux.pane(ref.name)
         return pane is not None and not pane.dead
 
-    def on_hosts(self, fn: Callable[[], T]) -> dict[str, T | HiveError]:
-        return {"": fn()}
+    def on_hosts(self, fn: Callable[[Path], T]) -> dict[str, T | HiveError]:
+        return {"": fn(self.root)}
 
     def tidy(self) -> list[str]:
         return []  # sessions are closed one by one; the server ends with its last one

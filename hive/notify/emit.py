@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hive.buglog import record_bug, record_warning
-from hive.engine.task import say
 from hive.notify import events
 from hive.notify.send import deliver
+from hive.output import say
 from hive.settings.config import Config
 from hive.store.paths import Paths
 from hive.store.state import TaskState

@@ -3,11 +3,11 @@ and the exact commands that answer it."""
 
 from __future__ import annotations
 
-from hive.engine.brief import dependency_results
 from hive.lifecycle import State, progress, shown_state
 from hive.plan.model import Plan, Task
 from hive.plan.parser import display_path
 from hive.render import render
+from hive.reports.dependencies import dependency_results
 from hive.store.state import StateStore
 
 

@@ -7,12 +7,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive.engine.standing import MERGING, RUNNING, Standing, standing
-from hive.engine.supervise import log_size
-from hive.engine.task import duration
 from hive.errors import HiveError
 from hive.executors import AgentRef, executor
+from hive.executors.standing import MERGING, RUNNING, Standing, standing
 from hive.lifecycle import ORDER, Progress, State, progress, shown_state
+from hive.output import duration, log_size
 from hive.plan import discovered
 from hive.project import load_project
 from hive.store import usage

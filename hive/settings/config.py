@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,12 +13,7 @@ from urllib.parse import urlsplit
 from hive.errors import HiveError
 from hive.settings.agents import BUILTIN_PROFILES, AgentProfile, profile_from_table
 from hive.settings.prices import DEFAULT_PRICES, Price, prices_from_table
-from hive.settings.schema import KINDS, by_section
-
-# Executor kinds as the loader needs them, without loading the executors: the local one,
-# and those whose client library cannot live through a fork (doit runs their workers as threads).
-LOCAL_EXECUTOR = "tmux"
-THREADED_EXECUTORS = frozenset({"ray"})
+from hive.settings.schema import KINDS, Key, by_section
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
@@ -55,12 +51,9 @@ class Config:
     max_workers: int = 4
     gate_first_batch: bool = False
     hub_threshold: int = 0
-    executor: str = LOCAL_EXECUTOR
-    # the Ray executor: which cluster, the custom resource each agent takes one unit of
-    # (so a node's count caps its agents), and where nodes keep repository and worktrees
-    ray_address: str = "auto"
-    ray_resource: str = "hive_agent"
-    node_workdir: str = "~/.hive-node"  # a node's HIVE_NODE_WORKDIR overrides it
+    executor: str = "tmux"
+    # the executor's own [executor] settings, as its plugin's keys checked them (hive.executors)
+    executor_options: dict[str, Any] = field(default_factory=dict)
     budget_task_usd: float = 0.0  # 0 = no cap
     budget_run_usd: float = 0.0
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
@@ -75,20 +68,14 @@ class Config:
 _SCHEMA = by_section()
 
 
-def load_repo_config(root: Path) -> Config:
-    """The repo's config; without a config file, main is the branch checked out now."""
-    from hive.store.paths import Paths
+def load_config(
+    path: Path, main_branch_fallback: str | None = None, executors: Mapping[str, Sequence[Key]] | None = None
+) -> Config:
+    """Read config.toml (every key optional); a missing file means all defaults.
 
-    path = Paths(root).config
-    if path.exists():
-        return load_config(path)
-    from hive.adapters import git  # only here: `doit list` on a configured repo runs no git
-
-    return load_config(path, main_branch_fallback=git.current_branch(root) or None)
-
-
-def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
-    """Read config.toml (every key optional); a missing file means all defaults."""
+    `executors`: every executor kind with its own `[executor]` settings (the executors'
+    registry, which the settings do not import: hive.project passes it). Without it the
+    `[executor]` table is taken as it is, unchecked."""
     data: dict[str, Any] = {}
     if path.is_file():
         try:
@@ -118,6 +105,9 @@ def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
         if not isinstance(table, dict):
             problems.append(f"{path}: {section} must be a table [{section}]")
             continue
+        if section == "executor":
+            problems += _load_executor(path, table, executors, values)
+            continue
         for key, value in table.items():
             spec = _SCHEMA[section].get(key)
             if spec is None:
@@ -143,6 +133,33 @@ def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
     return config
 
 
+def _load_executor(
+    path: Path, table: dict[str, Any], executors: Mapping[str, Sequence[Key]] | None, values: dict[str, Any]
+) -> list[str]:
+    """`[executor]`: `kind` picks one, and the rest are that executor's own settings."""
+    kind = table.get("kind", "tmux")
+    if executors is None:
+        values.update(executor=kind, executor_options={k: v for k, v in table.items() if k != "kind"})
+        return []
+    if not isinstance(kind, str) or kind not in executors:
+        known = ", ".join(sorted(executors))
+        return [f"{path}: executor.kind = {kind!r} is not an executor; known: {known}"]
+    keys = {key.name: key for key in executors[kind]}
+    problems, options = [], {key.name: convert(key.default, key.kind, key.dotted) for key in keys.values()}
+    for name, value in table.items():
+        if name == "kind":
+            continue
+        if name not in keys:
+            problems.append(f"{path}: unknown key executor.{name}; known: {', '.join(['kind', *keys])}")
+            continue
+        try:
+            options[name] = convert(value, keys[name].kind, f"{path}: executor.{name}")
+        except HiveError as e:
+            problems += e.problems
+    values.update(executor=kind, executor_options=options)
+    return problems
+
+
 def _load_agents(path: Path, table: Any, agents: dict[str, AgentProfile]) -> list[str]:
     if not isinstance(table, dict):
         return [f"{path}: agents must be tables like [agents.NAME]"]
@@ -161,15 +178,10 @@ def convert(value: Any, kind: str, where: str) -> Any:
         return parse_duration(value, where)
     if kind in ("argv", "url"):
         return _notify_value(value, kind, where)
-    if kind == "executor":
-        from hive.executors import KINDS as EXECUTORS
-
-        if not isinstance(value, str) or value not in EXECUTORS:
-            raise HiveError(f"{where} = {value!r} is not an executor; known: {', '.join(sorted(EXECUTORS))}")
-        return value
     ok = {
         "str": isinstance(value, str),
         "profile": isinstance(value, str),  # which profiles exist is checked once all are read
+        "executor": isinstance(value, str),  # which executors exist: the registry the caller passes
         "nonempty": isinstance(value, str) and bool(value.strip()),
         "bool": isinstance(value, bool),
         "posint": isinstance(value, int) and not isinstance(value, bool) and value >= 1,

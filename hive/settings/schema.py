@@ -54,7 +54,8 @@ SECTIONS: dict[str, str] = {
     "merge": "How a finished task reaches the main branch.",
     "worktrees": "Where each attempt's git worktree is made, and how it is prepared.",
     "parallel": "How many agents run at once.",
-    "executor": "Where agents run: tmux sessions on this machine, or the nodes of a Ray cluster.",
+    "executor": "Where agents run: tmux sessions on this machine, or the nodes of a Ray cluster. Each "
+    "executor has settings of its own (hive/executors).",
     "gates": "Hard stops that wait for a human (`<!-- checkpoint -->` markers in a plan always stop).",
     "budget": "Caps on what agents may spend.",
     "notify": "Tell a human when a run needs one. Off unless set.",
@@ -100,15 +101,8 @@ KEYS: tuple[Key, ...] = (
     Key("parallel", "max_workers", "max_workers", "posint", 4,
         "Caps `doit -n N`, across every `doit` running on this repository."),
     Key("executor", "kind", "executor", "executor", "tmux",
-        '"tmux": agents in tmux sessions on this machine. "ray": on the nodes of a Ray cluster '
-        "(`pip install 'hive-agents[ray]'`)."),
-    Key("executor", "address", "ray_address", "nonempty", "auto",
-        'kind = "ray": the cluster — "auto", the head\'s GCS "10.0.0.5:6379", or "ray://head:10001".'),
-    Key("executor", "resource", "ray_resource", "nonempty", "hive_agent",
-        'kind = "ray": the custom resource each agent takes one unit of, so a node\'s count caps its agents.'),
-    Key("executor", "workdir", "node_workdir", "nonempty", "~/.hive-node",
-        'kind = "ray": where each node keeps its repository cache and worktrees (a node\'s '
-        "`HIVE_NODE_WORKDIR` overrides it)."),
+        "Where agents run: one of the executors below; the other keys of this section are the "
+        "chosen executor's own settings."),
     Key("gates", "first_batch", "gate_first_batch", "bool", False,
         "Stop after the first batch of tasks (those with no dependencies) until `hive approve`."),
     Key("gates", "hub_threshold", "hub_threshold", "nonnegint", 0,

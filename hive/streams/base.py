@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>]")
+from hive.output import shown_line as clean
+
 MAX_REASON = 300  # characters of the CLI's own message kept in a reason
 
 
@@ -116,12 +117,6 @@ class StreamReader:
         self.usage.tokens_out += max(int(tokens_out or 0), 0)
         if model:
             self.usage.model = model
-
-
-def clean(line: str) -> str:
-    """A line as the terminal last showed it: no escapes, and what a carriage return
-    overwrote (a spinner) gone."""
-    return ANSI.sub("", line.rstrip("\r")).rsplit("\r", 1)[-1]
 
 
 def json_event(line: str) -> dict[str, Any] | None:

@@ -103,14 +103,14 @@ def test_a_half_made_worktree_of_a_done_task_is_cleared_and_its_branch_deleted(r
 def test_salvage_refuses_to_commit_a_worktree_where_every_file_is_gone(repo):
     """Defence in depth: even if a broken checkout got past the health check, Hive
     never commits "every file deleted" as an agent's unfinished work."""
-    from hive.engine import workspace
+    from hive.adapters import worktrees
     from hive.errors import HiveError
 
     wt = repo.root / "worktrees" / "w1-emptied"
     repo.git("worktree", "add", "-q", "-b", "emptied", str(wt))
     (wt / "README.md").unlink()
     with pytest.raises(HiveError, match="every file of its branch is missing"):
-        workspace.salvage(wt, "hive: unfinished work")
+        worktrees.salvage(wt, "hive: unfinished work")
     assert repo.git("-C", str(wt), "log", "--format=%s", "-1") == "initial commit"
 
 

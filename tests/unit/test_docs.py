@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from hive import reference
+from hive import project, reference
 from hive.cli.main import _parser
+from hive.configfile import config_toml
+from hive.executors import EXECUTORS
 from hive.plan.parser import FIELDS
 from hive.settings.agents import AgentProfile
 from hive.settings.config import Config, convert, load_config
 from hive.settings.schema import AGENT_KEYS, KEYS
-from hive.settings.template import config_toml
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -39,11 +40,15 @@ def test_a_generated_reference_page_is_what_the_code_says(name):
     assert committed == reference.pages()[name], f"docs/{name} is stale: run `python -m hive.reference docs`"
 
 
-def test_the_schemas_defaults_are_the_configs():
+def test_the_schemas_defaults_are_the_configs(tmp_path):
     defaults, profile = Config(), AgentProfile("x", ("x",))
     for key in KEYS:
         if key.default is not None:
             assert convert(key.default, key.kind, key.dotted) == getattr(defaults, key.field), key.dotted
+    for kind, plugin in EXECUTORS.items():  # an executor's own settings: its defaults are what it is given
+        path = _write(tmp_path / f"{kind}.toml", f'[executor]\nkind = "{kind}"\n')
+        options = project.load_config(path).executor_options
+        assert options == {key.name: convert(key.default, key.kind, key.dotted) for key in plugin.keys}, kind
     for key in AGENT_KEYS:
         if key.default is not None:  # a profile holds TOML's lists and tables as tuples
             held = {list: tuple, dict: lambda d: tuple(sorted(d.items()))}.get(type(key.default), lambda v: v)

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hive.adapters import git
-from hive.engine.task import say
 from hive.errors import HiveError
 from hive.executors.base import AgentRef, Launch, Report, T
+from hive.executors.ray import PLUGIN
 from hive.executors.ray.cluster import (
     CALL_TIMEOUT,
     ActorGone,
@@ -34,26 +35,26 @@ from hive.executors.ray.cluster import (
     ray,
 )
 from hive.executors.ray.link import Link
+from hive.executors.ray.node import node_workdir
 from hive.executors.ray.shipping import Cursor, Spec, create_bundle, known_commits
+from hive.output import say
 from hive.store.paths import Paths
-
-if TYPE_CHECKING:
-    from hive.settings.config import Config
 
 QUEUED_NOTICE = 10.0  # say so when an attempt waits this long for a free unit of the resource
 PLACEMENTS = 3  # an attempt whose node goes away before it starts there is placed again, this often
 
 
 class RayExecutor:
-    kind = "ray"
-    remote = True
+    kind = PLUGIN.kind
+    capabilities = PLUGIN.capabilities
 
-    def __init__(self, config: Config | None = None, root: Path | None = None) -> None:
-        from hive.settings.config import Config
-
-        cfg = config or Config()
+    def __init__(self, options: Mapping[str, Any] | None = None, root: Path | None = None) -> None:
+        """`options`: its `[executor]` settings as the registry checked them (PLUGIN.keys);
+        the defaults where none are given."""
+        given = {**{k.name: k.default for k in PLUGIN.keys}, **(options or {})}
         self.root = (root or Path.cwd()).resolve()
-        self.cluster = Cluster(cfg.ray_address, cfg.ray_resource, cfg.node_workdir, project_id(self.root))
+        self.workdir = str(given["workdir"])
+        self.cluster = Cluster(str(given["address"]), str(given["resource"]), self.workdir, project_id(self.root))
         self._links: dict[str, Link] = {}
 
     def _link(self, name: str) -> Link | None:
@@ -297,14 +298,19 @@ class RayExecutor:
         print(f"{name} runs on node {argv[2]}; watch it there with:\n  {' '.join(argv)}", flush=True)
         return 0
 
-    def on_hosts(self, fn: Callable[[], T]) -> dict[str, T | HiveError]:
-        return self.cluster.on_hosts(fn)
+    def on_hosts(self, fn: Callable[[Path], T]) -> dict[str, T | HiveError]:
+        return self.cluster.on_hosts(functools.partial(_in_node_workdir, fn, self.workdir))
 
     def tidy(self) -> list[str]:
         return self.cluster.tidy()
 
     def shutdown(self) -> None:
         self.cluster.shutdown()
+
+
+def _in_node_workdir(fn: Callable[[Path], T], workdir: str) -> T:
+    """On a node: `fn` given the folder that node keeps its worktrees below."""
+    return fn(node_workdir(workdir))
 
 
 def _files(launch: Launch) -> list[str]:

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hive.adapters import git
-from hive.engine import workspace
+from hive.adapters import git, worktrees
 from hive.executors.base import AgentRef
 from hive.executors.ray.cluster import (
     CALL_TIMEOUT,
@@ -166,7 +165,7 @@ def adopt(root: Path, branch: str, worktree: str, tip: str) -> None:
     mirror worktree with it (that worktree holds nothing of its own but Hive's files,
     which git ignores or hides)."""
     wt = Path(worktree) if worktree else None
-    if wt is not None and workspace.health(wt) == workspace.OK and git.head_and_merge(wt)[0] == f"refs/heads/{branch}":
+    if wt is not None and worktrees.health(wt) == worktrees.OK and git.head_and_merge(wt)[0] == f"refs/heads/{branch}":
         git.git(wt, "reset", "-q", "--keep", tip)
     else:
         git.update_ref(root, f"refs/heads/{branch}", tip)

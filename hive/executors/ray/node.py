@@ -16,8 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from hive.adapters import git, processes
-from hive.engine import workspace
+from hive.adapters import git, processes, worktrees
 from hive.errors import CommandError, HiveError
 from hive.executors.base import AgentRef, Launch
 from hive.executors.ray import lifeline
@@ -142,7 +141,7 @@ class Attempt:
         env["PATH"] = f"{shims}{os.pathsep}{os.environ.get('PATH', '')}"  # this node's PATH, not the controller's
         env["GIT_CEILING_DIRECTORIES"] = str(self.worktree.parent)  # its git never looks above its worktree
         if spec.setup:
-            done = workspace.run_setup(self.worktree, spec.setup, {**os.environ, **env}, spec.setup_timeout)
+            done = worktrees.run_setup(self.worktree, spec.setup, {**os.environ, **env}, spec.setup_timeout)
             if done.code != 0:
                 raise HiveError(f"worktree setup command failed on {self.node.ip} (exit {done.code}): {spec.setup}")
         self.token = self.node.tmux.start(
@@ -170,7 +169,7 @@ class Attempt:
             path.chmod(mode)
         for name in s.hidden:
             git.skip_worktree(self.worktree, name)
-        workspace.set_excludes(self.node.cache, self.worktree, self.dir / "excludes", list(s.excludes))
+        worktrees.set_excludes(self.node.cache, self.worktree, self.dir / "excludes", list(s.excludes))
 
     def poll(self, cursor: Cursor | None) -> Pulled:
         """Everything new since `cursor` (None: since the last cursor a controller sent)."""
@@ -248,13 +247,13 @@ class Attempt:
         to its branch (the controller fetches it next), as the local engine would."""
         said: list[str] = []
         left = self.node.tmux.stop(self._ref(), patience, finished, said.append)
-        if workspace.health(self.worktree) == workspace.OK:
+        if worktrees.health(self.worktree) == worktrees.OK:
             try:
-                workspace.restore_branch(self.worktree, self.spec.branch)
-                workspace.retire_context(self.worktree, self.spec.brief)
-                workspace.salvage(self.worktree, f"hive: changes {self.spec.key} attempt {self.spec.attempt} left")
+                worktrees.restore_branch(self.worktree, self.spec.branch)
+                worktrees.retire_context(self.worktree, self.spec.brief)
+                worktrees.salvage(self.worktree, f"hive: changes {self.spec.key} attempt {self.spec.attempt} left")
             except (HiveError, CommandError) as e:  # e.g. its worktree deleted meanwhile: its commits are kept
-                gone = workspace.health(self.worktree) == workspace.MISSING
+                gone = worktrees.health(self.worktree) == worktrees.MISSING
                 why = "its worktree there was deleted" if gone else str(e)
                 said.append(f"what it left uncommitted on {self.node.ip} was not committed: {why}")
         return left, said

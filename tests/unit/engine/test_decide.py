@@ -12,7 +12,7 @@ from typing import NamedTuple
 import pytest
 
 from hive.engine.decide import Decision, Facts, Step, decide
-from hive.engine.standing import GONE, MERGING, RUNNING, SIGNALLED, Standing
+from hive.executors.standing import GONE, MERGING, RUNNING, SIGNALLED, Standing
 from hive.lifecycle import INTERRUPTED, Kind, State
 from hive.store.agent_signals import Signal
 from hive.store.state import MERGE, TaskState

@@ -13,9 +13,10 @@ from typing import cast
 
 import pytest
 
-from hive.engine.supervise import POLL, STALL_QUIET, Watch, clean_tail, exit_status, output_tail, wait
-from hive.executors import AgentRef, Executor
+from hive.engine.supervise import POLL, STALL_QUIET, Watch, exit_status, output_tail, wait
+from hive.executors import AgentRef, Capabilities, Executor
 from hive.lifecycle import SIGNALS, Kind, Outcome
+from hive.output import clean_tail
 from hive.store import agent_signals
 from hive.store.agent_signals import AgentIdentity
 from hive.store.paths import Paths
@@ -55,7 +56,7 @@ class FakeExecutor:
     """The Executor methods `wait` uses."""
 
     kind = "fake"
-    remote = False
+    capabilities = Capabilities()
 
     def __init__(self) -> None:
         self.dead = False
@@ -432,7 +433,8 @@ def test_a_remote_agents_signal_is_acted_on_as_its_host_reports_it_not_a_poll_la
         naps.append(seconds)
         scene.clock.sleep(seconds)
 
-    scene.executor.remote, scene.executor.nap = True, nap  # type: ignore[method-assign]
+    scene.executor.capabilities = Capabilities(naps=True)  # type: ignore[misc]
+    scene.executor.nap = nap  # type: ignore[method-assign]
     scene.say("thinking")
     scene.clock.after(20, lambda: setattr(scene.executor, "meanwhile", lambda: scene.signal(Kind.DONE, "")))
     outcome = scene.wait(scene.watch(poll=1.0))

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from hive.errors import HiveError
-from hive.executors import KINDS, Executor, executor
-from hive.settings.config import load_config
+from hive.executors import EXECUTORS, Executor, executor
+from hive.project import load_config
 
 PROTOCOL_METHODS = sorted(
     name for name, value in vars(Executor).items() if inspect.isfunction(value) and not name.startswith("_")
@@ -21,7 +21,7 @@ def test_the_protocol_is_what_the_engine_uses():
     assert {"start", "locate", "alive", "screen", "stop", "close", "names", "attach_argv"} <= set(PROTOCOL_METHODS)
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("kind", sorted(EXECUTORS))
 def test_every_registered_executor_implements_the_protocol(kind: str):
     made = executor(kind)
     assert made.kind == kind
@@ -60,7 +60,7 @@ def test_config_with_an_unknown_executor_lists_the_known_kinds(tmp_path: Path, v
     assert len(err.value.problems) == 1
     problem = err.value.problems[0]
     assert str(path) in problem and "executor.kind" in problem and "is not an executor" in problem
-    assert "known: " + ", ".join(sorted(KINDS)) in problem
+    assert "known: " + ", ".join(sorted(EXECUTORS)) in problem
 
 
 def test_config_with_an_unknown_executor_key_names_it(tmp_path: Path):
@@ -70,14 +70,14 @@ def test_config_with_an_unknown_executor_key_names_it(tmp_path: Path):
 
 def test_the_ray_executors_settings_load_with_defaults_and_the_ray_executor_takes_them(tmp_path: Path):
     defaults = load_config(write_config(tmp_path, '[executor]\nkind = "ray"\n'))
-    d = defaults
-    assert (d.ray_address, d.ray_resource, d.node_workdir) == ("auto", "hive_agent", "~/.hive-node")
+    assert defaults.executor_options == {"address": "auto", "resource": "hive_agent", "workdir": "~/.hive-node"}
     toml = '[executor]\nkind = "ray"\naddress = "10.0.0.5:6379"\nresource = "gpu_agent"\nworkdir = "/srv/hive"\n'
     cfg = load_config(write_config(tmp_path, toml))
     made = executor("ray", cfg, tmp_path)
     cluster = made.cluster  # type: ignore[attr-defined]
     assert (cluster.address, cluster.resource, cluster.workdir) == ("10.0.0.5:6379", "gpu_agent", "/srv/hive")
-    assert made.remote and not executor("tmux").remote
+    assert made.capabilities.remote_checkout and not executor("tmux").capabilities.remote_checkout
+    assert made.capabilities.threads_only and executor("tmux").capabilities.local_tmux
     assert made.worktree_base(tmp_path, "worktrees") == tmp_path / "worktrees"  # the controller's mirrors
 
 

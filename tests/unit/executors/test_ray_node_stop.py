@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from hive.engine import workspace
+from hive.adapters import worktrees
 from hive.executors.ray import node as node_side
 from hive.executors.ray.node import Attempt
 from hive.executors.ray.shipping import Spec
@@ -43,15 +43,15 @@ def test_a_worktree_deleted_while_the_node_stops_its_attempt_is_said_not_raised(
     attempt: Attempt, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (attempt.worktree / "left.txt").write_text("uncommitted\n")
-    real = workspace.health
+    real = worktrees.health
 
     def deleted_just_after_the_look(path: Path) -> str:
         seen = real(path)
         shutil.rmtree(path)  # the soak's `rm -rf` landing between the look and the first git command
-        monkeypatch.setattr(node_side.workspace, "health", real)
+        monkeypatch.setattr(node_side.worktrees, "health", real)
         return seen
 
-    monkeypatch.setattr(node_side.workspace, "health", deleted_just_after_the_look)
+    monkeypatch.setattr(node_side.worktrees, "health", deleted_just_after_the_look)
     left, said = attempt.stop(patience=0.1, finished=True)
     assert left == ""
     assert said == ["what it left uncommitted on 127.0.0.9 was not committed: its worktree there was deleted"]

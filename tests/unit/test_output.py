@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hive.engine.task import duration
+from hive.output import duration
 
 
 @pytest.mark.parametrize(

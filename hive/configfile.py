@@ -1,6 +1,6 @@
-"""The `.hive/config.toml` that `hive init` writes, generated from the schema: every key with
-its meaning and its default, commented out, so the file a user edits lists exactly what the
-loader accepts."""
+"""The `.hive/config.toml` that `hive init` writes, generated from the schema (and each
+executor's own settings): every key with its meaning and its default, commented out, so the
+file a user edits lists exactly what the loader accepts."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import textwrap
 from typing import Any
 
+from hive.executors import EXECUTORS
 from hive.settings.agents import BUILTIN_PROFILES
 from hive.settings.schema import AGENT_KEYS, KEYS, PRICES_EXAMPLE, SECTIONS, Key
 
@@ -44,11 +45,19 @@ def shown_value(key: Key) -> Any:
     return key.example if key.default is None else key.default
 
 
+def section_keys(section: str) -> list[Key]:
+    """A section's keys: the schema's, and for `[executor]` each executor's own settings too."""
+    keys = [k for k in KEYS if k.section == section]
+    if section == "executor":
+        keys += [key for plugin in EXECUTORS.values() for key in plugin.keys]
+    return keys
+
+
 def config_toml(main_branch: str) -> str:
     parts = [HEADER, "\n"]
     for section, about in SECTIONS.items():
         parts.append(f"[{section}]\n{_comment(about)}\n\n")
-        for key in (k for k in KEYS if k.section == section):
+        for key in section_keys(section):
             if key.dotted == "merge.main_branch":  # recorded, not commented: `hive init` read it from git
                 parts.append(f"{_comment(key.meaning)}\n{key.name} = {toml_value(main_branch)}\n\n")
             else:

@@ -1,5 +1,5 @@
-"""A task attempt's worktree: create it, brief the agent in it, remove it only
-when git proves its work is safe."""
+"""A task attempt's git worktree (an adapter: git and files only): create it, place the
+agent's brief in it, remove it only when git proves its work is safe."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ from typing import TYPE_CHECKING
 from hive.adapters import git, gitmerge
 from hive.adapters.proc import Result, clean_env, run
 from hive.crashsafe import crash_point
-from hive.engine.brief import MARKER
 from hive.errors import CommandError, HiveError
 from hive.store.files import atomic_write
 from hive.store.paths import Paths
 
 if TYPE_CHECKING:
     from hive.store.state import TaskState
+
+# how the brief Hive writes begins (hive/templates/context.md.j2): told apart from a project's own file
+MARKER = "<!-- hive:context "
 
 
 def ensure_ignored_dir(base: Path) -> None:

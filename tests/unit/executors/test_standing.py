@@ -1,4 +1,4 @@
-"""hive/engine/standing.py: where a task recorded as running stands when no run watches it."""
+"""hive/executors/standing.py: where a task recorded as running stands when no run watches it."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import cast
 
 import pytest
 
-from hive.engine.standing import GONE, MERGING, RUNNING, SIGNALLED, interrupted, standing
 from hive.executors import AgentRef, Executor
+from hive.executors.standing import GONE, MERGING, RUNNING, SIGNALLED, interrupted, standing
 from hive.lifecycle import INTERRUPTED, Kind, State
 from hive.store import agent_signals
 from hive.store.agent_signals import AgentIdentity

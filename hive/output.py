@@ -1,0 +1,75 @@
+"""What Hive prints for people, shared by every layer: progress lines, durations, and the
+tail of a command's or an agent's output. It imports nothing of Hive, so the engine, the
+executors, the reports and notify can all use it without importing one another."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+# terminal escapes: CSI sequences, OSC strings, charset selection, keypad modes
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>]")
+LONG_LINE = 300  # a tail line longer than this (a JSON event) is cut
+
+
+def say(message: str) -> None:
+    """Progress for the user: stderr, because doit captures actions' stdout. One write per
+    line: doit's workers share the stream, and print() writes the line and its newline apart
+    (two workers stopping at once ran their lines together). A closed terminal must not
+    turn into a task error."""
+    try:
+        sys.stderr.write(f"hive: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def prefixed(report: Callable[[str], None], key: str) -> Callable[[str], None]:
+    return lambda line: report(f"{key}: {line}")
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def duration(seconds: float) -> str:
+    """A duration as people write it — 0.5s, 12s, 5m, 3m05s, 1h, 2h10m — in every
+    message (a 5 s timeout once printed as "0.0833333 min")."""
+    if seconds < 10 and seconds != int(seconds):
+        return f"{round(seconds, 1):g}s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        m, s = divmod(whole, 60)
+        return f"{m}m{s:02d}s" if s else f"{m}m"
+    h, m = divmod(whole // 60, 60)
+    return f"{h}h{m:02d}m" if m else f"{h}h"
+
+
+def shown_line(line: str) -> str:
+    """A line as the terminal last showed it: no escapes, and what a carriage return
+    overwrote (a spinner) gone."""
+    return ANSI.sub("", line.rstrip("\r")).rsplit("\r", 1)[-1]
+
+
+def tail(text: str, lines: int) -> str:
+    """The last `lines` lines of a command's output, as it printed them."""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def clean_tail(text: str, lines: int) -> str:
+    """The last lines of a terminal's output worth reading: no terminal escapes, no blank
+    lines, not tmux's own "Pane is dead" notice (remain-on-exit), long lines cut."""
+    text = ANSI.sub("", text).replace("\r", "")
+    kept = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not ln.startswith("Pane is dead")]
+    return "\n".join(ln if len(ln) <= LONG_LINE else ln[: LONG_LINE - 1] + "…" for ln in kept[-lines:])
+
+
+def log_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
