@@ -6,7 +6,6 @@ from __future__ import annotations
 import platform
 import sys
 from collections.abc import Callable
-from importlib import metadata
 
 from hive import __version__
 from hive.adapters import git, proc, tmux
@@ -38,6 +37,8 @@ def one_line() -> str:
 
 
 def _distribution(name: str) -> str:
+    from importlib import metadata  # 40 ms: only for a bug report or `hive --version`
+
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:

@@ -9,7 +9,6 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive import about
 from hive.errors import user_message
 
 
@@ -53,6 +52,10 @@ def record_warning(log: Path, title: str, message: str) -> None:
 
 
 def _versions() -> str:
+    # imported here: every `hive done` an agent runs loads this module, and the versions
+    # (importlib.metadata, git, tmux) cost it ~70 ms it needs only when a bug is logged
+    from hive import about
+
     try:
         return about.one_line()
     except Exception as e:  # noqa: BLE001 — a bug report is written whatever else is broken

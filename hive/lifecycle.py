@@ -16,6 +16,34 @@ if TYPE_CHECKING:
     from hive.store.state import TaskState
 
 
+class TaskType(StrEnum):
+    """What a task is (its `**Type:**`; a gate is one Hive adds)."""
+
+    AUTO = "auto"  # an agent does it
+    SCRIPT = "script"  # its first fenced code block runs instead of an agent
+    HUMAN_VERIFY = "checkpoint:human-verify"
+    DECISION = "checkpoint:decision"
+    HUMAN_ACTION = "checkpoint:human-action"
+    GATE = "gate"  # a hard stop Hive adds (plan.gates): not work, never counted as a task
+
+    @property
+    def is_checkpoint(self) -> bool:
+        """Waits for a human."""
+        return self.startswith("checkpoint:") or self is TaskType.GATE
+
+
+class Resume(StrEnum):
+    """What is left of a task whose agent finished (TaskState.resume)."""
+
+    NOTHING = ""
+    MERGE = "merge"  # merge its branch (a human's go-ahead: what its worktree holds is committed first)
+    # Hive's merge step is under way: the branch holds all the work, and anything else in the
+    # worktree was left by an interrupted merge (never committed)
+    MERGING = "merging"
+    RESOLVE = "resolve"  # its merge conflicted with main: the next attempt merges main into its branch
+    REVIEW = "review"  # `auto_merge = false`: verified, waiting for a human's `hive approve` to merge
+
+
 class State(StrEnum):
     PLANNED = "planned"
     IN_PROGRESS = "in_progress"
@@ -235,7 +263,7 @@ def progress(tasks: Iterable[tuple[str, str]]) -> Progress:
     """Progress over `tasks`, (task type, shown state) pairs: the tasks written in the
     plan count, gates do not (a gate is a stop Hive adds, not work) — the checkpoint
     report said 2/4 where `hive status` said 2/6 while each counted its own way."""
-    return Progress(tuple(State(state) for kind, state in tasks if kind != "gate"))
+    return Progress(tuple(State(state) for kind, state in tasks if kind != TaskType.GATE))
 
 
 def why_outdated(

@@ -12,6 +12,7 @@ from hive.adapters import git, gitmerge
 from hive.adapters.proc import Result, clean_env, run
 from hive.crashsafe import crash_point
 from hive.errors import CommandError, HiveError
+from hive.lifecycle import State
 from hive.store.files import atomic_write
 from hive.store.paths import Paths
 
@@ -268,7 +269,7 @@ def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
 def unused_worktrees(root: Path, base: Path, states: Iterable[TaskState]) -> list[Path]:
     """Worktrees under `base` that no unfinished task records as its own (leftovers of
     a crash, of a lost state file, or made by hand)."""
-    used = {Path(st.worktree).resolve() for st in states if st.worktree and st.state != "done"}
+    used = {Path(st.worktree).resolve() for st in states if st.worktree and st.state != State.DONE}
     base = base.resolve()
     return [
         path

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hive.cli.main import doit_hint
 from hive.errors import HiveError
+from hive.lifecycle import Resume, State
 from hive.plan import discovered
 from hive.plan.graph import load_plan
 from hive.plan.model import Plan, Task
@@ -17,7 +18,7 @@ from hive.settings.config import Config
 from hive.store.files import atomic_write
 from hive.store.names import parse_key
 from hive.store.paths import Paths, find_root
-from hive.store.state import MERGE, StateStore
+from hive.store.state import StateStore
 
 _STATUS_LINE = re.compile(r"^(status\s*:\s*)(\S.*?)?\s*$", re.MULTILINE)
 
@@ -83,11 +84,11 @@ def approve_task(
         raise HiveError(f"plan {plan_name} has no task {task_id!r}") from None
     store = StateStore(Paths(root))
     st = store.read(plan_name, task_id)
-    if st.state != "awaiting_human":
-        unreached = task.is_checkpoint and st.state == "planned"
+    if st.state != State.AWAITING_HUMAN:
+        unreached = task.is_checkpoint and st.state == State.PLANNED
         hint = " (it has not been reached yet: run `doit` first)" if unreached else ""
         raise HiveError(f"{key} is {st.state}, not awaiting an answer{hint}")
-    if st.resume == "review":
+    if st.resume == Resume.REVIEW:
         return _answer_review(store, st, key, reject)
     if reject is not None:
         return _reject(store, plan, task, key, reject, reject_task)
@@ -95,8 +96,8 @@ def approve_task(
     store.update(
         plan_name,
         task_id,
-        expect=("awaiting_human",),
-        state="done",
+        expect=(State.AWAITING_HUMAN,),
+        state=State.DONE,
         answer=answer,
         reason=f"answered: {answer}",
         merge_commit=_main_head(root, project.config.main_branch),
@@ -140,7 +141,7 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
     elif target not in before:
         raise HiveError(f"--task {target}: {key} does not depend on it; choose one of: {', '.join(before)}")
     prior = store.read(plan.name, target)
-    if prior.state == "in_progress":
+    if prior.state == State.IN_PROGRESS:
         raise HiveError(
             f"{plan.key(target)} is running right now; stop it (`hive stop {plan.key(target)}`) "
             f"or wait for it before rejecting"
@@ -148,7 +149,7 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
     store.update(
         plan.name,
         target,
-        state="planned",
+        state=State.PLANNED,
         attempts_used=0,
         reason="",
         feedback=text,
@@ -156,7 +157,13 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
         event=f"rejected at {key}: {text}",
     )
     store.update(
-        plan.name, task.id, expect=("awaiting_human",), state="planned", reason="", answer="", event=f"rejected: {text}"
+        plan.name,
+        task.id,
+        expect=(State.AWAITING_HUMAN,),
+        state=State.PLANNED,
+        reason="",
+        answer="",
+        event=f"rejected: {text}",
     )
     return (
         f"{plan.key(target)} re-opened ({prior.state} → planned) with your feedback; `doit` runs it again, "
@@ -169,8 +176,8 @@ def _answer_review(store: StateStore, st, key: str, reject: str | None) -> str:
         store.update(
             st.plan,
             st.id,
-            expect=("awaiting_human",),
-            state="planned",
+            expect=(State.AWAITING_HUMAN,),
+            state=State.PLANNED,
             resume="",
             feedback=reject,
             attempts_used=0,
@@ -181,9 +188,9 @@ def _answer_review(store: StateStore, st, key: str, reject: str | None) -> str:
     store.update(
         st.plan,
         st.id,
-        expect=("awaiting_human",),
-        state="planned",
-        resume=MERGE,
+        expect=(State.AWAITING_HUMAN,),
+        state=State.PLANNED,
+        resume=Resume.MERGE,
         reason="branch approved for merging",
         event="review approved",
     )

@@ -6,6 +6,7 @@ import argparse
 
 from hive.errors import HiveError
 from hive.executors import executor
+from hive.lifecycle import State
 from hive.project import load_repo_config
 from hive.store.names import parse_key
 from hive.store.paths import Paths, find_root
@@ -18,6 +19,6 @@ def run(args: argparse.Namespace) -> int:
     st = StateStore(Paths(root)).read(plan, task_id)
     config = load_repo_config(root)
     agents = executor(config.executor, config, root)
-    if st.state != "in_progress" or st.session not in agents.names():
+    if st.state != State.IN_PROGRESS or st.session not in agents.names():
         raise HiveError(f"{args.task} has no running agent (it is {st.state}); see `hive logs {args.task}`")
     return agents.attach(st.session, replace_process=True)

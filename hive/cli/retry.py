@@ -24,7 +24,7 @@ def retry(root: Path, key: str, force: bool = False) -> str:
         raise HiveError(f"{key} is being run right now by pid {holder}; stop that run first")
     allowed = RETRYABLE + ((State.DONE,) if force else ())
     if st.state not in allowed:
-        hint = " (use --force to re-open finished work)" if st.state == "done" else ""
+        hint = " (use --force to re-open finished work)" if st.state == State.DONE else ""
         raise HiveError(f"{key} is {st.state}; only {', '.join(allowed)} tasks can be retried{hint}")
     # A refused merge keeps the agent's work on its branch: only the merge is redone.
     resume = st.resume if st.only_merge and st.state in (State.BLOCKED, State.FAILED) else ""

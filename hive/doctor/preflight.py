@@ -10,41 +10,17 @@ from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
+from hive import doitargs
+
 if TYPE_CHECKING:  # `doit list` imports this module only to learn that it runs nothing
     from hive.plan.model import Plan, Task
     from hive.project import Project
 
-# doit's commands that run no task (`doit list` must keep working on a machine
-# without the agents, e.g. to look at a run's state).
-_NOT_RUNNING = {"list", "info", "clean", "forget", "ignore", "dumpdb", "help", "tabcompletion", "reset-dep"}
-# doit's loader options, which may come before the command name
-_LOADER_OPTIONS = {"-f", "--file", "-d", "--dir"}
-_LOADER_FLAGS = {"-k", "--seek-file"}
-
 
 def runs_tasks(argv: Sequence[str]) -> bool:
-    """Does this doit command line run tasks (`doit`, `doit -n 2`, `doit auth:3`,
-    `doit run`), rather than list or inspect them?"""
-    args = _command_args(argv)
-    return not args or args[0] not in _NOT_RUNNING
-
-
-def _command_args(argv: Sequence[str]) -> list[str]:
-    """argv without the loader options and `name=value` variables doit takes first."""
-    args: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg in _LOADER_OPTIONS:
-            skip = True
-        elif not arg.startswith("-") and "=" in arg:
-            continue
-        elif not args and (arg in _LOADER_FLAGS or arg.startswith(("--file=", "--dir="))):
-            continue
-        else:
-            args.append(arg)
-    return args
+    """Does this doit command line run tasks (`doit`, `doit -n 2`, `doit auth:3`, `doit run`),
+    rather than list or inspect them?"""
+    return doitargs.parse(argv).runs_tasks
 
 
 def selected_plans(argv: Sequence[str], plans: Sequence[Plan]) -> list[Plan]:
@@ -52,7 +28,7 @@ def selected_plans(argv: Sequence[str], plans: Sequence[Plan]) -> list[Plan]:
     dependencies are in the same plan, so the whole plan counts), or every approved
     plan (doit's default tasks) when it names none."""
     approved = [p for p in plans if p.approved]
-    named = {a.split(":", 1)[0] for a in _command_args(argv) if not a.startswith("-")}
+    named = {name.split(":", 1)[0] for name in doitargs.parse(argv).names}
     chosen = [p for p in approved if any(fnmatchcase(p.name, n) for n in named)]
     return chosen or approved
 

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from hive.lifecycle import is_done
+from hive.lifecycle import TaskType, is_done
 from hive.plan.model import Plan, Task
 from hive.settings.agents import AgentProfile
 from hive.settings.config import Config
 from hive.store.state import TaskState
 
-AGENT_TYPES = ("auto",)
+AGENT_TYPES = (TaskType.AUTO,)
 _SHOWN_IDS = 8  # "tasks 1, 2, … (40 tasks)": one line, even for a big plan
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from doit.exceptions import InvalidDodoFile
 
-from hive import crashsafe
+from hive import crashsafe, doitargs
 from hive.dodo import workers
 from hive.dodo.uptodate import AllDone, DoneCheck, describe
 from hive.engine.job import Job
@@ -144,10 +144,7 @@ def _workers_fit(project: Project, argv: list[str]) -> None:
     for worker processes would fail every task one by one, so it is refused up front."""
     if not capabilities(project.config.executor).threads_only:
         return
-    asked = [v for i, a in enumerate(argv[:-1]) if a in ("-P", "--parallel-type") for v in [argv[i + 1]]]
-    asked += [a.split("=", 1)[1] for a in argv if a.startswith("--parallel-type=")]
-    asked += [a[2:] for a in argv if a.startswith("-P") and len(a) > 2]
-    if "process" in asked:
+    if doitargs.parse(argv).parallel_type == "process":
         raise InvalidDodoFile(
             f'[executor] kind = "{project.config.executor}" runs doit\'s workers as threads (its client '
             f"cannot be forked): drop `-P process` (`doit -n N` uses threads with it)"

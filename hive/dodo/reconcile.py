@@ -5,13 +5,13 @@ reported with the command that cleans them."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from hive import doitargs
 from hive.adapters import git, worktrees
 from hive.errors import CommandError, HiveError, user_message
 from hive.executors import Executor, executor
-from hive.executors.standing import MERGING, RUNNING, interrupted, standing
+from hive.executors.standing import Where, interrupted, next_step, standing
 from hive.lifecycle import State
 from hive.project import Project
 from hive.settings.config import Config
@@ -34,7 +34,7 @@ def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, T
     git.exclude_locally(root, DOIT_DB_EXCLUDE)  # repos set up by an older `hive init` ignored only .doit.db
     git.enable_worktree_config(str(root))  # once, here, before parallel workers would race for .git/config
     notes = []
-    wanted = requested_processes(argv)
+    wanted = doitargs.parse(argv).processes
     if wanted > config.max_workers:
         notes.append(
             f"doit -n {wanted}, but [parallel] max_workers = {config.max_workers}: at most "
@@ -99,14 +99,9 @@ def _reconcile_task(
 
 def _in_progress(paths: Paths, config: Config, agents: Executor, st: TaskState) -> str:
     where = standing(paths, agents, st)
-    if where.signal is not None:
-        return f"{st.key}: its agent signalled `{where.signal.kind}` while no run watched; this run takes it from there"
-    if where.kind == MERGING:
-        return f"{st.key}: a run stopped while merging it; this run checks and finishes the merge"
-    if where.kind == RUNNING:
-        return f"{st.key}: its agent is still running ({agents.kind} session {st.session}); this run re-attaches to it"
-    interrupted(paths, agents, st, config.stop_patience, lambda line: None)
-    return f"{st.key}: interrupted (its agent is gone); a new attempt starts when it runs"
+    if where.kind == Where.GONE:
+        interrupted(paths, agents, st, config.stop_patience, lambda line: None)
+    return f"{st.key}: {next_step(where, st.session, agents.kind, by='this run')}"
 
 
 def _leftovers(
@@ -126,13 +121,3 @@ def _leftovers(
             look = f"look with `{' '.join(argv)}`, " if argv else ""
             notes.append(f"leftover {agents.kind} session {s} (no task uses it): {look}end it with `hive cleanup`")
     return notes
-
-
-def requested_processes(argv: list[str]) -> int:
-    """N of `doit -n N` / `--process=N` (doit gives reporters no access to it)."""
-    for i, arg in enumerate(argv):
-        m = re.fullmatch(r"(?:-n|--process)(?:=?(\d+))?", arg)
-        if m:
-            value = m.group(1) or (argv[i + 1] if i + 1 < len(argv) else "")
-            return int(value) if value.isdigit() else 0
-    return 0

@@ -22,12 +22,12 @@ from hive.engine.supervise import Watch, wait
 from hive.engine.task import TaskRun, Worker
 from hive.errors import HiveError
 from hive.executors import Checkout, Launch
-from hive.lifecycle import Outcome, State
+from hive.lifecycle import Outcome, Resume, State
 from hive.output import clean_tail, duration, say
 from hive.reports.dependencies import dependency_results
 from hive.store import agent_signals, names
 from hive.store.files import atomic_write
-from hive.store.state import MERGE, MERGING, RESOLVE, TaskState
+from hive.store.state import TaskState
 from hive.streams import reader
 
 
@@ -133,8 +133,8 @@ def start_merge_only(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
         state=State.IN_PROGRESS,
         worker=worker.id,
         pid=os.getpid(),
-        attempts_used=st.attempts_used + (st.state == "failed"),
-        resume=MERGING if st.resume == MERGING else MERGE,
+        attempts_used=st.attempts_used + (st.state == State.FAILED),
+        resume=Resume.MERGING if st.resume == Resume.MERGING else Resume.MERGE,
         reason="merging its branch",
     )
     worktree_for_merge(h, h.read(), worker.id)
@@ -196,7 +196,7 @@ def _continue_from(h: TaskRun, st: TaskState, base: str) -> str:
 def _resolve(h: TaskRun, st: TaskState, start_point: str, main: str) -> Resolve | None:
     """For an attempt after a merge conflict: which files conflicted, and what main
     did since the branch left it."""
-    if st.resume != RESOLVE or start_point == main:
+    if st.resume != Resume.RESOLVE or start_point == main:
         return None
     fork = git.merge_base(h.root, start_point, main)
     return Resolve(files=st.files, main_commits=tuple(git.log_with_files(h.root, f"{fork}..{main}")))

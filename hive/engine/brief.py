@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hive.adapters import git
-from hive.lifecycle import SIGNALS, Ended, Kind
+from hive.lifecycle import SIGNALS, Ended, Kind, TaskType
 from hive.output import clean_tail
 from hive.plan.model import Plan
 from hive.render import render
@@ -90,7 +90,7 @@ def decisions_so_far(store: StateStore, plan: Plan) -> tuple[str, ...]:
     """Humans' answers to this plan's checkpoints, for every later agent."""
     out = []
     for t in plan.tasks:
-        if t.is_checkpoint and t.type != "gate":
+        if t.is_checkpoint and t.type != TaskType.GATE:
             answer = store.read(plan.name, t.id).answer
             if answer:
                 out.append(f"{plan.key(t.id)} ({t.title}): {answer}")

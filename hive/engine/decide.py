@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from hive.executors.standing import GONE, MERGING, RUNNING, SIGNALLED, Standing
+from hive.executors.standing import Standing, Where
 from hive.lifecycle import HELD, INTERRUPTED, State
 from hive.store.agent_signals import Signal
 from hive.store.state import TaskState
@@ -45,16 +45,23 @@ class Decision:
     signal: Signal | None = None  # the signal its agent sent while no run watched
 
 
-_IN_PROGRESS = {SIGNALLED: Step.SIGNALLED, MERGING: Step.MERGE, RUNNING: Step.ATTACH, GONE: Step.NEW}
+_IN_PROGRESS = {
+    Where.SIGNALLED: Step.SIGNALLED,
+    Where.MERGING: Step.MERGE,
+    Where.RUNNING: Step.ATTACH,
+    Where.GONE: Step.NEW,
+}
 
 
 def decide(st: TaskState, facts: Facts, is_checkpoint: bool, max_attempts: int) -> Decision:
     if st.merging and st.state != State.DONE and facts.merged_already:
         return Decision(Step.MERGED_ALREADY)
     if st.state == State.IN_PROGRESS:
-        where = facts.standing or Standing(GONE)
-        token = where.token if where.kind == RUNNING and where.token != st.agent_token else None
-        return Decision(_IN_PROGRESS[where.kind], interrupted=where.kind == GONE, token=token, signal=where.signal)
+        where = facts.standing or Standing(Where.GONE)
+        token = where.token if where.kind == Where.RUNNING and where.token != st.agent_token else None
+        return Decision(
+            _IN_PROGRESS[where.kind], interrupted=where.kind == Where.GONE, token=token, signal=where.signal
+        )
     if facts.outdated:
         return Decision(_from_planned(is_checkpoint), reopen=facts.outdated)
     if st.state == State.DONE:

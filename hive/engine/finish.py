@@ -10,11 +10,11 @@ from typing import Any
 from hive.adapters import worktrees
 from hive.engine.attempt import retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
-from hive.engine.merge import MergeRequest, Recorders, merge
+from hive.engine.merge import MergeRequest, MergeStatus, Recorders, merge
 from hive.engine.task import TaskRun
-from hive.lifecycle import Ended, Outcome, State, Worktree
+from hive.lifecycle import Ended, Outcome, Resume, State, Worktree
 from hive.output import prefixed, say
-from hive.store.state import MERGE, MERGING, RESOLVE, TaskState
+from hive.store.state import TaskState
 
 
 def finish(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
@@ -48,7 +48,7 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
     name = h.context_name()
     wt = worktree_for_merge(h, st, st.worker or "w1")
     st = h.read()
-    if st.resume == MERGING:
+    if st.resume == Resume.MERGING:
         # The agent's work is all on the branch; what is in the worktree besides it was
         # left by an interrupted merge (a checkout of main cut short leaves HEAD on the
         # branch but files and index of main: never commit that).
@@ -59,13 +59,13 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
         worktrees.salvage(wt, f"hive: changes {h.key} left uncommitted")
         if worktrees.undo_context_changes(wt, st.base, name):
             worktrees.salvage(wt, f"hive: keep the project's {name} unchanged")
-        st = h.update((State.IN_PROGRESS,), resume=MERGING)
+        st = h.update((State.IN_PROGRESS,), resume=Resume.MERGING)
     if not h.cfg.auto_merge and not merge_approved:
         return h.end(
             st,
             State.AWAITING_HUMAN,
             f"review branch {st.branch} (worktree {h.rel(wt)}), then `hive approve {h.key}` to merge it",
-            resume="review",
+            resume=Resume.REVIEW,
         )
     checks = ((("Verify", h.task.verify),) if h.task.verify else ()) + (
         (("test_command", h.cfg.test_command),) if h.cfg.require_tests else ()
@@ -90,23 +90,23 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
             forget=lambda: h.update((State.IN_PROGRESS,), merging=""),
         ),
     )
-    if result.status == "merged":
+    if result.status == MergeStatus.MERGED:
         done = h.read()
         tidy_up(h, done)
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
         return done
-    if result.status == "verify_failed":
+    if result.status == MergeStatus.CHECK_FAILED:
         tail = result.output_tail
         return h.end(st, State.FAILED, result.reason, tail, outcome=Ended.CHECK_FAILED, check_output=tail)
-    if result.status == "conflict" and h.cfg.resolve_conflicts and not h.is_script:
+    if result.status == MergeStatus.CONFLICT and h.cfg.resolve_conflicts and not h.is_script:
         if st.attempts_used < h.cfg.max_attempts:
             # the next attempt is the agent's, on its branch: merge main, resolve, verify, `hive done`
             reason = f"{result.reason}; a resolve attempt follows"
-            return h.end(st, State.FAILED, reason, files=result.files, resume=RESOLVE, outcome=Ended.CONFLICT)
+            return h.end(st, State.FAILED, reason, files=result.files, resume=Resume.RESOLVE, outcome=Ended.CONFLICT)
     # The agent's work is safe on its branch: `hive retry` redoes only the merge
     # (after the human resolved the conflict on the branch or cleaned the checkout).
-    reason = result.reason + (by_hand(h, st, wt) if result.status == "conflict" else "")
-    return h.end(st, State.BLOCKED, reason, result.output_tail, files=result.files, resume=MERGE)
+    reason = result.reason + (by_hand(h, st, wt) if result.status == MergeStatus.CONFLICT else "")
+    return h.end(st, State.BLOCKED, reason, result.output_tail, files=result.files, resume=Resume.MERGE)
 
 
 def by_hand(h: TaskRun, st: TaskState, wt: Path) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from hive.adapters import git, gitmerge
@@ -37,9 +38,16 @@ class MergeRequest:
     env: dict
 
 
+class MergeStatus(StrEnum):
+    MERGED = "merged"  # main moved to the merged tree (or already held the branch)
+    CONFLICT = "conflict"  # the branch and main conflict: nothing changed
+    REFUSED = "refused"  # git or the deletion guard refused it: nothing changed; the reason says why
+    CHECK_FAILED = "check_failed"  # Verify / test_command failed on the merged result: nothing changed
+
+
 @dataclass(frozen=True)
 class MergeResult:
-    status: str  # merged | conflict | refused | verify_failed
+    status: MergeStatus
     commit: str = ""
     files: tuple[str, ...] = ()
     reason: str = ""
@@ -71,7 +79,7 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
             if result is not None:
                 return result
         return MergeResult(
-            "refused",
+            MergeStatus.REFUSED,
             reason=f"{req.main_branch} kept moving during {MAX_RACES} merge attempts; "
             f"run `hive retry` when it is quiet",
         )
@@ -96,7 +104,7 @@ def _attempt(
     if lost:
         back_to_branch()
         return MergeResult(
-            "refused",
+            MergeStatus.REFUSED,
             reason=f"the merge would delete files the task did not delete: "
             f"{', '.join(lost[:10])}; merge by hand or `hive retry`",
         )
@@ -105,13 +113,13 @@ def _attempt(
         if check.code != 0:
             back_to_branch()
             return MergeResult(
-                "verify_failed",
+                MergeStatus.CHECK_FAILED,
                 reason=f"{label} failed (exit {check.code}): {command}",
                 output_tail=tail(check.output, 30),
             )
     files = tuple(path for _, path in changes)
     if merged == main_sha or (not changes and git.is_ancestor(req.root, f"refs/heads/{req.branch}", main_sha)):
-        result = MergeResult("merged", commit=main_sha, files=(), reason="no changes to merge")
+        result = MergeResult(MergeStatus.MERGED, commit=main_sha, files=(), reason="no changes to merge")
         rec.merged(result)
         return result
     with uninterruptible():
@@ -120,14 +128,14 @@ def _attempt(
         published = _publish(req, main_ref, main_sha, merged, tips)
         if published == "":
             crash_point("after-publish")
-            result = MergeResult("merged", commit=merged, files=files)
+            result = MergeResult(MergeStatus.MERGED, commit=merged, files=files)
             rec.merged(result)
             return result
         rec.forget()
     if published is None:
         return None
     back_to_branch()
-    return MergeResult("refused", reason=published)
+    return MergeResult(MergeStatus.REFUSED, reason=published)
 
 
 def _build(req: MergeRequest, main_sha: str, branch: str, identity: tuple[str, ...], sign: bool) -> str | MergeResult:
@@ -138,7 +146,7 @@ def _build(req: MergeRequest, main_sha: str, branch: str, identity: tuple[str, .
         return _conflict(req, conflicts)
     made = gitmerge.commit_tree(req.root, tree, (main_sha, branch), req.message, identity, sign)
     if made.code != 0:  # e.g. signing failed: as `git merge` would, say so and leave main alone
-        return MergeResult("refused", reason=f"git could not make the merge commit: {tail(made.output, 5)}")
+        return MergeResult(MergeStatus.REFUSED, reason=f"git could not make the merge commit: {tail(made.output, 5)}")
     return made.stdout.strip()
 
 
@@ -155,12 +163,12 @@ def _build_in(wt: Path, req: MergeRequest, main_sha: str, identity: tuple[str, .
     git.checkout(wt, req.branch)
     if conflicts:
         return _conflict(req, conflicts)
-    return MergeResult("refused", reason=f"git refused the merge: {tail(res.output, 5)}")
+    return MergeResult(MergeStatus.REFUSED, reason=f"git refused the merge: {tail(res.output, 5)}")
 
 
 def _conflict(req: MergeRequest, files: list[str]) -> MergeResult:
     return MergeResult(
-        "conflict",
+        MergeStatus.CONFLICT,
         files=tuple(files),
         reason=f"merge conflict with {req.main_branch} in: {', '.join(files)}",
     )

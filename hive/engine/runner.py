@@ -26,7 +26,7 @@ from hive.engine.slots import Slot
 from hive.engine.supervise import signalled
 from hive.engine.task import Job, TaskRun, Worker
 from hive.errors import CommandError, HiveError, user_message
-from hive.executors.standing import MERGING, RUNNING, interrupted, standing
+from hive.executors.standing import Where, interrupted, next_step, standing
 from hive.lifecycle import STATES, Ended, Kind, Outcome, State, why_outdated
 from hive.output import first_line, prefixed, say
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
@@ -59,18 +59,8 @@ def stopped_watching(h: TaskRun) -> str:
     if st.state != State.IN_PROGRESS:
         return f"{key}: stopped watching — it is {st.state}; the next `doit` goes on from there"
     where = standing(h.paths, h.executor, st)
-    if where.signal is not None:
-        return (
-            f"{key}: stopped watching — its agent signalled `{where.signal.kind}`; the next `doit` takes it from there"
-        )
-    if where.kind == MERGING:
-        return f"{key}: stopped watching while merging — the next `doit` finishes the merge"
-    if where.kind == RUNNING:
-        return (
-            f"{key}: stopped watching — its agent keeps running in {h.executor.kind} session {st.session}; "
-            f"the next `doit` re-attaches to it (`hive stop {key}` stops it)"
-        )
-    return f"{key}: stopped watching — its agent is gone; the next `doit` starts a new attempt"
+    stop_it = f" (`hive stop {key}` stops it)" if where.kind == Where.RUNNING and where.signal is None else ""
+    return f"{key}: stopped watching — {next_step(where, st.session, h.executor.kind, watched=True)}{stop_it}"
 
 
 def _exit_if_orphaned(parent: int) -> None:
@@ -264,11 +254,11 @@ class TaskRunner:
         if news:
             notify.task_held(self.h, st)
         report = self.h.paths.checkpoint_file(self.h.plan_name, self.h.task.id)
-        if st.state == "awaiting_human" and self.h.task.is_checkpoint and report.exists():
+        if st.state == State.AWAITING_HUMAN and self.h.task.is_checkpoint and report.exists():
             # the checkpoint report goes to stderr: doit captures a task's stdout
             print("\n" + report.read_text(), file=sys.stderr, flush=True)
         lines = [f"{key} is {st.state}: {st.reason}", STATES[State(st.state)].hint.format(key=key)]
-        if st.state == "blocked" and st.worktree and Path(st.worktree).exists():
+        if st.state == State.BLOCKED and st.worktree and Path(st.worktree).exists():
             lines.append(f"its work is kept in {st.worktree} (branch {st.branch})")
         if st.output_tail:
             lines.append("last output:\n" + st.output_tail)

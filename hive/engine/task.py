@@ -11,7 +11,7 @@ from typing import Any
 from hive.engine.job import Job
 from hive.errors import HiveError
 from hive.executors import AgentRef, Executor, executor
-from hive.lifecycle import State
+from hive.lifecycle import State, TaskType
 from hive.output import first_line, say
 from hive.settings.agents import AgentProfile
 from hive.store import names
@@ -58,7 +58,7 @@ class TaskRun:
     def read(self) -> TaskState:
         return self.store.read(self.plan_name, self.task.id)
 
-    def update(self, expect: tuple[str, ...] | None, event: str = "", **changes: object) -> TaskState:
+    def update(self, expect: tuple[State, ...] | None, event: str = "", **changes: object) -> TaskState:
         """Change this task's state, compare-and-swap against `expect`."""
         try:
             return self.store.update(self.plan_name, self.task.id, expect=expect, event=event, **changes)
@@ -89,7 +89,7 @@ class TaskRun:
 
     @property
     def is_script(self) -> bool:
-        return self.task.type == "script"
+        return self.task.type == TaskType.SCRIPT
 
     def context_name(self) -> str:
         return SCRIPT_BRIEF if self.is_script else self.profile().context_file

@@ -6,22 +6,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from hive.executors import AgentRef, Executor
+from hive.lifecycle import Kind
 from hive.store import agent_signals
 from hive.store.agent_signals import Signal
 from hive.store.paths import Paths
 from hive.store.state import StateStore, TaskState
 
-SIGNALLED = "signalled"  # its agent signalled: take it from there (merge a `done`)
-MERGING = "merging"  # its agent had finished and its merge was under way: merge again
-RUNNING = "running"  # its agent is alive: re-attach
-GONE = "gone"  # nothing of it runs: a new attempt (an interruption, not counted)
+
+class Where(StrEnum):
+    """Where a task recorded as running stands."""
+
+    SIGNALLED = "signalled"  # its agent signalled: take it from there (merge a `done`)
+    MERGING = "merging"  # its agent had finished and its merge was under way: merge again
+    RUNNING = "running"  # its agent is alive: re-attach
+    GONE = "gone"  # nothing of it runs: a new attempt (an interruption, not counted)
 
 
 @dataclass(frozen=True)
 class Standing:
-    kind: str
+    kind: Where
     signal: Signal | None = None
     token: int = 0  # a running agent's executor token, as found now
 
@@ -29,13 +35,33 @@ class Standing:
 def standing(paths: Paths, executor: Executor, st: TaskState) -> Standing:
     sig = agent_signals.read(paths.signal_file(st.plan, st.id, st.attempt))
     if sig:
-        return Standing(SIGNALLED, sig)
+        return Standing(Where.SIGNALLED, sig)
     if st.merging or st.only_merge:
-        return Standing(MERGING)
+        return Standing(Where.MERGING)
     token = executor.locate(st.session)
     if token is not None:
-        return Standing(RUNNING, token=token)
-    return Standing(GONE)
+        return Standing(Where.RUNNING, token=token)
+    return Standing(Where.GONE)
+
+
+def next_step(
+    where: Standing, session: str, executor_kind: str, by: str = "the next `doit`", watched: bool = False
+) -> str:
+    """Where a task recorded as running stands and what `by` (a run) does with it: the one
+    wording of a stopped run's goodbye (`watched`: it was watching the task until now), the
+    start-of-run reconcile and `hive status`."""
+    if where.signal is not None:
+        unwatched = "" if watched else " while no run watched"
+        merging = ", merging it" if where.signal.kind == Kind.DONE else ""
+        return f"its agent signalled `{where.signal.kind}`{unwatched}; {by} takes it from there{merging}"
+    if where.kind == Where.MERGING:
+        return f"a run stopped while merging it; {by} finishes the merge"
+    if where.kind == Where.RUNNING:
+        return (
+            f"its agent keeps running in {executor_kind} session {session} and no run is watching it; "
+            f"{by} re-attaches to it"
+        )
+    return f"interrupted: its agent is gone; {by} starts a new attempt"
 
 
 def interrupted(

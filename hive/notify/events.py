@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from hive.lifecycle import STATES, State, shown_state
+from hive.lifecycle import STATES, State, TaskType, shown_state
 from hive.plan.model import Plan, Task
 from hive.reports.checkpoint import how_to_answer
 from hive.store.state import TaskState
@@ -30,7 +30,7 @@ STATUS = "hive status"
 def held_event(task: Task, st: TaskState, task_budget_usd: float) -> str | None:
     """The event for a task the run stops at (None: nothing a human must hear about)."""
     if st.state == State.AWAITING_HUMAN:
-        return GATE if task.type == "gate" else CHECKPOINT  # a review (auto_merge = false) is a checkpoint too
+        return GATE if task.type == TaskType.GATE else CHECKPOINT  # a review (auto_merge = false) is a checkpoint too
     if st.state == State.FAILED and task_budget_usd and task_totals(st).cost_usd >= task_budget_usd:
         return BUDGET  # stopped at its [budget] task_usd: not an ordinary failure
     return {State.FAILED: FAILED, State.BLOCKED: BLOCKED, State.TOO_BIG: TOO_BIG}.get(State(st.state))

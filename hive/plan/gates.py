@@ -10,10 +10,10 @@ import dataclasses
 
 import networkx as nx
 
+from hive.lifecycle import TaskType
 from hive.plan.model import Plan, Task
 from hive.settings.config import Config
 
-GATE = "gate"
 FIRST_BATCH = "_gate-first-batch"
 
 
@@ -47,7 +47,7 @@ def add_gates(plan: Plan, graph: nx.DiGraph, config: Config) -> Plan:
                 id=gid,
                 title=f"Review after {', '.join(after)} before going on",
                 line=first.line,
-                type=GATE,
+                type=TaskType.GATE,
                 depends_on=after,
                 description="; ".join(reasons),
             )

@@ -8,9 +8,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hive.lifecycle import TaskType
 from hive.store.names import task_key
 
-TYPES = ("auto", "script", "checkpoint:human-verify", "checkpoint:decision", "checkpoint:human-action")
+TYPES = tuple(t for t in TaskType if t is not TaskType.GATE)  # what a plan may say (gates Hive adds)
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class Task:
     id: str
     title: str
     line: int
-    type: str = "auto"
+    type: TaskType = TaskType.AUTO
     depends_on: tuple[str, ...] = ()
     acceptance: str = ""
     verify: str = ""
@@ -44,7 +45,7 @@ class Task:
     @property
     def is_checkpoint(self) -> bool:
         """Waits for a human: a checkpoint task, or a synthetic gate (hive.gates)."""
-        return self.type.startswith("checkpoint:") or self.type == "gate"
+        return TaskType(self.type).is_checkpoint
 
     def line_of(self, field_name: str) -> int:
         return dict(self.field_lines).get(field_name, self.line)

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from hive.errors import HiveError
+from hive.lifecycle import TaskType
 from hive.plan.model import TYPES, Plan, Task
 from hive.settings.config import parse_duration
 from hive.store.names import ID_RE, PLAN_RE
@@ -241,9 +242,9 @@ def _parse_task(
         field_lines=tuple(field_lines.items()),
         **_convert_fields(path, task_id, values, field_lines, problems),
     )
-    if task.type == "script" and not fence:
+    if task.type == TaskType.SCRIPT and not fence:
         problems.append(f"{where}: script task {task_id} has no fenced code block to run; add one (```sh ... ```)")
-    if task.type == "checkpoint:decision" and not task.options:
+    if task.type == TaskType.DECISION and not task.options:
         problems.append(f"{where}: decision checkpoint {task_id} needs an '**Options:** A, B' line listing the choices")
     return task
 
@@ -321,8 +322,10 @@ def _convert_fields(path: Path, task_id: str, v: dict[str, str], where: dict[str
     if "depends_on" in v:
         out["depends_on"] = _id_list(v["depends_on"])
     if "type" in v:
-        out["type"] = v["type"].strip("` ").lower()
-        if out["type"] not in TYPES:
+        written = v["type"].strip("` ").lower()
+        if written in TYPES:
+            out["type"] = TaskType(written)
+        else:
             bad("type", f"unknown Type {v['type']!r}; use one of: {', '.join(TYPES)}")
     for key in ("acceptance", "verify", "module", "agent", "discovered_from"):
         if key in v:

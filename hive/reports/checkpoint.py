@@ -3,7 +3,7 @@ and the exact commands that answer it."""
 
 from __future__ import annotations
 
-from hive.lifecycle import State, progress, shown_state
+from hive.lifecycle import State, TaskType, progress, shown_state
 from hive.plan.model import Plan, Task
 from hive.plan.parser import display_path
 from hive.render import render
@@ -40,7 +40,7 @@ def checkpoint_report(store: StateStore, plan: Plan, task: Task, main_branch: st
     completed = [
         {"key": plan.key(t.id), "title": t.title, "commit": states[t.id].merge_commit, "files": states[t.id].files[:6]}
         for t in plan.tasks
-        if t.type != "gate" and shown[t.id] == State.DONE
+        if t.type != TaskType.GATE and shown[t.id] == State.DONE
     ]
     return render(
         "checkpoint.md.j2",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hive.lifecycle import TaskType
 from hive.plan.model import Plan, Task
 from hive.store.state import StateStore
 
@@ -23,7 +24,7 @@ def dependency_results(store: StateStore, plan: Plan, task: Task) -> tuple[Depen
     out = []
     for dep_id in task.depends_on:
         dep = plan.task(dep_id)
-        if dep.type == "gate":
+        if dep.type == TaskType.GATE:
             continue
         st = store.read(plan.name, dep_id)
         out.append(

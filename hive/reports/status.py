@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hive.errors import HiveError
 from hive.executors import AgentRef, executor
-from hive.executors.standing import MERGING, RUNNING, Standing, standing
+from hive.executors.standing import next_step, standing
 from hive.lifecycle import ORDER, Progress, State, progress, shown_state
 from hive.output import duration, log_size
 from hive.plan import discovered
@@ -70,7 +70,7 @@ def collect(root: Path) -> list[TaskStatus]:
             st = states.get(plan.key(task.id))
             if st is None:
                 rows.append(
-                    TaskStatus(plan.name, task.id, task.title, "planned", draft=not plan.approved, type=task.type)
+                    TaskStatus(plan.name, task.id, task.title, State.PLANNED, draft=not plan.approved, type=task.type)
                 )
                 continue
             running = st.state == State.IN_PROGRESS
@@ -86,7 +86,7 @@ def collect(root: Path) -> list[TaskStatus]:
             log = paths.log_file(plan.name, task.id)
             idle = now - log.stat().st_mtime if running and not signalled and log_size(log) > st.log_offset else None
             state = shown_state(st, task.text_hash)
-            reason = _unwatched(where) if where and not holder else st.reason
+            reason = next_step(where, st.session, agents.kind) if where and not holder else st.reason
             reason = cannot_ask if running and cannot_ask else reason
             used = usage.task_totals(st).as_json()
             rows.append(
@@ -109,7 +109,7 @@ def collect(root: Path) -> list[TaskStatus]:
                     idle,
                     idle is not None and idle > project.config.stuck_threshold,
                     not plan.approved,
-                    st.output_tail if st.state in ("failed", "blocked") else "",
+                    st.output_tail if st.state in (State.FAILED, State.BLOCKED) else "",
                     st.resume_at if st.state == State.PAUSED else None,
                     **used,
                     type=task.type,
@@ -123,20 +123,6 @@ def _kept(root: Path, worktree: str) -> bool:
     """A worktree that is still on this machine: a blocked task's, kept for the human, or a
     failed one's, kept for its next attempt (a done task's is removed once merged)."""
     return bool(worktree) and (root / worktree).is_dir()
-
-
-def _unwatched(where: Standing) -> str:
-    """Why a task recorded as running has no run watching it — in the words `doit`
-    will act on (the runner decides from the same standing)."""
-    if where.signal is not None:
-        return f"signalled `{where.signal.kind}` while no run watched; the next `doit` takes it from there" + (
-            ", merging it" if where.signal.kind == "done" else ""
-        )
-    if where.kind == MERGING:
-        return "a run stopped while merging it; the next `doit` finishes the merge"
-    if where.kind == RUNNING:
-        return "agent alive but no run is watching it: run `doit` to re-attach"
-    return "interrupted: nothing runs it any more; `doit` starts a new attempt"
 
 
 def totals(rows: list[TaskStatus]) -> dict:
@@ -208,7 +194,7 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
     for r in sorted(rows, key=lambda r: (ORDER.index(r.state) if r.state in ORDER else 9, r.plan)):
         state = r.state + (" (draft)" if r.draft else "")
         detail = r.reason.strip().splitlines()[0] if r.reason.strip() else ""
-        if r.state == "in_progress":
+        if r.state == State.IN_PROGRESS:
             extra = [f"worker {r.worker}", f"attempt {r.attempt}"] + ([f"on node {r.node}"] if r.node else [])
             if r.elapsed is not None:
                 extra.append(f"running {duration(r.elapsed)}")
@@ -217,11 +203,11 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
             if r.session:
                 extra.append(f"`hive attach {r.key}`")
             detail = ", ".join(extra) + (f" — {detail}" if detail else "")
-        elif r.state == "done" and r.commit:
+        elif r.state == State.DONE and r.commit:
             detail = f"merged {r.commit[:10]}, {len(r.files)} file(s)"
         elif r.state in (State.BLOCKED, State.FAILED) and r.worktree:
             detail += f" (work kept in {r.worktree})"
-        elif r.state == "paused" and r.resume_at:
+        elif r.state == State.PAUSED and r.resume_at:
             detail = f"resumes at {time.strftime('%H:%M:%S', time.localtime(r.resume_at))} — {detail}"
         if r.tokens_in or r.tokens_out:
             detail += f"  [{_usage(r.tokens_in, r.tokens_out, r.cost_usd)}]"

@@ -13,17 +13,10 @@ from typing import Any
 
 from hive.crashsafe import uninterruptible
 from hive.errors import HiveError
-from hive.lifecycle import INTERRUPTED, TRANSITIONS, State
+from hive.lifecycle import INTERRUPTED, TRANSITIONS, Resume, State
 from hive.store.files import append_line, atomic_write, locked
 from hive.store.names import task_key
 from hive.store.paths import Paths
-
-# What is left of a task whose agent finished (TaskState.resume):
-MERGE = "merge"  # merge its branch (a human's go-ahead: what its worktree holds is committed first)
-MERGING = "merging"  # Hive's merge step is under way: the branch holds all the work, and anything
-# else in the worktree was left by an interrupted merge (never committed)
-RESOLVE = "resolve"  # its merge conflicted with main: the next attempt merges main into its branch
-
 
 # fields renamed since 0.1, so state written by an older Hive reads the same
 _RENAMED = {"pane_pid": "agent_token", "attempts": "attempts_used"}
@@ -33,7 +26,7 @@ _RENAMED = {"pane_pid": "agent_token", "attempts": "attempts_used"}
 class TaskState:
     plan: str
     id: str
-    state: str = "planned"
+    state: State = State.PLANNED
     attempt: int = 0  # number of the latest attempt (names, signals, logs)
     attempts_used: int = 0  # attempts that count against max_attempts
     reason: str = ""
@@ -53,7 +46,7 @@ class TaskState:
     merging: str = ""  # a merge commit being published to main (intent record)
     files: tuple[str, ...] = ()
     output_tail: str = ""
-    resume: str = ""  # MERGE, MERGING or "review" (below)
+    resume: Resume = Resume.NOTHING
     answer: str = ""  # a human's answer to this checkpoint ("approved", "choice: B", ...)
     feedback: str = ""  # a human's --reject text, for this task's next attempt
     permanent: bool = False  # its failure cannot be fixed by retrying: the run holds it
@@ -69,7 +62,7 @@ class TaskState:
     @property
     def only_merge(self) -> bool:
         """The agent's work is on `branch`: what is left to do is merging it."""
-        return self.resume in (MERGE, MERGING)
+        return self.resume in (Resume.MERGE, Resume.MERGING)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=1, sort_keys=True)
@@ -80,6 +73,8 @@ class TaskState:
             raise TypeError(f"a state file holds a JSON object, not {type(data).__name__}")
         values = {_RENAMED.get(k, k): v for k, v in data.items()}
         values = {k: v for k, v in values.items() if k in _FIELDS}
+        values["state"] = State(values.get("state", State.PLANNED))  # ValueError: not a state
+        values["resume"] = Resume(values.get("resume", Resume.NOTHING))
         values["files"] = tuple(values.get("files", ()))
         values["history"] = tuple(values.get("history", ()))
         return cls(**values)
@@ -102,7 +97,7 @@ class StateStore:
             return TaskState.from_dict(json.loads(path.read_text()))
         except FileNotFoundError:
             return TaskState(plan, task_id)
-        except (json.JSONDecodeError, TypeError) as e:
+        except (ValueError, TypeError) as e:  # JSONDecodeError is a ValueError
             raise HiveError(f"{path}: unreadable state ({e}); move the file away to reset this task") from None
 
     def read_all(self) -> dict[str, TaskState]:
@@ -119,7 +114,7 @@ class StateStore:
         return out
 
     def update(
-        self, plan: str, task_id: str, *, expect: tuple[str, ...] | None = None, event: str = "", **changes: Any
+        self, plan: str, task_id: str, *, expect: tuple[State, ...] | None = None, event: str = "", **changes: Any
     ) -> TaskState:
         """Apply `changes`; if `expect` is given the current state must be one of
         them, else `StaleState` is raised and nothing is written."""
@@ -141,7 +136,7 @@ class StateStore:
         state: State,
         reason: str,
         *,
-        expect: tuple[str, ...] | None = None,
+        expect: tuple[State, ...] | None = None,
         outcome: str = "",
         event: str = "",
         check_output: str = "",

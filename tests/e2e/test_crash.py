@@ -49,7 +49,7 @@ def test_kill9_while_agents_run_then_rerun_reattaches_without_respawning(repo):
     wait_for(lambda: rerun.stderr().count("re-attaching to its running agent") == 2, what="the re-attach")
     repo.go()
     assert rerun.wait() == 0, rerun.stderr()
-    assert "its agent is still running" in rerun.stderr()
+    assert "its agent keeps running in tmux session" in rerun.stderr()
     assert sorted(repo.starts()) == ["k:a", "k:b", "k:c"], "no agent was started twice"
     assert_finished_exactly_once(repo, {"k:a": "work a", "k:b": "work b", "k:c": "work c"})
 
@@ -95,7 +95,7 @@ def test_kill9_with_agents_dead_gives_a_new_attempt_that_continues(repo):
     assert ghost["state"] == "in_progress" and "interrupted" in ghost["reason"]
     r = repo.doit()
     assert r.returncode == 0, r.stderr
-    assert "interrupted (its agent is gone)" in r.stderr
+    assert "interrupted: its agent is gone" in r.stderr
     st = repo.state("k", "a")
     assert [h["outcome"] for h in st["history"]] == ["interrupted", "done"]
     assert st["attempts_used"] == 1, "an interrupted attempt does not count against max_attempts"

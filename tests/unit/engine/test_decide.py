@@ -12,11 +12,10 @@ from typing import NamedTuple
 import pytest
 
 from hive.engine.decide import Decision, Facts, Step, decide
-from hive.executors.standing import GONE, MERGING, RUNNING, SIGNALLED, Standing
-from hive.lifecycle import INTERRUPTED, Kind, State
+from hive.executors.standing import Standing, Where
+from hive.lifecycle import INTERRUPTED, Kind, Resume, State
 from hive.store.agent_signals import Signal
-from hive.store.state import MERGE, TaskState
-from hive.store.state import MERGING as MERGING_RESUME
+from hive.store.state import TaskState
 
 MAX = 2
 
@@ -37,7 +36,7 @@ ROWS = [
     Row(
         "merge reached main before the run stopped",
         st(State.IN_PROGRESS, merging="m1"),
-        Facts(merged_already=True, standing=Standing(RUNNING, token=5)),
+        Facts(merged_already=True, standing=Standing(Where.RUNNING, token=5)),
         False,
         Decision(Step.MERGED_ALREADY),
     ),
@@ -51,7 +50,7 @@ ROWS = [
     Row(
         "a merge intent that did not reach main is merged again",
         st(State.IN_PROGRESS, merging="m1"),
-        Facts(standing=Standing(MERGING)),
+        Facts(standing=Standing(Where.MERGING)),
         False,
         Decision(Step.MERGE),
     ),
@@ -65,28 +64,28 @@ ROWS = [
     Row(
         "signalled while no run watched",
         st(State.IN_PROGRESS, agent_token=7),
-        Facts(standing=Standing(SIGNALLED, Signal(Kind.DONE, "", 1.0))),
+        Facts(standing=Standing(Where.SIGNALLED, Signal(Kind.DONE, "", 1.0))),
         False,
         Decision(Step.SIGNALLED, signal=Signal(Kind.DONE, "", 1.0)),  # acted on as found, not read again
     ),
     Row(
         "running with a new token: attach and record it",
         st(State.IN_PROGRESS, agent_token=7),
-        Facts(standing=Standing(RUNNING, token=42)),
+        Facts(standing=Standing(Where.RUNNING, token=42)),
         False,
         Decision(Step.ATTACH, token=42),
     ),
     Row(
         "running with the recorded token: attach, nothing to record",
         st(State.IN_PROGRESS, agent_token=42),
-        Facts(standing=Standing(RUNNING, token=42)),
+        Facts(standing=Standing(Where.RUNNING, token=42)),
         False,
         Decision(Step.ATTACH),
     ),
     Row(
         "gone: a new attempt, the last one interrupted",
         st(State.IN_PROGRESS, agent_token=7),
-        Facts(standing=Standing(GONE)),
+        Facts(standing=Standing(Where.GONE)),
         False,
         Decision(Step.NEW, interrupted=True),
     ),
@@ -96,7 +95,7 @@ ROWS = [
     Row(
         "in progress ignores outdated text",
         st(State.IN_PROGRESS),
-        Facts(outdated="changed", standing=Standing(RUNNING, token=0)),
+        Facts(outdated="changed", standing=Standing(Where.RUNNING, token=0)),
         False,
         Decision(Step.ATTACH),
     ),
@@ -172,10 +171,16 @@ ROWS = [
         Decision(Step.NEW),
     ),
     Row("planned checkpoint stops for a human", st(State.PLANNED), Facts(), True, Decision(Step.CHECKPOINT)),
-    Row("approved work on its branch is merged", st(State.PLANNED, resume=MERGE), Facts(), False, Decision(Step.MERGE)),
+    Row(
+        "approved work on its branch is merged",
+        st(State.PLANNED, resume=Resume.MERGE),
+        Facts(),
+        False,
+        Decision(Step.MERGE),
+    ),
     Row(
         "a merge that failed with attempts left is merged again",
-        st(State.FAILED, resume=MERGING_RESUME, attempts_used=MAX - 1, reason="error: git failed"),
+        st(State.FAILED, resume=Resume.MERGING, attempts_used=MAX - 1, reason="error: git failed"),
         Facts(),
         False,
         Decision(Step.MERGE),

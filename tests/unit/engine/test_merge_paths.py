@@ -11,7 +11,7 @@ from conftest import git
 
 from hive.adapters import gitmerge
 from hive.engine import merge as merging
-from hive.engine.merge import MergeRequest, MergeResult, Recorders
+from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders
 
 
 @pytest.fixture(params=["object store", "worktree (git < 2.38)"])
@@ -82,7 +82,7 @@ def test_a_conflict_names_the_files_and_leaves_the_worktree_on_its_branch(git_re
     git(git_repo, "commit", "-q", "-am", "main's own")
     old_main = git(git_repo, "rev-parse", "main")
     result, seen = run_merge(git_repo, wt, "a")
-    assert result.status == "conflict" and result.files == ("README.md",)
+    assert result.status == MergeStatus.CONFLICT and result.files == ("README.md",)
     assert git(git_repo, "rev-parse", "main") == old_main and seen == []
     assert git(wt, "symbolic-ref", "HEAD") == "refs/heads/a"
     assert git(wt, "status", "--porcelain") == ""
@@ -102,7 +102,7 @@ def test_a_merge_that_would_delete_files_the_task_kept_is_refused(git_repo: Path
     wt = task(git_repo, "a", {"README.md": None})
     before = git(git_repo, "rev-parse", "main")
     result, _ = run_merge(git_repo, wt, "a")
-    assert result.status == "refused" and "README.md" in result.reason
+    assert result.status == MergeStatus.REFUSED and "README.md" in result.reason
     assert git(git_repo, "rev-parse", "main") == before
 
 
@@ -113,7 +113,7 @@ def test_a_check_runs_on_the_merged_files_and_a_failing_one_stops_the_merge(git_
     git(git_repo, "commit", "-q", "-m", "main's own")
     before = git(git_repo, "rev-parse", "main")
     result, _ = run_merge(git_repo, wt, "a", (("Verify", "test -f m.txt && test -f a.txt && false"),))
-    assert result.status == "verify_failed" and git(git_repo, "rev-parse", "main") == before
+    assert result.status == MergeStatus.CHECK_FAILED and git(git_repo, "rev-parse", "main") == before
     assert git(wt, "symbolic-ref", "HEAD") == "refs/heads/a"
     result, _ = run_merge(git_repo, wt, "a", (("Verify", "test -f m.txt && test -f a.txt"),))
     assert result.status == "merged" and git(git_repo, "rev-parse", "main") == result.commit
@@ -170,6 +170,6 @@ def test_a_merge_commit_that_cannot_be_signed_leaves_main_alone(git_repo: Path, 
     git(git_repo, "config", "commit.gpgSign", "true")
     old_main = git(git_repo, "rev-parse", "main")
     result, seen = run_merge(git_repo, wt, "a")
-    assert result.status == "refused" and "gpg failed to sign" in result.reason, result.reason
+    assert result.status == MergeStatus.REFUSED and "gpg failed to sign" in result.reason, result.reason
     assert git(git_repo, "rev-parse", "main") == old_main and seen == []
     assert git(wt, "rev-parse", "--abbrev-ref", "HEAD") == "a", "the worktree is back on the task's branch"

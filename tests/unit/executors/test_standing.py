@@ -8,12 +8,12 @@ from typing import cast
 import pytest
 
 from hive.executors import AgentRef, Executor
-from hive.executors.standing import GONE, MERGING, RUNNING, SIGNALLED, interrupted, standing
-from hive.lifecycle import INTERRUPTED, Kind, State
+from hive.executors.standing import Where, interrupted, standing
+from hive.lifecycle import INTERRUPTED, Kind, Resume, State
 from hive.store import agent_signals
 from hive.store.agent_signals import AgentIdentity
 from hive.store.paths import Paths
-from hive.store.state import MERGE, StateStore, TaskState
+from hive.store.state import StateStore, TaskState
 
 SESSION = "hive-w1-auth-1-abcdef-a2"
 
@@ -53,26 +53,26 @@ def paths(tmp_path: Path) -> Paths:
 def test_a_signal_of_this_attempt_comes_first(paths: Paths):
     agent_signals.send(AgentIdentity(paths.root, "auth", "1", 2), Kind.DONE, "")
     where = standing(paths, fake(token=5), running_task(merging="m1"))
-    assert where.kind == SIGNALLED and where.signal is not None and where.signal.kind == Kind.DONE
+    assert where.kind == Where.SIGNALLED and where.signal is not None and where.signal.kind == Kind.DONE
 
 
 def test_a_signal_of_an_older_attempt_does_not_count(paths: Paths):
     agent_signals.send(AgentIdentity(paths.root, "auth", "1", 1), Kind.DONE, "")
-    assert standing(paths, fake(), running_task()).kind == GONE
+    assert standing(paths, fake(), running_task()).kind == Where.GONE
 
 
-@pytest.mark.parametrize("fields", [{"merging": "m1"}, {"resume": MERGE}])
+@pytest.mark.parametrize("fields", [{"merging": "m1"}, {"resume": Resume.MERGE}])
 def test_a_merge_under_way_is_merged_again(paths: Paths, fields: dict):
-    assert standing(paths, fake(token=5), running_task(**fields)).kind == MERGING
+    assert standing(paths, fake(token=5), running_task(**fields)).kind == Where.MERGING
 
 
 def test_a_live_agent_is_reattached_with_its_token_as_found_now(paths: Paths):
     where = standing(paths, fake(token=5), running_task())
-    assert (where.kind, where.token) == (RUNNING, 5)
+    assert (where.kind, where.token) == (Where.RUNNING, 5)
 
 
 def test_nothing_left_is_gone(paths: Paths):
-    assert standing(paths, fake(), running_task()).kind == GONE
+    assert standing(paths, fake(), running_task()).kind == Where.GONE
 
 
 def test_interrupted_stops_the_leftovers_and_records_the_attempt_as_not_counting(paths: Paths):
