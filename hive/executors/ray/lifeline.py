@@ -71,7 +71,7 @@ def end_agents(attempts: Path, owner: str | None, patience: float = PATIENCE) ->
     is not wanted, it runs elsewhere), and close their sessions; a line for each one stopped."""
     from hive.adapters import processes
     from hive.executors.base import AgentRef
-    from hive.executors.tmux import TmuxExecutor
+    from hive.executors.tmux.executor import TmuxExecutor
 
     tmux, said = TmuxExecutor(), []
 

@@ -21,7 +21,7 @@ from hive.errors import CommandError, HiveError
 from hive.executors.base import AgentRef, Launch
 from hive.executors.ray import lifeline
 from hive.executors.ray.shipping import LOG_CHUNK, Cursor, Pulled, Spec, create_bundle, take_bundle
-from hive.executors.tmux import TmuxExecutor
+from hive.executors.tmux.executor import TmuxExecutor
 from hive.store import agent_signals
 from hive.store.files import atomic_write, locked
 from hive.store.names import split_key

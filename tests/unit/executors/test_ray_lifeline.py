@@ -13,7 +13,7 @@ from conftest import wait_for
 from hive.adapters import processes, tmux
 from hive.executors.base import AgentRef, Launch
 from hive.executors.ray import lifeline
-from hive.executors.tmux import TmuxExecutor
+from hive.executors.tmux.executor import TmuxExecutor
 
 # ignores SIGHUP (what ending a finished agent sends first), so only the stop's later stages end it
 STUBBORN = ["sh", "-c", "trap '' HUP; echo started; while :; do sleep 0.2; done"]

@@ -10,14 +10,8 @@ from pathlib import Path
 
 from hive.adapters import proc, processes, tmux
 from hive.errors import HiveError
-from hive.executors.base import AgentRef, Capabilities, Launch, Plugin, Report, T
-
-PLUGIN = Plugin(
-    "tmux",
-    "hive.executors.tmux:TmuxExecutor",
-    Capabilities(local_tmux=True),
-    about="agents in tmux sessions on this machine",
-)
+from hive.executors.base import AgentRef, Launch, Report, T
+from hive.executors.tmux import PLUGIN
 
 
 class TmuxExecutor:
