@@ -109,8 +109,12 @@ def test_the_progress_line_is_cleared_before_the_stop_lines(repo):
     assert "Traceback" not in text
 
 
-def agent_processes(key: str) -> dict[int, str]:
-    return _with_env(f"HIVE_TASK={key}".encode())
+def agent_processes(repo, key: str) -> dict[int, str]:
+    """The processes of this test's agent for `key`, found by its task *and* its repository:
+    another copy of the suite on the same machine runs an agent for `s:a` too (this test once
+    counted that one; issue 22)."""
+    ours = _with_env(f"HIVE_ROOT={repo.root}".encode())
+    return {pid: cmd for pid, cmd in _with_env(f"HIVE_TASK={key}".encode()).items() if pid in ours}
 
 
 def test_hive_stop_ends_an_agent_that_traps_signals_and_its_escaped_child(repo):
@@ -128,13 +132,13 @@ def test_hive_stop_ends_an_agent_that_traps_signals_and_its_escaped_child(repo):
     child_pid_file = repo.root / ".hive" / "fake" / "child-s_a-a1.pid"
     wait_for(child_pid_file.exists, what="the agent's child")
     child = int(child_pid_file.read_text())
-    assert len(agent_processes("s:a")) >= 3  # the pane's shell, the agent, its child
+    assert len(agent_processes(repo, "s:a")) >= 3  # the pane's shell, the agent, its child
     r = repo.hive("stop", "s:a")
     assert r.returncode == 0, r.stderr
     for sig in ("SIGINT", "SIGTERM"):
         assert f"sending {sig}" in r.stdout, r.stdout
     assert "agent stopped (no process of it is left)" in r.stdout
-    assert agent_processes("s:a") == {} and not _alive(child)
+    assert agent_processes(repo, "s:a") == {} and not _alive(child)
     assert run.wait(timeout=60) == 1, run.stderr()
     # the run watching the task stops it in the same stages at the same moment: whichever
     # of the two gets to SIGKILL first sends it
@@ -159,7 +163,7 @@ def test_a_timeout_ends_every_process_of_the_agent(repo):
     assert st["state"] == "failed" and st["reason"].startswith("timeout")
     assert "sending SIGKILL" in r.stderr
     child = int((repo.root / ".hive" / "fake" / "child-t_a-a1.pid").read_text())
-    assert agent_processes("t:a") == {} and not _alive(child)
+    assert agent_processes(repo, "t:a") == {} and not _alive(child)
 
 
 def test_an_agent_that_ignores_hangup_after_hive_done_is_ended_before_the_merge(repo):
@@ -177,7 +181,7 @@ def test_an_agent_that_ignores_hangup_after_hive_done_is_ended_before_the_merge(
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert "sending SIGTERM" in r.stderr and "sending SIGKILL" in r.stderr
-    assert agent_processes("d:a") == {}
+    assert agent_processes(repo, "d:a") == {}
     assert_finished_exactly_once(repo, {"d:a": "work a"})
 
 
