@@ -7,7 +7,7 @@ all read this table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -219,7 +219,7 @@ class Outcome:
         """How its attempt reads in the task's history ("" = by the state it ends in)."""
         return INTERRUPTED if self.kind == Kind.LOST else ""
 
-    def counts(self, history: tuple[dict, ...]) -> bool:
+    def counts(self, history: tuple[Mapping[str, object], ...]) -> bool:
         """Whether its attempt uses up one of max_attempts. One whose host went away does
         not, unless the attempts before it were interrupted FREE_INTERRUPTIONS times in a
         row: a task whose node dies under it every time must not retry forever."""

@@ -18,7 +18,7 @@ from hive.settings.config import Config
 from hive.store.files import atomic_write
 from hive.store.names import parse_key
 from hive.store.paths import Paths, find_root
-from hive.store.state import StateStore
+from hive.store.state import StateStore, TaskState
 
 _STATUS_LINE = re.compile(r"^(status\s*:\s*)(\S.*?)?\s*$", re.MULTILINE)
 
@@ -171,7 +171,7 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
     )
 
 
-def _answer_review(store: StateStore, st, key: str, reject: str | None) -> str:
+def _answer_review(store: StateStore, st: TaskState, key: str, reject: str | None) -> str:
     if reject is not None:
         store.update(
             st.plan,

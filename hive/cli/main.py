@@ -76,7 +76,8 @@ def _verb(where: str) -> Callable[[argparse.Namespace], int]:
     """`module:function` in hive.cli, imported only when that verb runs: `hive done`,
     which every agent calls, loads nothing else."""
     module, _, function = where.partition(":")
-    return getattr(importlib.import_module(f"hive.cli.{module}"), function)
+    verb: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"hive.cli.{module}"), function)
+    return verb
 
 
 class _Version(argparse.Action):

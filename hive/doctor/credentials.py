@@ -164,7 +164,8 @@ def gemini_auth_type(ctx: AgentContext) -> Check:
         # `security.auth.selectedType`; older versions wrote `selectedAuthType` at the top
         selected = _table(_table(data, "security"), "auth").get("selectedType") or data.get("selectedAuthType")
         if isinstance(selected, str) and selected:
-            missing = _GEMINI_NEEDS.get(selected, lambda _: "")(ctx)
+            needs = _GEMINI_NEEDS.get(selected)
+            missing = needs(ctx) if needs else ""
             where = shown(path, ctx.home)
             if missing:
                 return fail(

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from doit.exceptions import InvalidDodoFile
 
@@ -30,7 +31,7 @@ from hive.store.paths import DOIT_DB
 NOTHING_TASK = "_hive"
 
 
-def generate_tasks(project: Project, view: StateView | None = None) -> Iterator[dict]:
+def generate_tasks(project: Project, view: StateView | None = None) -> Iterator[dict[str, Any]]:
     if view is None:
         view = StateView(project.root, project.config.main_branch)
     for plan in project.plans.plans:
@@ -67,7 +68,7 @@ def _nothing_to_do() -> None:
     print("hive: no approved plan in plans/ — write one and run `hive approve plans/<file>.md`", file=sys.stderr)
 
 
-def doit_config(project: Project | None) -> dict:
+def doit_config(project: Project | None) -> dict[str, Any]:
     from hive.dodo.reporter import reporter_for
 
     approved = [p.name for p in project.plans.plans if p.approved] if project else []
@@ -82,7 +83,7 @@ def doit_config(project: Project | None) -> dict:
     }
 
 
-def load_dodo(dodo_file: str) -> dict:
+def load_dodo(dodo_file: str) -> dict[str, Any]:
     """What a dodo.py needs: DOIT_CONFIG and the task creator. Plan errors are raised
     from the creator as InvalidDodoFile, which doit prints without a traceback (exit 3)."""
     crashsafe.install_for_doit()
@@ -103,7 +104,7 @@ def load_dodo(dodo_file: str) -> dict:
             for warning in plan.warnings:
                 print(f"hive: warning: {warning}", file=sys.stderr)
 
-    def task_hive() -> Iterator[dict] | None:
+    def task_hive() -> Iterator[dict[str, Any]] | None:
         if project is None:
             problems = error.problems if error else ["unknown error"]
             raise InvalidDodoFile("bad plan or config — nothing was started:\n" + "\n".join(problems))
@@ -132,7 +133,7 @@ def _bulk_allocation() -> Iterator[None]:
         gc.freeze()
 
 
-def _built_in_bulk(tasks: Iterator[dict]) -> Iterator[dict]:
+def _built_in_bulk(tasks: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """doit turns each yielded dict into its Task while the generator waits, so both
     happen inside the scope."""
     with _bulk_allocation():

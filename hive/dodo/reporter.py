@@ -8,12 +8,18 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Any, TextIO
 
 from doit.reporter import ConsoleReporter
+from doit.task import Task as DoitTask
 
 from hive import crashsafe
 from hive.errors import HiveError
 from hive.project import Project
+
+if TYPE_CHECKING:
+    from hive.plan.model import Plan
+    from hive.store.state import TaskState
 
 
 def reporter_for(project: Project | None) -> type[ConsoleReporter]:
@@ -22,14 +28,14 @@ def reporter_for(project: Project | None) -> type[ConsoleReporter]:
     return type("HiveReporter", (HiveReporter,), {"project": project})
 
 
-class HiveReporter(ConsoleReporter):
+class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type hints
     desc = "Hive: doit console output, progress line, execution report"
     project: Project | None = None
 
-    def __init__(self, outstream, options) -> None:
+    def __init__(self, outstream: TextIO, options: dict[str, Any]) -> None:
         super().__init__(outstream, options)
-        self.plans: tuple = ()
-        self.states: dict = {}
+        self.plans: tuple[Plan, ...] = ()
+        self.states: dict[str, TaskState] = {}
         self.total = 0
         self.finished: set[str] = set()
         self.running: dict[str, float] = {}
@@ -37,7 +43,7 @@ class HiveReporter(ConsoleReporter):
         # under `-P thread` doit calls a reporter from its worker threads and its main thread
         self.lock = threading.RLock()
 
-    def initialize(self, tasks: dict, selected_tasks: list) -> None:
+    def initialize(self, tasks: dict[str, DoitTask], selected_tasks: list[str]) -> None:
         # SIGTERM and Ctrl-C are handled by hive.crashsafe (installed by the dodo loader):
         # the line is cleared before the workers print why they stopped.
         crashsafe.add_stop_hook(self._clear)
@@ -68,7 +74,7 @@ class HiveReporter(ConsoleReporter):
 
         environment().get_template("context.md.j2")
 
-    def execute_task(self, task) -> None:
+    def execute_task(self, task: DoitTask) -> None:
         with self.lock:
             self._clear()
             super().execute_task(task)
@@ -76,18 +82,18 @@ class HiveReporter(ConsoleReporter):
                 self.running[task.name] = time.time()
             self._progress()
 
-    def skip_uptodate(self, task) -> None:
+    def skip_uptodate(self, task: DoitTask) -> None:
         with self.lock:
             super().skip_uptodate(task)
             if task.subtask_of:
                 self.finished.add(task.name)
 
-    def add_success(self, task) -> None:
+    def add_success(self, task: DoitTask) -> None:
         with self.lock:
             self._done(task)
             super().add_success(task)
 
-    def add_failure(self, task, fail) -> None:
+    def add_failure(self, task: DoitTask, fail: BaseException) -> None:
         with self.lock:
             self._done(task)
             super().add_failure(task, fail)
@@ -101,7 +107,7 @@ class HiveReporter(ConsoleReporter):
         super().complete_run()
         crashsafe.run_finished()
 
-    def _done(self, task) -> None:
+    def _done(self, task: DoitTask) -> None:
         self._clear()
         self.running.pop(task.name, None)
         if task.subtask_of:
@@ -154,7 +160,7 @@ class HiveReporter(ConsoleReporter):
             sys.stderr.flush()
 
 
-def _selected_subtasks(tasks: dict, selected: list) -> set[str]:
+def _selected_subtasks(tasks: dict[str, DoitTask], selected: list[str]) -> set[str]:
     """The `<plan>:<ID>` tasks a run was asked for (a plan name selects all of its tasks)."""
     out: set[str] = set()
     for name in selected or []:

@@ -5,6 +5,8 @@ attempts committed, noted and printed — rendered from `hive/templates/context.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from hive.adapters import git
 from hive.lifecycle import SIGNALS, Ended, Kind, TaskType
@@ -14,14 +16,14 @@ from hive.render import render
 from hive.reports.dependencies import DependencyResult
 from hive.store import agent_signals
 from hive.store.paths import Paths
-from hive.store.state import StateStore, TaskState
+from hive.store.state import HistoryEntry, StateStore, TaskState
 
 
 @dataclass(frozen=True)
 class Continuation:
-    history: tuple[dict, ...] = ()
+    history: tuple[HistoryEntry, ...] = ()
     commits: tuple[str, ...] = ()
-    notes: tuple[dict, ...] = ()
+    notes: tuple[dict[str, Any], ...] = ()
     log_tail: str = ""
     feedback: str = ""
     failed_check: str = ""  # what the Verify / test_command that failed the last attempt printed
@@ -66,7 +68,7 @@ def prompt(key: str, title: str, context_path: str, hive: str = "hive") -> str:
     )
 
 
-def continuation(paths: Paths, root, st: TaskState) -> Continuation:
+def continuation(paths: Paths, root: Path, st: TaskState) -> Continuation:
     commits = tuple(git.log_oneline(root, f"{st.base}..refs/heads/{st.branch}")) if st.base else ()
     notes = tuple(n for n in agent_signals.notes(paths, st.plan, st.id) if n.get("attempt", 0) < st.attempt)
     return Continuation(

@@ -67,7 +67,7 @@ def pause_until(resume_at: float, pauses: int, now: float, backoff: float = 60.0
     """When a rate-limited task goes on: the reset time the CLI gave, else backoff·2ⁿ (≤ 1 h)."""
     if resume_at > now:
         return min(resume_at, now + 24 * 3600)
-    return now + min(backoff * 2**pauses, MAX_PAUSE)
+    return now + min(backoff * 2.0**pauses, MAX_PAUSE)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ class MergeRequest:
     message: str
     checks: tuple[tuple[str, str], ...]  # (label, bash command) run on the merged result
     check_timeout: float
-    env: dict
+    env: dict[str, str]
 
 
 class MergeStatus(StrEnum):
@@ -98,7 +98,11 @@ def _attempt(
     if isinstance(built, MergeResult):
         return built
     merged = built
-    back_to_branch = (lambda: None) if branch else (lambda: git.checkout(wt, req.branch))
+
+    def back_to_branch() -> None:
+        if not branch:
+            git.checkout(wt, req.branch)
+
     changes = git.changes(req.root, main_sha, merged)
     lost = _unexpected_deletions(req, main_sha, merged, {path for status, path in changes if status == "D"})
     if lost:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hive.buglog import record_bug, record_warning
 from hive.notify import events
@@ -70,7 +70,7 @@ def _first_time(paths: Paths, name: str) -> bool:
     return True
 
 
-def _send(config: Config, paths: Paths, payload: dict) -> None:
+def _send(config: Config, paths: Paths, payload: dict[str, Any]) -> None:
     title = f"notify {payload['event']} {payload['task']}".rstrip()
     try:
         problems = deliver(payload, paths.root, config.notify_command, config.notify_webhook)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from hive.lifecycle import STATES, State, TaskType, shown_state
 from hive.plan.model import Plan, Task
@@ -38,7 +39,7 @@ def held_event(task: Task, st: TaskState, task_budget_usd: float) -> str | None:
 
 def task_payload(
     event: str, root: Path, plan: Plan, task: Task, st: TaskState, command: str = "", reason: str = ""
-) -> dict:
+) -> dict[str, Any]:
     """A task's event. `command` defaults to what answers it: `hive approve …` for a
     checkpoint or a review, `hive retry …` for a task held for good, else `hive status`;
     `reason` to the recorded one."""
@@ -68,7 +69,7 @@ def task_payload(
     )
 
 
-def run_finished_payload(root: Path, plans: Iterable[Plan], states: Mapping[str, TaskState]) -> dict:
+def run_finished_payload(root: Path, plans: Iterable[Plan], states: Mapping[str, TaskState]) -> dict[str, Any]:
     """The end of a `doit` run: every approved plan's tasks counted by state (as in
     `.hive/report.md`), and what the run ended with (`run_status`)."""
     approved = [p for p in plans if p.approved]
@@ -115,7 +116,7 @@ def payload(
     command: str = "",
     logs: str = "",
     **extra: object,
-) -> dict:
+) -> dict[str, Any]:
     """Every event has these keys ("" when they do not apply); `text` is one line for
     a human (what chat webhooks such as Slack's show)."""
     text = f"hive: {task} ({title}): {_headed(event, reason)}" if task else f"hive: run finished ({state}): {reason}"

@@ -10,6 +10,7 @@ import json
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from hive import __version__
 from hive.adapters import proc
@@ -19,7 +20,7 @@ COMMAND_TIMEOUT = 10.0  # seconds the command may take (it is killed with its pr
 WEBHOOK_TIMEOUT = 5.0
 
 
-def deliver(event: dict, root: Path, command: tuple[str, ...], webhook: str) -> list[str]:
+def deliver(event: dict[str, Any], root: Path, command: tuple[str, ...], webhook: str) -> list[str]:
     """Send `event` everywhere configured; what failed, one line each ([] = all arrived)."""
     body = json.dumps(event, sort_keys=True)
     problems = []

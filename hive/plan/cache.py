@@ -94,7 +94,8 @@ def _compiled(path: Path, config: Config, cache_dir: Path | None) -> tuple[Plan,
     cached = cache_dir / f"{path.stem}.{key[:20]}.pickle"
     if cached.exists():
         with contextlib.suppress(Exception):  # a stale or torn cache file is only a cache: rebuild it
-            return pickle.loads(cached.read_bytes())
+            compiled: tuple[Plan, tuple[str, ...], list[str]] = pickle.loads(cached.read_bytes())
+            return compiled
     from hive.plan.graph import compile_plan  # networkx and markdown-it only on a cache miss
 
     result = compile_plan(path, config)

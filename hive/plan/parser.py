@@ -11,12 +11,17 @@ import bisect
 import functools
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from hive.errors import HiveError
 from hive.lifecycle import TaskType
 from hive.plan.model import TYPES, Plan, Task
 from hive.settings.config import parse_duration
 from hive.store.names import ID_RE, PLAN_RE
+
+if TYPE_CHECKING:  # markdown-it is loaded on first parse only (a cached plan needs none)
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 # A plan named like a doit command would break every doit invocation.
 DOIT_COMMANDS = frozenset(
@@ -63,7 +68,7 @@ _FIELD = re.compile(r"^\s*[-*]?\s*\*\*([^*:]+?)\s*:\s*\*\*\s*(.*?)\s*$|^\s*[-*]?
 
 
 @functools.lru_cache(maxsize=1)
-def _markdown():
+def _markdown() -> MarkdownIt:
     """The tokenizer, loaded on first parse (a cached plan needs no parsing)."""
     from markdown_it import MarkdownIt
 
@@ -91,7 +96,7 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
             t.map = [t.map[0] + body_start, t.map[1] + body_start]
     headings = _headings(all_tokens)
     tokens = [t for t in all_tokens if t.level == 0 and t.map]
-    starts = [t.map[0] for t in tokens]
+    starts = [t.map[0] for t in tokens if t.map]
     tasks: list[Task] = []
     in_task = [False] * len(lines)
     before_tasks = len(problems)
@@ -108,12 +113,13 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
             tasks.append(task)
             in_task[line0:end] = [True] * (end - line0)
     seen: dict[str, int] = {}
-    for t in tasks:
-        if t.id in seen:
+    for task in tasks:
+        if task.id in seen:
             problems.append(
-                f"{path}:{t.line}: duplicate task ID {t.id!r} (first at line {seen[t.id]}); give each task its own ID"
+                f"{path}:{task.line}: duplicate task ID {task.id!r} (first at line {seen[task.id]}); "
+                f"give each task its own ID"
             )
-        seen.setdefault(t.id, t.line)
+        seen.setdefault(task.id, task.line)
     if not tasks and len(problems) == before_tasks:  # a heading problem already says why
         problems.append(
             f"{path}:1: the plan has no tasks; write each task as a level-3 heading '### Task <ID>: <title>' "
@@ -142,7 +148,7 @@ def display_path(path: Path) -> Path:
         return path
 
 
-def _front_matter(path: Path, lines: list[str], problems: list[str]) -> tuple[dict, int]:
+def _front_matter(path: Path, lines: list[str], problems: list[str]) -> tuple[dict[str, Any], int]:
     if not lines or lines[0].strip() != "---":
         return {}, 0
     end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
@@ -181,10 +187,10 @@ def _check_plan_name(path: Path, name: str, problems: list[str]) -> None:
         )
 
 
-def _headings(tokens: list) -> list[tuple[int, int, str]]:
+def _headings(tokens: list[Token]) -> list[tuple[int, int, str]]:
     out = []
     for i, t in enumerate(tokens):
-        if t.type == "heading_open" and t.level == 0:
+        if t.type == "heading_open" and t.level == 0 and t.map:
             out.append((t.map[0], int(t.tag[1]), tokens[i + 1].content.strip()))
     return out
 
@@ -203,7 +209,7 @@ def _near_miss(path: Path, line0: int, raw: str, level: int, heading: str, probl
 def _parse_task(
     path: Path,
     lines: list[str],
-    section: list,
+    section: list[Token],
     line0: int,
     end: int,
     heading: str,
@@ -226,8 +232,9 @@ def _parse_task(
         return None
     if not title:
         problems.append(f"{where}: task {task_id} has no title; write '### Task {task_id}: <what it does>'")
-    skip = {i for t in section if t.type in ("fence", "code_block", "html_block") for i in range(*t.map)}
-    markers = {t.map[0] for t in section if t.type == "html_block" and t.content.strip() == CHECKPOINT_MARKER}
+    # a block token always has its line range (`map`); inline ones have none
+    skip = {i for t in section if t.type in ("fence", "code_block", "html_block") and t.map for i in range(*t.map)}
+    markers = {t.map[0] for t in section if t.type == "html_block" and t.map and t.content.strip() == CHECKPOINT_MARKER}
     values, field_lines, body_from = _fields(path, lines, line0 + 1, end, skip - markers, problems)
     fence = next((t for t in section if t.type == "fence"), None)
     description = _without_markers(lines[body_from:end], {i - body_from for i in markers})
@@ -313,8 +320,10 @@ def _late_fields(path: Path, lines: list[str], start: int, end: int, skip: set[i
             )
 
 
-def _convert_fields(path: Path, task_id: str, v: dict[str, str], where: dict[str, int], problems: list[str]) -> dict:
-    out: dict = {}
+def _convert_fields(
+    path: Path, task_id: str, v: dict[str, str], where: dict[str, int], problems: list[str]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
 
     def bad(key: str, msg: str) -> None:
         problems.append(f"{path}:{where[key]}: task {task_id}: {msg}")

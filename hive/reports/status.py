@@ -6,6 +6,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hive.errors import HiveError
 from hive.executors import AgentRef, executor
@@ -53,7 +54,7 @@ class TaskStatus:
     def key(self) -> str:
         return task_key(self.plan, self.id)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
@@ -125,7 +126,7 @@ def _kept(root: Path, worktree: str) -> bool:
     return bool(worktree) and (root / worktree).is_dir()
 
 
-def totals(rows: list[TaskStatus]) -> dict:
+def totals(rows: list[TaskStatus]) -> dict[str, Any]:
     """Tokens and cost over every task (what `--json` calls totals)."""
     known = all(r.cost_usd is not None for r in rows if r.tokens_in or r.tokens_out)
     return {
@@ -147,14 +148,14 @@ def counts(rows: list[TaskStatus]) -> dict[str, int]:
     return out
 
 
-def discovered_items(root: Path) -> list[dict]:
+def discovered_items(root: Path) -> list[dict[str, Any]]:
     return [
         {"key": d.key, "title": d.title, "details": d.details, "discovered_from": d.discovered_from}
         for d in discovered.pending(Paths(root))
     ]
 
 
-def render_discovered(items: list[dict]) -> str:
+def render_discovered(items: list[dict[str, Any]]) -> str:
     if not items:
         return ""
     lines = ["", "Discovered work waiting for your review (it never runs unapproved):"]

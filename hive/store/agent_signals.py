@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hive.errors import HiveError
 from hive.lifecycle import SIGNALS, Kind
@@ -89,7 +90,7 @@ def add_note(who: AgentIdentity, text: str) -> None:
     append_line(path, json.dumps({"attempt": who.attempt, "time": time.time(), "text": text}))
 
 
-def notes(paths: Paths, plan: str, task_id: str) -> list[dict]:
+def notes(paths: Paths, plan: str, task_id: str) -> list[dict[str, Any]]:
     try:
         lines = paths.notes_file(plan, task_id).read_text().splitlines()
     except FileNotFoundError:

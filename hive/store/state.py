@@ -9,7 +9,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from hive.crashsafe import uninterruptible
 from hive.errors import HiveError
@@ -17,6 +17,23 @@ from hive.lifecycle import INTERRUPTED, TRANSITIONS, Resume, State
 from hive.store.files import append_line, atomic_write, locked
 from hive.store.names import task_key
 from hive.store.paths import Paths
+
+
+class HistoryEntry(TypedDict, total=False):
+    """How one attempt ended (TaskState.history), as the state file keeps it."""
+
+    attempt: int
+    outcome: str  # the state it ended in, or a lifecycle.Ended
+    reason: str  # for people
+    branch: str
+    base: str
+    worker: str
+    log_offset: int
+    started_at: float
+    finished_at: float
+    usage: dict[str, Any]  # its tokens and cost (store.usage)
+    check_output: str  # what the check that failed it printed (outcome check_failed)
+
 
 # fields renamed since 0.1, so state written by an older Hive reads the same
 _RENAMED = {"pane_pid": "agent_token", "attempts": "attempts_used"}
@@ -52,8 +69,8 @@ class TaskState:
     permanent: bool = False  # its failure cannot be fixed by retrying: the run holds it
     resume_at: float = 0.0  # paused (rate-limited) until then
     pauses: int = 0  # rate limits in a row (the back-off grows with them)
-    usage: dict = field(default_factory=dict)  # the running attempt's tokens and cost (usage.py)
-    history: tuple[dict, ...] = field(default=())
+    usage: dict[str, Any] = field(default_factory=dict)  # the running attempt's tokens and cost (usage.py)
+    history: tuple[HistoryEntry, ...] = field(default=())
 
     @property
     def key(self) -> str:
@@ -185,7 +202,7 @@ class StateStore:
         append_line(self.paths.events, json.dumps(record))
 
 
-def history_entry(st: TaskState, outcome: str, reason: str, check_output: str = "") -> dict:
+def history_entry(st: TaskState, outcome: str, reason: str, check_output: str = "") -> HistoryEntry:
     """How one attempt ended, kept for continuation context and the report."""
     return {
         **({"check_output": check_output} if check_output else {}),

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from hive.settings.prices import Price, cost_usd
 from hive.store.state import TaskState
@@ -34,7 +35,7 @@ def attempt_entry(
     model: str,
     prices: dict[str, Price],
     by_model: dict[str, tuple[int, int]] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     if by_model:
         parts = [cost_usd(m, i, o, prices) for m, (i, o) in by_model.items()]
         priced = sum(p for p in parts if p is not None) if all(p is not None for p in parts) else None
@@ -58,7 +59,7 @@ class Totals:
     cost_usd: float = 0.0
     cost_known: bool = True  # False when an attempt used tokens at a price nobody knew
 
-    def add(self, entry: dict) -> None:
+    def add(self, entry: Mapping[str, Any]) -> None:
         self.tokens_in += int(entry.get("tokens_in") or 0)
         self.tokens_out += int(entry.get("tokens_out") or 0)
         cost = entry.get("cost_usd")
@@ -73,7 +74,7 @@ class Totals:
         self.cost_usd += other.cost_usd
         self.cost_known = self.cost_known and other.cost_known
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
@@ -81,7 +82,7 @@ class Totals:
         }
 
 
-def attempts(st: TaskState, since: float = 0.0) -> Iterable[dict]:
+def attempts(st: TaskState, since: float = 0.0) -> Iterable[Mapping[str, Any]]:
     """The usage entry of each attempt started at or after `since` (the running one last)."""
     for h in st.history:
         if h.get("usage") and float(h.get("started_at") or 0) >= since:

@@ -55,7 +55,7 @@ class Link:
     ip: str = ""
     socket: str = ""
     cursor: Cursor | None = None  # None: the node's last acknowledged one (after a controller restart)
-    watching: concurrent.futures.Future | None = None  # the node's answer to the watch in flight
+    watching: concurrent.futures.Future[Any] | None = None  # the node's answer to the watch in flight
     asked_at: float = 0.0
     retry_at: float = 0.0
     alive: bool = True
@@ -88,7 +88,7 @@ class Link:
                 concurrent.futures.wait([self.watching], timeout=CALL_TIMEOUT)
                 self._take(cluster, self.watching)
 
-    def _take(self, cluster: Cluster, answer: concurrent.futures.Future) -> None:
+    def _take(self, cluster: Cluster, answer: concurrent.futures.Future[Any]) -> None:
         """Write what the node said here, or take the attempt as lost when it cannot say."""
         self.watching = None
         try:
