@@ -68,22 +68,23 @@ def test_resolve_conflicts_off_blocks_at_the_first_conflict(repo):
     assert (st["state"], st["attempts_used"]) == ("blocked", 1)
 
 
+# attempt 1's work fails its Verify, which prints VERIFY-SAYS-42 (its command does not say that)
+CHECKED = """
+### Task 1: Checked
+**Verify:** test -f ok.txt || (echo "VERIFY-SAYS-$((40 + 2))"; exit 1)
+fake@1: write half.txt half
+fake@1: commit half
+fake@1: signal done
+fake@2: dump-context
+fake@2: write ok.txt ok
+fake@2: commit ok
+fake@2: signal done
+"""
+
+
 def test_a_retry_brief_has_the_failing_checks_output_and_no_header_of_its_own_attempt(repo):
     repo.configure(attempts=2)
-    repo.write_plan(
-        "v",
-        """
-    ### Task 1: Checked
-    **Verify:** test -f ok.txt || (echo "VERIFY-SAYS-$((40 + 2))"; exit 1)
-    fake@1: write half.txt half
-    fake@1: commit half
-    fake@1: signal done
-    fake@2: dump-context
-    fake@2: write ok.txt ok
-    fake@2: commit ok
-    fake@2: signal done
-    """,
-    )
+    repo.write_plan("v", CHECKED)
     assert repo.doit().returncode == 0
     brief = (repo.root / ".hive" / "fake" / "context-v_1-a2.md").read_text()
     assert "Attempt 1 signalled `hive done`, but the check on the merged result **failed**" in brief
@@ -157,20 +158,7 @@ def test_a_brief_after_hive_retry_still_has_what_the_failing_check_printed(repo)
     brief once found it only while the task's current reason still began "verify failed",
     which `hive retry` and the next claim replace (issue 22)."""
     repo.configure(attempts=1)
-    repo.write_plan(
-        "v",
-        """
-    ### Task 1: Checked
-    **Verify:** test -f ok.txt || (echo "VERIFY-SAYS-$((40 + 2))"; exit 1)
-    fake@1: write half.txt half
-    fake@1: commit half
-    fake@1: signal done
-    fake@2: dump-context
-    fake@2: write ok.txt ok
-    fake@2: commit ok
-    fake@2: signal done
-    """,
-    )
+    repo.write_plan("v", CHECKED)
     assert repo.doit().returncode == 1
     failed = {t["id"]: t for t in repo.status_json()["tasks"]}["1"]
     assert failed["state"] == "failed" and failed["worktree"], "its worktree is kept, and status says where"
