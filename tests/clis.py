@@ -78,9 +78,11 @@ def _complete(kind: str, cache: Path) -> bool:
     return isinstance(marker, dict) and marker.get("packages") == _pins(kind)
 
 
-def _install_env() -> dict[str, str]:
-    # npm and pip read their registry settings and caches from the real home
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("npm_", "NPM_CONFIG_PREFIX", "VIRTUAL_ENV"))}
+def install_env() -> dict[str, str]:
+    """npm and pip read their registry settings and caches from the real home (tests set $HOME
+    to a temp dir), and must not install into the test's venv or see this checkout."""
+    drop = ("npm_", "NPM_CONFIG_PREFIX", "VIRTUAL_ENV", "PYTHONPATH")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env["HOME"] = str(REAL_HOME)
     return env
 
@@ -100,7 +102,7 @@ def _base_python() -> str:
 def _run(cmd: list[str], what: str) -> None:
     try:
         r = subprocess.run(
-            cmd, capture_output=True, text=True, env=_install_env(), timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL
+            cmd, capture_output=True, text=True, env=install_env(), timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL
         )
     except subprocess.TimeoutExpired as e:
         raise CLIInstallError(

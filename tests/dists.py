@@ -18,7 +18,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import pwd
 import shutil
 import subprocess
 import sys
@@ -26,8 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from clis import REAL_HOME, install_env
+
 ROOT = Path(__file__).resolve().parents[1]
-REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)
 CACHE = Path(os.environ.get("HIVE_TEST_DIST_CACHE") or REAL_HOME / ".cache" / "hive-test-dists")
 BUILD_TIMEOUT = 600.0
 STALE = 24 * 3600.0
@@ -37,17 +37,10 @@ class BuildError(RuntimeError):
     """`python -m build` or pip failed; the message carries its output."""
 
 
-def pip_env() -> dict[str, str]:
-    """pip reads its cache and settings from the real home (tests set $HOME to a temp dir)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))}
-    env["HOME"] = str(REAL_HOME)
-    return env
-
-
 def run(cmd: list[str], what: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     try:
         r = subprocess.run(
-            cmd, cwd=cwd, env=env or pip_env(), capture_output=True, text=True, timeout=BUILD_TIMEOUT,
+            cmd, cwd=cwd, env=env or install_env(), capture_output=True, text=True, timeout=BUILD_TIMEOUT,
             stdin=subprocess.DEVNULL,
         )  # fmt: skip
     except subprocess.TimeoutExpired as e:

@@ -12,7 +12,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from dists import built, pip_env, run
+from clis import install_env
+from dists import built, run
 
 
 def _install(dist: Path, venv: Path) -> Path:
@@ -43,7 +44,7 @@ def test_the_wheel_and_the_sdist_installed_not_editable_run_the_demo_and_the_doc
     for kind, bin_dir in bins.items():
         where = subprocess.run(
             [str(bin_dir / "python"), "-c", "import hive; print(hive.__file__)"],
-            cwd=isolated, env=pip_env(), capture_output=True, text=True,
+            cwd=isolated, env=install_env(), capture_output=True, text=True,
         ).stdout  # fmt: skip
         assert where.startswith(str(bin_dir.parent)), f"{kind}: hive imported from {where}, not its venv"
 
