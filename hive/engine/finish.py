@@ -96,8 +96,7 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
         return done
     if result.status == MergeStatus.CHECK_FAILED:
-        tail = result.output_tail
-        return h.end(st, State.FAILED, result.reason, tail, outcome=Ended.CHECK_FAILED, check_output=tail)
+        return h.end(st, State.FAILED, result.reason, result.output_tail, outcome=Ended.CHECK_FAILED)
     if result.status == MergeStatus.CONFLICT and h.cfg.resolve_conflicts and not h.is_script:
         if st.attempts_used < h.cfg.max_attempts:
             # the next attempt is the agent's, on its branch: merge main, resolve, verify, `hive done`

@@ -137,7 +137,7 @@ def _load_executor(
     path: Path, table: dict[str, Any], executors: Mapping[str, Sequence[Key]] | None, values: dict[str, Any]
 ) -> list[str]:
     """`[executor]`: `kind` picks one, and the rest are that executor's own settings."""
-    kind = table.get("kind", "tmux")
+    kind = table.get("kind", _SCHEMA["executor"]["kind"].default)
     if executors is None:
         values.update(executor=kind, executor_options={k: v for k, v in table.items() if k != "kind"})
         return []

@@ -13,7 +13,7 @@ from typing import Any, TypedDict
 
 from hive.crashsafe import uninterruptible
 from hive.errors import HiveError
-from hive.lifecycle import INTERRUPTED, TRANSITIONS, Resume, State
+from hive.lifecycle import INTERRUPTED, TRANSITIONS, Ended, Resume, State
 from hive.store.files import append_line, atomic_write, locked
 from hive.store.names import task_key
 from hive.store.paths import Paths
@@ -156,12 +156,13 @@ class StateStore:
         expect: tuple[State, ...] | None = None,
         outcome: str = "",
         event: str = "",
-        check_output: str = "",
         **changes: Any,
     ) -> TaskState:
         """End the attempt `st` in `state`, keeping its story in the history (what
         continuation briefs and the report tell): `outcome` (lifecycle.Ended) where the
-        state alone does not say how it ended, `check_output` what a failing check printed."""
+        state alone does not say how it ended. A failed check's output (`output_tail`) is
+        kept in the entry: the task's own output_tail is replaced by the next attempt."""
+        check_output = changes.get("output_tail", "") if outcome == Ended.CHECK_FAILED else ""
         entry = history_entry(st, outcome or state, reason, check_output)
         changes.setdefault("usage", {})  # now in the history entry: counted once
         return self.update(
