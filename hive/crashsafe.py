@@ -147,9 +147,20 @@ def run_finished() -> None:
     once, exit 130/143 (there is nothing left to stop). From the interpreter's last
     steps on it is ignored: Python resets its handlers to the default there, and a
     Ctrl-C in that instant would kill doit by SIGINT instead (seen in the soak)."""
+    _exit_on_stop()
+    atexit.register(_ignore_stop_signals)
+
+
+def worker_finished() -> None:
+    """A forked doit worker whose job loop ended: a stop signal now ends it at once. Its
+    last steps are multiprocessing's (flushing its queues), which would print the
+    KeyboardInterrupt as a traceback (seen in the soak: Ctrl-C to the group as the run ended)."""
+    _exit_on_stop()
+
+
+def _exit_on_stop() -> None:
     for sig in STOP_SIGNALS:
         signal.signal(sig, _exit_now)
-    atexit.register(_ignore_stop_signals)
 
 
 def _exit_now(signum: int, frame: types.FrameType | None) -> None:

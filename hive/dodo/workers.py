@@ -34,7 +34,8 @@ def stop_safely() -> None:
         return started
 
     def loop(self: Any, job_q: Any, result_q: Any, reporter_class: Any) -> None:
-        if crashsafe.in_forked_worker() and crashsafe.worker_ready():
+        forked = crashsafe.in_forked_worker()
+        if forked and crashsafe.worker_ready():
             result_q.put({"exit": KeyboardInterrupt, "exception": ""})  # what doit's loop sends
             return
         thread = threading.current_thread()
@@ -42,8 +43,15 @@ def stop_safely() -> None:
             crashsafe.worker_threads.add(thread)
         try:
             job_loop(self, job_q, result_q, reporter_class)
+        except KeyboardInterrupt:
+            # doit's loop catches a stop while it runs; one that escaped it came as it returned,
+            # with nothing left to do in this worker but leave (quietly, as below)
+            if not forked:
+                raise
         finally:
             crashsafe.worker_threads.discard(thread)
+            if forked:
+                crashsafe.worker_finished()
 
     start.hive_wrapped = True  # type: ignore[attr-defined]
     mrunner._run_start_processes = start
