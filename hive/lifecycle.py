@@ -266,22 +266,48 @@ def progress(tasks: Iterable[tuple[str, str]]) -> Progress:
     return Progress(tuple(State(state) for kind, state in tasks if kind != TaskType.GATE))
 
 
-def why_outdated(
-    st: TaskState, text_hash: str, on_main: Callable[[str], bool] | None, main_branch: str = "main"
-) -> str:
-    """Why a finished or held task must run again, if it must: its text in the plan
-    changed, or (checked when `on_main` is given) its merge left main."""
-    if st.state == State.PLANNED:
-        return ""
-    if shown_state(st, text_hash) == State.PLANNED:
-        return "its text in the plan changed"
-    if st.state == State.DONE and on_main is not None and not (st.merge_commit and on_main(st.merge_commit)):
-        return f"its merge commit is no longer on {main_branch}"
-    return ""
+class NotDone(StrEnum):
+    """Why a task is not done (Verdict.why_not)."""
+
+    NEVER_RAN = "never_ran"  # no state recorded for it
+    TEXT_CHANGED = "text_changed"  # it finished or is held for a text the plan no longer has: it runs again
+    MERGE_LEFT_MAIN = "merge_left_main"  # recorded done, but its merge commit is not on main: it runs again
+    UNFINISHED = "unfinished"  # planned, running, held or failed: its state says how far it is
 
 
-def is_done(st: TaskState | None, text_hash: str, on_main: Callable[[str], bool] | None) -> bool:
+OUTDATED = frozenset({NotDone.TEXT_CHANGED, NotDone.MERGE_LEFT_MAIN})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Is a task done, and if not, why not: the one answer to both (doit's
+    DependencyStatus is the model). `why_not` is the fact code reads; `reason` is
+    the sentence people read, never parsed."""
+
+    why_not: NotDone | None = None
+    reason: str = ""
+
+    @property
+    def done(self) -> bool:
+        return self.why_not is None
+
+    @property
+    def outdated(self) -> str:
+        """Why a finished or held task must run again ("" = it need not)."""
+        return self.reason if self.why_not in OUTDATED else ""
+
+
+def verdict(
+    st: TaskState | None, text_hash: str, on_main: Callable[[str], bool] | None, main_branch: str = "main"
+) -> Verdict:
     """The one definition of done: recorded done for the task's current text, with its
     merge commit on main (not checked when `on_main` is None: a summary without git)."""
-    # why_outdated, given `on_main`, already finds a missing merge commit
-    return st is not None and st.state == State.DONE and not why_outdated(st, text_hash, on_main)
+    if st is None:
+        return Verdict(NotDone.NEVER_RAN, "it has not run yet")
+    if st.state != State.PLANNED and shown_state(st, text_hash) == State.PLANNED:
+        return Verdict(NotDone.TEXT_CHANGED, "its text in the plan changed")
+    if st.state != State.DONE:
+        return Verdict(NotDone.UNFINISHED, f"it is {st.state}" + (f": {st.reason}" if st.reason else ""))
+    if on_main is not None and not (st.merge_commit and on_main(st.merge_commit)):
+        return Verdict(NotDone.MERGE_LEFT_MAIN, f"its merge commit is no longer on {main_branch}")
+    return Verdict()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from hive.lifecycle import TaskType, is_done
+from hive.lifecycle import TaskType, verdict
 from hive.plan.model import Plan, Task
 from hive.settings.agents import AgentProfile
 from hive.settings.config import Config
@@ -73,7 +73,7 @@ class _States(Protocol):
 def pending(states: _States) -> Callable[[Plan, Task], bool]:
     """Tasks not recorded done for their current text — from the state files alone,
     no git call: a done task needs no agent, so its profile is not checked."""
-    return lambda plan, task: not is_done(states.get(plan.key(task.id)), task.text_hash, None)
+    return lambda plan, task: not verdict(states.get(plan.key(task.id)), task.text_hash, None).done
 
 
 def not_done(root: Path, config: Config) -> Callable[[Plan, Task], bool]:

@@ -1,10 +1,10 @@
 """doit's `uptodate` checks and `doit list` lines, read from Hive's state: done
-means lifecycle.is_done (recorded done for the task's current text, its merge
+means lifecycle.verdict (recorded done for the task's current text, its merge
 commit on main), so losing `.doit.db` re-runs nothing."""
 
 from __future__ import annotations
 
-from hive.lifecycle import State, is_done, shown_state
+from hive.lifecycle import State, shown_state, verdict
 from hive.plan.done import StateView
 from hive.plan.model import Plan, Task
 
@@ -17,23 +17,20 @@ class DoneCheck:
 
     def recorded_done(self) -> bool:
         """Done as far as the state files say (no git call): for summaries."""
-        return is_done(self.view.get(self.key), self.text_hash, None)
+        return verdict(self.view.get(self.key), self.text_hash, None).done
 
     def __call__(self) -> bool:
         try:
-            return self.view.is_done(self.key, self.text_hash)
+            return self.view.verdict(self.key, self.text_hash).done
         except Exception:  # noqa: BLE001 — an exception here would abort the whole doit run (exit 3)
             return False
 
     def __repr__(self) -> str:
-        st = self.view.get(self.key)
-        if st is None:
-            return f"hive: {self.key} has not run yet"
-        if st.state == State.DONE and shown_state(st, self.text_hash) == State.PLANNED:
-            return f"hive: {self.key} was done, but its text in the plan changed"
-        if st.state == State.DONE:
-            return f"hive: {self.key} was done, but its merge commit is not on main"
-        return f"hive: {self.key} is {st.state}" + (f": {st.reason}" if st.reason else "")
+        try:
+            why = self.view.verdict(self.key, self.text_hash)
+        except Exception as e:  # noqa: BLE001 — `doit info` must still show the task
+            return f"hive: {self.key}: its state cannot be read ({e})"
+        return f"hive: {self.key} is done" if why.done else f"hive: {self.key} is not done: {why.reason}"
 
 
 class AllDone:

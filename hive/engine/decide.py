@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from hive.executors.standing import Standing, Where
-from hive.lifecycle import HELD, INTERRUPTED, State
+from hive.lifecycle import HELD, State
 from hive.store.agent_signals import Signal
 from hive.store.state import TaskState
 
@@ -32,7 +32,7 @@ class Facts:
     """What the runner found out before deciding."""
 
     merged_already: bool = False  # `st.merging` is on main
-    outdated: str = ""  # why a finished or held task must run again (lifecycle.why_outdated)
+    outdated: str = ""  # why a finished or held task must run again (lifecycle.Verdict.outdated)
     standing: Standing | None = None  # for a task recorded as running: where it stands
 
 
@@ -68,7 +68,8 @@ def decide(st: TaskState, facts: Facts, is_checkpoint: bool, max_attempts: int) 
         return Decision(Step.DONE)
     if st.state in HELD:
         return Decision(Step.HOLD)
-    if st.state == State.FAILED and st.reason != INTERRUPTED and (st.permanent or st.attempts_used >= max_attempts):
+    # an interrupted attempt was given back when it was recorded (attempts_used): nothing here reads its reason
+    if st.state == State.FAILED and (st.permanent or st.attempts_used >= max_attempts):
         return Decision(Step.HOLD)
     if is_checkpoint:
         return Decision(Step.CHECKPOINT)

@@ -27,7 +27,7 @@ from hive.engine.supervise import signalled
 from hive.engine.task import Job, TaskRun, Worker
 from hive.errors import CommandError, HiveError, user_message
 from hive.executors.standing import Where, interrupted, next_step, standing
-from hive.lifecycle import STATES, Ended, Kind, Outcome, State, why_outdated
+from hive.lifecycle import STATES, Ended, Kind, Outcome, State, verdict
 from hive.output import first_line, prefixed, say
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.store.files import HeldLock, atomic_write
@@ -156,7 +156,7 @@ class TaskRunner:
             merged_already=bool(st.merging) and st.state != State.DONE and on_main(st.merging),
             outdated=""
             if st.state == State.IN_PROGRESS
-            else why_outdated(st, h.task.text_hash, on_main, h.cfg.main_branch),
+            else verdict(st, h.task.text_hash, on_main, h.cfg.main_branch).outdated,
             standing=standing(h.paths, h.executor, st) if st.state == State.IN_PROGRESS else None,
         )
 

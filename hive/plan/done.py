@@ -1,12 +1,12 @@
 """Is a plan's task done? Read once per process from Hive's state files and main's history:
-done is lifecycle.is_done (recorded done for the task's current text, its merge commit on
+done is lifecycle.verdict (recorded done for the task's current text, its merge commit on
 main). doit's `uptodate` checks, `doit list` and `hive doctor` all ask this view."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hive.lifecycle import State, is_done
+from hive.lifecycle import State, Verdict, verdict
 from hive.store.paths import Paths
 from hive.store.state import StateStore, TaskState
 
@@ -16,7 +16,7 @@ class StateView:
     --status` on 1,000 tasks costs one directory walk and one `git rev-list`."""
 
     def __init__(self, root: Path, main_branch: str) -> None:
-        self.root = root
+        self.root, self.main_branch = root, main_branch
         self.main_ref = f"refs/heads/{main_branch}"
         self._states: dict[str, TaskState] | None = None
         self._on_main: set[str] | None = None
@@ -38,5 +38,5 @@ class StateView:
             self._on_main = git.first_parent_since(self.root, self.main_ref, since) if done else set()
         return commit in self._on_main or git.is_ancestor(self.root, commit, self.main_ref)
 
-    def is_done(self, key: str, text_hash: str) -> bool:
-        return is_done(self.get(key), text_hash, self.merged)
+    def verdict(self, key: str, text_hash: str) -> Verdict:
+        return verdict(self.get(key), text_hash, self.merged, self.main_branch)

@@ -15,11 +15,12 @@ from hive.lifecycle import (
     STATES,
     TRANSITIONS,
     Kind,
+    NotDone,
     Outcome,
     State,
-    is_done,
+    Verdict,
     shown_state,
-    why_outdated,
+    verdict,
 )
 from hive.store.state import TaskState
 
@@ -36,8 +37,8 @@ class OnMain:
         return commit in self.commits
 
 
-def task(state: State, task_hash: str = "h1", merge_commit: str = "") -> TaskState:
-    return TaskState("auth", "1", state=state, task_hash=task_hash, merge_commit=merge_commit)
+def task(state: State, task_hash: str = "h1", merge_commit: str = "", reason: str = "") -> TaskState:
+    return TaskState("auth", "1", state=state, task_hash=task_hash, merge_commit=merge_commit, reason=reason)
 
 
 # --- the tables ---------------------------------------------------------------------------------
@@ -138,58 +139,64 @@ def test_shown_state(state: State, recorded_hash: str, now_hash: str, shown: Sta
     assert shown_state(task(state, recorded_hash), now_hash) == shown
 
 
-# --- why_outdated / is_done ---------------------------------------------------------------------
+# --- verdict: is it done, and why not ----------------------------------------------------------
 
 
-def test_a_planned_task_is_never_outdated():
+def test_a_planned_task_is_unfinished_never_outdated():
     on_main = OnMain()
-    assert why_outdated(task(State.PLANNED, "h1"), "other", on_main) == ""
+    why = verdict(task(State.PLANNED, "h1"), "other", on_main)
+    assert (why.why_not, why.outdated) == (NotDone.UNFINISHED, "")
     assert on_main.calls == []
 
 
-def test_changed_text_makes_a_finished_task_outdated():
-    assert why_outdated(task(State.DONE, "h1", "c1"), "h2", OnMain("c1")) == "its text in the plan changed"
-    assert why_outdated(task(State.BLOCKED, "h1"), "h2", None) == "its text in the plan changed"
+def test_changed_text_makes_a_finished_or_held_task_outdated():
+    for st in (task(State.DONE, "h1", "c1"), task(State.BLOCKED, "h1")):
+        why = verdict(st, "h2", OnMain("c1"))
+        assert (why.done, why.why_not, why.outdated) == (False, NotDone.TEXT_CHANGED, "its text in the plan changed")
 
 
 def test_a_merge_commit_off_main_makes_done_outdated_naming_the_branch():
     on_main = OnMain("other")
-    why = why_outdated(task(State.DONE, "h1", "c1"), "h1", on_main, main_branch="trunk")
-    assert why == "its merge commit is no longer on trunk"
+    why = verdict(task(State.DONE, "h1", "c1"), "h1", on_main, main_branch="trunk")
+    assert (why.why_not, why.outdated) == (NotDone.MERGE_LEFT_MAIN, "its merge commit is no longer on trunk")
     assert on_main.calls == ["c1"]
 
 
 def test_done_without_a_merge_commit_is_outdated_when_git_is_asked():
     on_main = OnMain()
-    assert why_outdated(task(State.DONE, "h1", ""), "h1", on_main) == "its merge commit is no longer on main"
+    assert verdict(task(State.DONE, "h1", ""), "h1", on_main).outdated == "its merge commit is no longer on main"
     assert on_main.calls == []
 
 
 def test_on_main_none_skips_git():
-    assert why_outdated(task(State.DONE, "h1", "c1"), "h1", None) == ""
-    assert is_done(task(State.DONE, "h1", ""), "h1", None)
+    assert verdict(task(State.DONE, "h1", "c1"), "h1", None) == Verdict()
+    assert verdict(task(State.DONE, "h1", ""), "h1", None).done
 
 
-def test_only_done_tasks_are_checked_against_main():
+def test_only_done_tasks_are_checked_against_main_and_a_held_one_says_its_state():
     on_main = OnMain()
-    assert why_outdated(task(State.BLOCKED, "h1", "c1"), "h1", on_main) == ""
+    why = verdict(task(State.BLOCKED, "h1", "c1", reason="needs a key"), "h1", on_main)
+    assert (why.why_not, why.reason, why.outdated) == (NotDone.UNFINISHED, "it is blocked: needs a key", "")
     assert on_main.calls == []
 
 
 @pytest.mark.parametrize(
-    ("st", "text_hash", "on_main", "done"),
+    ("st", "text_hash", "on_main", "why_not"),
     [
-        (None, "h1", None, False),
-        (task(State.DONE, "h1", "c1"), "h1", OnMain("c1"), True),
-        (task(State.DONE, "h1", "c1"), "h1", OnMain(), False),  # merge left main
-        (task(State.DONE, "h1", "c1"), "h2", OnMain("c1"), False),  # text changed
-        (task(State.DONE, "h1", ""), "h1", OnMain(), False),  # never merged
-        (task(State.IN_PROGRESS, "h1", "c1"), "h1", OnMain("c1"), False),
-        (task(State.AWAITING_HUMAN, "h1", "c1"), "h1", None, False),
+        (None, "h1", None, NotDone.NEVER_RAN),
+        (task(State.DONE, "h1", "c1"), "h1", OnMain("c1"), None),
+        (task(State.DONE, "h1", "c1"), "h1", OnMain(), NotDone.MERGE_LEFT_MAIN),
+        (task(State.DONE, "h1", "c1"), "h2", OnMain("c1"), NotDone.TEXT_CHANGED),
+        (task(State.DONE, "h1", ""), "h1", OnMain(), NotDone.MERGE_LEFT_MAIN),  # never merged
+        (task(State.IN_PROGRESS, "h1", "c1"), "h1", OnMain("c1"), NotDone.UNFINISHED),
+        (task(State.IN_PROGRESS, "h1", "c1"), "h2", OnMain("c1"), NotDone.UNFINISHED),  # running: never outdated
+        (task(State.AWAITING_HUMAN, "h1", "c1"), "h1", None, NotDone.UNFINISHED),
     ],
 )
-def test_is_done(st: TaskState | None, text_hash: str, on_main: OnMain | None, done: bool):
-    assert is_done(st, text_hash, on_main) is done
+def test_verdict(st: TaskState | None, text_hash: str, on_main: OnMain | None, why_not: NotDone | None):
+    why = verdict(st, text_hash, on_main)
+    assert (why.why_not, why.done) == (why_not, why_not is None)
+    assert bool(why.reason) == (why_not is not None)
 
 
 def test_an_attempt_lost_with_its_host_is_free_until_too_many_in_a_row_were_interrupted():

@@ -164,11 +164,18 @@ ROWS = [
         Decision(Step.NEW),
     ),
     Row(
-        "an interruption never counts",
-        st(State.FAILED, attempts_used=MAX, reason=INTERRUPTED),
+        "an interruption never counts (store.mark_interrupted gave its attempt back)",
+        st(State.FAILED, attempts_used=MAX - 1, reason=INTERRUPTED),
         Facts(),
         False,
         Decision(Step.NEW),
+    ),
+    Row(
+        "a reason is text for people: one that reads like an interruption decides nothing",
+        st(State.FAILED, attempts_used=MAX, reason=INTERRUPTED),
+        Facts(),
+        False,
+        Decision(Step.HOLD),
     ),
     Row("planned checkpoint stops for a human", st(State.PLANNED), Facts(), True, Decision(Step.CHECKPOINT)),
     Row(
