@@ -204,6 +204,7 @@ class Outcome:
     reason: str = ""
     output_tail: str = ""
     resume_at: float = 0.0  # RATE_LIMITED: when the limit resets, if the CLI said (0 = back off)
+    approved: bool = False  # DONE: a human approved this branch (`hive approve`): merge it without a review
 
     @property
     def rule(self) -> Rule:

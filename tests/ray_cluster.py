@@ -119,6 +119,17 @@ class RayNode:
         return "\n".join(out) or f"(no logs under {self.temp_dir})"
 
 
+def _exception_in(log: Path) -> str:
+    """`: <the last exception line>` of a Python traceback in `log`, or ""."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    found = [line for line in lines if _EXCEPTION.match(line)]
+    return f": {found[-1].strip()}" if found else ""
+
+
+_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")
 _NOISE = re.compile(r"\[state-dump\]|\([^()]*\+0x[0-9a-f]+\) \[0x[0-9a-f]+\]")
 
 
@@ -311,11 +322,11 @@ class LocalRayCluster:
             try:
                 return self._start()
             except RayClusterError as e:
-                slow = self._agent_too_slow()
+                why = self._agent_too_slow() or self._start_failed()
                 self.stop()
-                if not (again and slow):
+                if not (again and why):
                     raise
-                print(f"ray_cluster: starting the cluster again: {slow}\n{e}", file=sys.stderr)
+                print(f"ray_cluster: starting the cluster again: {why}\n{e}", file=sys.stderr)
             except BaseException:
                 self.stop()
                 raise
@@ -343,6 +354,19 @@ class LocalRayCluster:
                 for line in (node.logs / "raylet.err").read_text(errors="replace").splitlines():
                     if "Timed out waiting for file" in line:
                         return f"node {node.index}: {line.strip()}"
+        return ""
+
+    def _start_failed(self) -> str:
+        """What a worker's `ray start` that exited non-zero said last ("" if none did). Seen once
+        in CI under load (a worker's `ray start` exited 1 while the head and the other worker came
+        up); its cause was cut from the report, so it is printed whole when it happens again."""
+        for node in self._nodes[1:]:
+            launcher = self._launchers.get(node.index)
+            if launcher is not None and launcher.poll() not in (None, 0):
+                with suppress(OSError):
+                    return f"node {node.index}: `ray start` exited {launcher.returncode}:\n" + node.log.read_text(
+                        errors="replace"
+                    )
         return ""
 
     def processes(self) -> dict[int, str]:
@@ -542,10 +566,11 @@ class LocalRayCluster:
             raise self._error(n, f"`ray start` exited {code}")
 
     def _error(self, n: int, what: str) -> RayClusterError:
-        """`what` happened to node n: the error, with its logs' tail (and the head's)."""
+        """`what` happened to node n: the error, with the exception its `ray start` ended with
+        first (a report cut short keeps it), then its logs' tail (and the head's)."""
         node = self._nodes[n]
         tails = node.log_tail() if node.is_head else node.log_tail() + "\n" + self._nodes[0].log_tail(10)
-        return RayClusterError(f"node {n} ({node.ip}): {what}\n{tails}")
+        return RayClusterError(f"node {n} ({node.ip}): {what}{_exception_in(node.log)}\n{tails}")
 
     def _wait_answering(self, deadline: float, nodes: list[RayNode] | None = None) -> None:
         """Each worker node of `nodes` (all) has run, pinned to it, a task that needs one unit of `resource`."""

@@ -128,7 +128,7 @@ def start_merge_only(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     """`hive retry` / `hive approve` of a merge: the work is on the branch; only merge."""
     say(f"{h.key}: merging branch {st.branch}")
     # resume stays set until it is merged: a run stopped half-way merges again next time
-    h.update(
+    st = h.update(
         (State.PLANNED, State.IN_PROGRESS, State.FAILED),
         state=State.IN_PROGRESS,
         worker=worker.id,
@@ -137,8 +137,7 @@ def start_merge_only(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
         resume=Resume.MERGING if st.resume == Resume.MERGING else Resume.MERGE,
         reason="merging its branch",
     )
-    worktree_for_merge(h, h.read(), worker.id)
-    return h.read()
+    return worktree_for_merge(h, st, worker.id)[0]
 
 
 def sound(h: TaskRun, wt: Path) -> bool:
@@ -149,20 +148,21 @@ def sound(h: TaskRun, wt: Path) -> bool:
     return note is None
 
 
-def worktree_for_merge(h: TaskRun, st: TaskState, worker: str) -> Path:
+def worktree_for_merge(h: TaskRun, st: TaskState, worker: str) -> tuple[TaskState, Path]:
     """The attempt's worktree if it is sound; else (deleted, or half-made) a fresh
-    checkout of its branch, which holds every commit the agent made."""
+    checkout of its branch, which holds every commit the agent made (and the state
+    that records it)."""
     wt = Path(st.worktree) if st.worktree else None
     if wt is not None and sound(h, wt):
-        return wt
+        return st, wt
     wt = h.executor.worktree_base(h.root, h.cfg.worktree_base) / names.worktree_dir(
         worker, h.plan_name, h.task.id, st.attempt
     )
     if not (wt.exists() and sound(h, wt)):  # sound() clears a half-made one away
         say(f"{h.key}: no usable worktree; merging from a fresh checkout of branch {st.branch}")
-        h.update((State.IN_PROGRESS,), worktree=str(wt))
+        st = h.update((State.IN_PROGRESS,), worktree=str(wt))
         worktrees.checkout_existing(h.root, wt, st.branch)
-    return wt
+    return st, wt
 
 
 def retire_worktree(h: TaskRun, st: TaskState) -> None:

@@ -10,21 +10,21 @@ from typing import Any
 from hive.adapters import worktrees
 from hive.engine.attempt import retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
-from hive.engine.merge import MergeRequest, MergeStatus, Recorders, merge
+from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders, merge
 from hive.engine.task import TaskRun
 from hive.lifecycle import Ended, Outcome, Resume, State, Worktree
 from hive.output import prefixed, say
 from hive.store.state import TaskState
 
 
-def finish(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
+def finish(h: TaskRun, st: TaskState, outcome: Outcome) -> TaskState:
     """Act on the outcome as lifecycle.OUTCOMES says."""
     rule = outcome.rule
     left = h.executor.stop(h.agent(st), h.cfg.stop_patience, rule.ended_by_itself, prefixed(say, h.key))
     if left:
         say(f"{h.key}: warning: {left}")
     if rule.worktree == Worktree.MERGE:
-        return _merge(h, st, outcome, merge_approved)
+        return _merge(h, st, outcome)
     note = ""
     if rule.worktree == Worktree.REMOVE_IF_CLEAN and st.worktree and Path(st.worktree).exists():
         note = worktrees.remove_if_clean(h.root, Path(st.worktree))
@@ -44,10 +44,9 @@ def finish(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
     return h.end(st, rule.state, reason, outcome.output_tail, note, **changes)
 
 
-def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) -> TaskState:
+def _merge(h: TaskRun, st: TaskState, outcome: Outcome) -> TaskState:
     name = h.context_name()
-    wt = worktree_for_merge(h, st, st.worker or "w1")
-    st = h.read()
+    st, wt = worktree_for_merge(h, st, st.worker or "w1")
     if st.resume == Resume.MERGING:
         # The agent's work is all on the branch; what is in the worktree besides it was
         # left by an interrupted merge (a checkout of main cut short leaves HEAD on the
@@ -60,7 +59,7 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
         if worktrees.undo_context_changes(wt, st.base, name):
             worktrees.salvage(wt, f"hive: keep the project's {name} unchanged")
         st = h.update((State.IN_PROGRESS,), resume=Resume.MERGING)
-    if not h.cfg.auto_merge and not merge_approved:
+    if not h.cfg.auto_merge and not outcome.approved:
         return h.end(
             st,
             State.AWAITING_HUMAN,
@@ -81,20 +80,25 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome, merge_approved: bool) ->
         check_timeout=h.task.timeout or h.cfg.task_timeout,
         env={"HIVE_TASK": h.key, "HIVE_ROOT": str(h.root)},
     )
-    reason = outcome.reason
-    result = merge(
-        req,
-        Recorders(
-            intent=lambda commit: h.update((State.IN_PROGRESS,), merging=commit, event="merging"),
-            merged=lambda r: record_merged(h, h.read(), r.commit, r.files, reason or r.reason),
-            forget=lambda: h.update((State.IN_PROGRESS,), merging=""),
-        ),
-    )
+
+    # each step of the merge records the state the next one builds on
+    def intent(commit: str) -> None:
+        nonlocal st
+        st = h.update((State.IN_PROGRESS,), merging=commit, event="merging")
+
+    def merged(r: MergeResult) -> None:
+        nonlocal st
+        st = record_merged(h, st, r.commit, r.files, outcome.reason or r.reason)
+
+    def forget() -> None:
+        nonlocal st
+        st = h.update((State.IN_PROGRESS,), merging="")
+
+    result = merge(req, Recorders(intent=intent, merged=merged, forget=forget))
     if result.status == MergeStatus.MERGED:
-        done = h.read()
-        tidy_up(h, done)
+        tidy_up(h, st)
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
-        return done
+        return st
     if result.status == MergeStatus.CHECK_FAILED:
         return h.end(st, State.FAILED, result.reason, result.output_tail, outcome=Ended.CHECK_FAILED)
     if result.status == MergeStatus.CONFLICT and h.cfg.resolve_conflicts and not h.is_script:

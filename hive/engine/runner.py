@@ -74,7 +74,6 @@ def _exit_if_orphaned(parent: int) -> None:
 class TaskRunner:
     def __init__(self, job: Job) -> None:
         self.h = TaskRun(job)
-        self.merge_approved = False  # a human asked for this merge (hive retry / approve)
 
     def run(self) -> bool | TaskFailed:
         h = self.h
@@ -131,7 +130,7 @@ class TaskRunner:
                 self._exclusion(held)
                 worker = held.enter_context(Slot(h.paths, h.cfg.max_workers, h.key))
                 outcome = self._step(d, h.read(), worker)
-                st = finish(h, h.read(), outcome, self.merge_approved)
+                st = finish(h, h.read(), outcome)
             if st.state == State.DONE:
                 return True
             if st.state == State.PAUSED:
@@ -201,9 +200,9 @@ class TaskRunner:
             )
             return signalled(d.signal)
         if d.step == Step.MERGE:
-            self.merge_approved = True
             st = attempt.start_merge_only(h, st, worker)
-            return Outcome(Kind.DONE, st.reason)
+            # the approval is this outcome's: an attempt after it (its merge failed) waits for a review of its own
+            return Outcome(Kind.DONE, st.reason, approved=True)
         try:
             return attempt.watch(h, attempt.start(h, st, worker))
         except (HiveError, CommandError) as e:

@@ -224,3 +224,32 @@ def test_a_merge_that_would_empty_the_project_is_refused(repo):
     st = repo.state("x", "1")
     assert st["state"] == "blocked" and "would delete files the task did not delete: README.md" in st["reason"]
     assert repo.file_on_main("README.md") == "# project\n"
+
+
+def test_an_approval_is_for_the_branch_it_approved_not_for_the_attempt_after_it(repo, tmp_path: Path):
+    """Approved work whose Verify fails goes back to the agent; what that next attempt does
+    waits for a review of its own (the approval once stuck to the run's task for good)."""
+    repo.configure(extra="")
+    cfg = repo.root / ".hive" / "config.toml"
+    cfg.write_text(cfg.read_text().replace("[merge]\n", "[merge]\nauto_merge = false\n"))
+    failed_once = tmp_path / "failed-once"
+    repo.write_plan(
+        "r",
+        f"""
+    ### Task 1: Reviewed work
+    **Verify:** test -f {failed_once} || {{ touch {failed_once}; exit 1; }}
+    fake: append r.txt one more attempt
+    fake: commit reviewed work
+    fake: signal done
+    """,
+    )
+    head = repo.git("rev-parse", "main")
+    assert repo.doit().returncode == 1
+    assert repo.hive("approve", "r:1").returncode == 0
+    r = repo.doit()
+    assert r.returncode == 1, r.stderr
+    assert failed_once.exists(), "the approved branch was merged and verified"
+    st = repo.state("r", "1")
+    assert (st["state"], st["resume"], st["attempt"]) == ("awaiting_human", "review", 2), st["reason"]
+    assert repo.git("rev-parse", "main") == head, "attempt 2's work was merged without a review"
+    assert repo.starts() == ["r:1", "r:1"]
