@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hive.adapters import proc, processes
+from hive.adapters import proc, procfs
 from hive.crashsafe import uninterruptible
 from hive.errors import CommandError
 from hive.store.files import atomic_write
@@ -113,7 +113,7 @@ def remove_stale_lock(cwd: Path | str, message: str) -> bool:
         age = time.time() - lock.stat().st_mtime
     except FileNotFoundError:
         return True  # gone meanwhile: try again at once
-    if age < STALE_LOCK_AGE or processes.holders(lock):
+    if age < STALE_LOCK_AGE or procfs.holders(lock):
         return False
     log.info("removing %s: left by a git that is no longer running", lock)
     try:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from hive import executors
 from hive.errors import HiveError
-from hive.executors import executor
 from hive.lifecycle import State
 from hive.project import load_repo_config
 from hive.store.names import parse_key
@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     root = find_root()
     st = StateStore(Paths(root)).read(plan, task_id)
     config = load_repo_config(root)
-    agents = executor(config.executor, config, root)
-    if st.state != State.IN_PROGRESS or st.session not in agents.names():
+    executor = executors.executor(config.executor, config, root)
+    if st.state != State.IN_PROGRESS or st.session not in executor.names():
         raise HiveError(f"{args.task} has no running agent (it is {st.state}); see `hive logs {args.task}`")
-    return agents.attach(st.session, replace_process=True)
+    return executor.attach(st.session, replace_process=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hive import executors
 from hive.adapters import git, worktrees
-from hive.executors import executor
 from hive.lifecycle import State
 from hive.project import load_repo_config
 from hive.store import names
@@ -20,7 +20,7 @@ from hive.store.state import StateStore
 
 def cleanup(root: Path, force: bool = False) -> list[str]:
     config = load_repo_config(root)
-    agents = executor(config.executor, config, root)
+    executor = executors.executor(config.executor, config, root)
     paths = Paths(root)
     main = f"refs/heads/{config.main_branch}"
     done: list[str] = []
@@ -46,14 +46,16 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
                 done.append(f"{st.key}: " + (why or f"removed {st.worktree} (its branch {st.branch} keeps the work)"))
         finally:
             claim.release()
-    for session in agents.names():
+    for session in executor.names():
         if names.is_task_session(session) and session not in running:
-            agents.close(session)
-            done.append(f"closed {agents.kind} session {session} (no task runs in it)")
+            executor.close(session)
+            done.append(f"closed {executor.kind} session {session} (no task runs in it)")
     if not running:
-        done += agents.tidy()
+        done += executor.tidy()
     if force:
-        for path in worktrees.unused_worktrees(root, agents.worktree_base(root, config.worktree_base), states.values()):
+        for path in worktrees.unused_worktrees(
+            root, executor.worktree_base(root, config.worktree_base), states.values()
+        ):
             worktrees.remove_any(root, path)
             done.append(f"removed leftover worktree {path} (--force)")
     git.worktree_prune(root)

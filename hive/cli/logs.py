@@ -60,17 +60,17 @@ def _remote_reader(root: Path, store: StateStore, plan: str, task_id: str, log: 
     st = store.read(plan, task_id)
     if st.state != State.IN_PROGRESS or not st.node:
         return None
-    from hive.executors import executor
+    from hive import executors
     from hive.project import load_repo_config
 
     config = load_repo_config(root)
-    agents = executor(config.executor, config, root)
-    if not agents.capabilities.remote_checkout:  # the log here is the whole output
+    executor = executors.executor(config.executor, config, root)
+    if not executor.capabilities.remote_checkout:  # the log here is the whole output
         return None
     with open(log, "rb") as f:
         earlier = f.read(st.log_offset)
     local = _file_reader(log)
-    first = agents.output(st.session)
+    first = executor.output(st.session)
     if first is None:
         return None
     answers = [first]  # the first read uses the answer that showed the host holds it
@@ -82,7 +82,7 @@ def _remote_reader(root: Path, store: StateStore, plan: str, task_id: str, log: 
             return (earlier + answers.pop())[position:]
         if position < len(earlier):
             return local(position)[: len(earlier) - position]
-        now = agents.output(st.session, position - len(earlier))
+        now = executor.output(st.session, position - len(earlier))
         return local(position) if now is None else now  # None: it ended there, and its output is in the log here
 
     return read

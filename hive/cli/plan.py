@@ -89,16 +89,16 @@ def interact(s: PlanningSession) -> None:
     The session ends with the agent (`close_on_exit`), so an attached terminal comes
     back by itself. Without a terminal nobody can answer a first-run prompt: one on
     screen ends it."""
-    agents = executor(s.executor)
+    planner = executor(s.executor)
     if sys.stdin.isatty() and sys.stdout.isatty():
         if s.running():  # an agent that died at once left no session to attach to
             print("hive: you are back here when it exits (C-b d leaves it running in the background)", flush=True)
-            agents.attach(s.session)
+            planner.attach(s.session)
         return
     while s.running():
-        stall = stall_match(s.stall_patterns, agents.screen(s.session, 50))
+        stall = stall_match(s.stall_patterns, planner.screen(s.session, 50))
         if stall:
-            agents.close(s.session)
+            planner.close(s.session)
             raise HiveError(
                 f"the planning agent is waiting at a prompt ({stall!r}) and there is no terminal to answer it: "
                 f"run `hive plan` in a terminal, or answer it once by running the agent by hand (`hive doctor` checks)"

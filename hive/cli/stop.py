@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hive import executors
 from hive.errors import HiveError
-from hive.executors import AgentRef, executor
+from hive.executors import AgentRef
 from hive.executors.base import Report
 from hive.lifecycle import Kind, Outcome, State
 from hive.output import prefixed
@@ -24,7 +25,7 @@ from hive.store.state import StateStore, TaskState
 def stop(root: Path, key: str | None, report: Report) -> int:
     """Stop one task's agent, or every running one; returns how many were stopped."""
     config = load_repo_config(root)
-    agents = executor(config.executor, config, root)
+    executor = executors.executor(config.executor, config, root)
     paths = Paths(root)
     store = StateStore(paths)
     running = [st for st in store.read_all().values() if st.state == State.IN_PROGRESS]
@@ -37,11 +38,11 @@ def stop(root: Path, key: str | None, report: Report) -> int:
         # The stop request goes first: a run watching this agent records "stopped",
         # not a crash it would retry.
         atomic_write(paths.stop_file(st.plan, st.id, st.attempt), "stopped by hive stop\n")
-        left = agents.stop(AgentRef.of(root, st), config.stop_patience, False, prefixed(report, st.key))
+        left = executor.stop(AgentRef.of(root, st), config.stop_patience, False, prefixed(report, st.key))
         if left:
             raise HiveError(f"{st.key}: {left}")
         report(
-            f"{st.key}: agent stopped (no process of it is left); {agents.kind} session {st.session} closed "
+            f"{st.key}: agent stopped (no process of it is left); {executor.kind} session {st.session} closed "
             f"(its output stays in `hive logs {st.key}`)"
         )
         _record_if_unwatched(paths, store, st, report)

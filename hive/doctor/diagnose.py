@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hive import executors
 from hive.doctor.checks import Check, fail, ok
 from hive.doctor.hosts import agent_checks, on_every_host
+from hive.doctor.profiles_used import ProfileUse, not_done, profiles_in_use
 from hive.doctor.repo import repo_checks, tool_checks
-from hive.doctor.usage import ProfileUse, not_done, profiles_in_use
 from hive.errors import HiveError
-from hive.executors import capabilities, executor
+from hive.executors import capabilities
 from hive.plan.model import Plan
 from hive.project import load_repo_config
 from hive.settings.config import Config
@@ -42,9 +43,9 @@ def diagnose(root: Path) -> list[Check]:
             )
         )
         uses = [ProfileUse(config.agents[config.default_agent])]
-    agents = executor(config.executor, config, root)
-    if agents.capabilities.remote_checkout:  # the agents run on other hosts: checked there, not here
-        return checks + on_every_host(agents, uses)
+    executor = executors.executor(config.executor, config, root)
+    if executor.capabilities.remote_checkout:  # the agents run on other hosts: checked there, not here
+        return checks + on_every_host(executor, uses)
     dirs = _trust_dirs(root, config)
     for use in uses:
         checks += agent_checks(use, root, dirs)
@@ -61,7 +62,7 @@ def _load_plans(root: Path, config: Config) -> tuple[Plan, ...]:
 def _trust_dirs(root: Path, config: Config) -> list[Path]:
     """Where agents run: the repo (which covers worktrees below it), and the worktree
     base too when it is configured elsewhere."""
-    base = executor(config.executor, config, root).worktree_base(root, config.worktree_base)
+    base = executors.executor(config.executor, config, root).worktree_base(root, config.worktree_base)
     return [root] if base == root or root in base.parents else [root, base]
 
 

@@ -13,8 +13,8 @@ from hive.doctor.agents import AgentContext, binary_check, root_check
 from hive.doctor.checks import Check, fail
 from hive.doctor.credentials import credential_checks
 from hive.doctor.onboarding import onboarding_checks
+from hive.doctor.profiles_used import ProfileUse
 from hive.doctor.repo import tool_checks
-from hive.doctor.usage import ProfileUse
 from hive.errors import HiveError
 from hive.executors import Executor
 

@@ -41,7 +41,7 @@ def problems(
     if not runs_tasks(argv):
         return []
     from hive.doctor.agents import AgentContext, binary_check, root_check
-    from hive.doctor.usage import profiles_in_use
+    from hive.doctor.profiles_used import profiles_in_use
 
     found = []
     for use in profiles_in_use(project.config, selected_plans(argv, project.plans.plans), counts):

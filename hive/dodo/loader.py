@@ -162,7 +162,7 @@ def _agents_can_start(project: Project, view: StateView) -> None:
         return
     if capabilities(project.config.executor).remote_checkout:  # `hive doctor` checks them on their hosts
         return
-    from hive.doctor.usage import pending
+    from hive.doctor.profiles_used import pending
 
     problems = preflight.problems(project, sys.argv[1:], pending(view))
     if problems:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hive import doitargs
+from hive import doitargs, executors
 from hive.adapters import git, worktrees
 from hive.errors import CommandError, HiveError, user_message
-from hive.executors import Executor, executor
+from hive.executors import Executor
 from hive.executors.standing import Where, interrupted, next_step, standing
 from hive.lifecycle import State
 from hive.project import Project
@@ -24,7 +24,7 @@ from hive.store.state import StateStore, TaskState
 def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, TaskState]]:
     """Returns lines to tell the user, and every task's state as it is now."""
     root, config = project.root, project.config
-    agents = executor(config.executor, config, root)
+    executor = executors.executor(config.executor, config, root)
     main = f"refs/heads/{config.main_branch}"
     head = git.try_rev_parse(root, main)
     if not head:
@@ -41,7 +41,7 @@ def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, T
             f"{config.max_workers} agents run at once (the others wait for a free slot)"
         )
     paths = project.paths
-    sessions = set(agents.names())
+    sessions = set(executor.names())
     branches = git.branches(root, "hive/")
     git.worktree_prune(root)
     store = StateStore(paths)
@@ -50,11 +50,11 @@ def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, T
         if not _worth_a_look(st, sessions, branches):
             continue
         try:
-            notes += _reconcile_task(paths, config, agents, st, sessions, branches)
+            notes += _reconcile_task(paths, config, executor, st, sessions, branches)
         except (HiveError, CommandError) as e:  # one task's trouble must not stop the run
             notes.append(f"{st.key}: could not check it before the run: {user_message(e)}")
         states[st.key] = store.read(st.plan, st.id)  # as reconciling left it
-    notes += _leftovers(root, config, agents, states, sessions)
+    notes += _leftovers(root, config, executor, states, sessions)
     return notes, states
 
 
@@ -72,7 +72,7 @@ def _worth_a_look(st: TaskState, sessions: set[str], branches: set[str]) -> bool
 
 
 def _reconcile_task(
-    paths: Paths, config: Config, agents: Executor, st: TaskState, sessions: set[str], branches: set[str]
+    paths: Paths, config: Config, executor: Executor, st: TaskState, sessions: set[str], branches: set[str]
 ) -> list[str]:
     claim = HeldLock(paths.claim_lock(st.plan, st.id))
     if not claim.try_acquire():
@@ -84,31 +84,31 @@ def _reconcile_task(
     try:
         st = StateStore(paths).read(st.plan, st.id)  # re-read now that nobody else can change it
         if st.state == State.IN_PROGRESS:
-            return [_in_progress(paths, config, agents, st)]
+            return [_in_progress(paths, config, executor, st)]
         if st.state == State.DONE:
             if st.session in sessions:
-                agents.close(st.session)
+                executor.close(st.session)
             kept = worktrees.remove_merged_leftovers(paths.root, st, f"refs/heads/{config.main_branch}", branches)
             return [f"{st.key}: {k}" for k in kept]
         if st.session in sessions:  # the terminal of a finished attempt, kept only for its last words
-            agents.close(st.session)
+            executor.close(st.session)
         return []
     finally:
         claim.release()
 
 
-def _in_progress(paths: Paths, config: Config, agents: Executor, st: TaskState) -> str:
-    where = standing(paths, agents, st)
+def _in_progress(paths: Paths, config: Config, executor: Executor, st: TaskState) -> str:
+    where = standing(paths, executor, st)
     if where.kind == Where.GONE:
-        interrupted(paths, agents, st, config.stop_patience, lambda line: None)
-    return f"{st.key}: {next_step(where, st.session, agents.kind, by='this run')}"
+        interrupted(paths, executor, st, config.stop_patience, lambda line: None)
+    return f"{st.key}: {next_step(where, st.session, executor.kind, by='this run')}"
 
 
 def _leftovers(
-    root: Path, config: Config, agents: Executor, states: dict[str, TaskState], sessions: set[str]
+    root: Path, config: Config, executor: Executor, states: dict[str, TaskState], sessions: set[str]
 ) -> list[str]:
     notes = []
-    for path in worktrees.unused_worktrees(root, agents.worktree_base(root, config.worktree_base), states.values()):
+    for path in worktrees.unused_worktrees(root, executor.worktree_base(root, config.worktree_base), states.values()):
         state = worktrees.health(path)
         if state == worktrees.UNFINISHED:  # a half-made worktree holds no work
             notes.append(worktrees.repair(root, path, state))
@@ -117,7 +117,7 @@ def _leftovers(
     known = {st.session for st in states.values()}
     for s in sorted(sessions):
         if names.is_task_session(s) and s not in known:
-            argv = agents.attach_argv(s)  # none for an attempt no node holds
+            argv = executor.attach_argv(s)  # none for an attempt no node holds
             look = f"look with `{' '.join(argv)}`, " if argv else ""
-            notes.append(f"leftover {agents.kind} session {s} (no task uses it): {look}end it with `hive cleanup`")
+            notes.append(f"leftover {executor.kind} session {s} (no task uses it): {look}end it with `hive cleanup`")
     return notes

@@ -19,7 +19,7 @@ from hive.engine.brief import (
 )
 from hive.engine.limits import AttemptMeter, task_budget_left
 from hive.engine.supervise import Watch, wait
-from hive.engine.task import TaskRun, Worker
+from hive.engine.task import TaskContext, Worker
 from hive.errors import HiveError
 from hive.executors import Checkout, Launch
 from hive.lifecycle import Outcome, Resume, State
@@ -31,7 +31,7 @@ from hive.store.state import TaskState
 from hive.streams import reader
 
 
-def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
+def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     root, attempt = h.root, st.attempt + 1
     base = git.rev_parse(root, h.main_ref)
     retire_worktree(h, st)
@@ -124,7 +124,7 @@ def start(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     return st
 
 
-def start_merge_only(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
+def start_merge_only(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     """`hive retry` / `hive approve` of a merge: the work is on the branch; only merge."""
     say(f"{h.key}: merging branch {st.branch}")
     # resume stays set until it is merged: a run stopped half-way merges again next time
@@ -140,7 +140,7 @@ def start_merge_only(h: TaskRun, st: TaskState, worker: Worker) -> TaskState:
     return worktree_for_merge(h, st, worker.id)[0]
 
 
-def sound(h: TaskRun, wt: Path) -> bool:
+def sound(h: TaskContext, wt: Path) -> bool:
     """Is `wt` a worktree Hive may run git in? If not, it is cleared away (and said)."""
     note = worktrees.clear_if_broken(h.root, wt)
     if note:
@@ -148,7 +148,7 @@ def sound(h: TaskRun, wt: Path) -> bool:
     return note is None
 
 
-def worktree_for_merge(h: TaskRun, st: TaskState, worker: str) -> tuple[TaskState, Path]:
+def worktree_for_merge(h: TaskContext, st: TaskState, worker: str) -> tuple[TaskState, Path]:
     """The attempt's worktree if it is sound; else (deleted, or half-made) a fresh
     checkout of its branch, which holds every commit the agent made (and the state
     that records it)."""
@@ -165,7 +165,7 @@ def worktree_for_merge(h: TaskRun, st: TaskState, worker: str) -> tuple[TaskStat
     return st, wt
 
 
-def retire_worktree(h: TaskRun, st: TaskState) -> None:
+def retire_worktree(h: TaskContext, st: TaskState) -> None:
     """A previous attempt's worktree: its leftovers are committed to its branch (the
     next attempt starts from there), then it is removed. One that is not sound (a
     checkout that never completed) holds no work and is only cleared away."""
@@ -180,7 +180,7 @@ def retire_worktree(h: TaskRun, st: TaskState) -> None:
         say(f"{h.key}: {note}")
 
 
-def _continue_from(h: TaskRun, st: TaskState, base: str) -> str:
+def _continue_from(h: TaskContext, st: TaskState, base: str) -> str:
     """A new attempt builds on the last attempt's commits, if it made any (a script
     is deterministic and starts afresh)."""
     if (
@@ -193,7 +193,7 @@ def _continue_from(h: TaskRun, st: TaskState, base: str) -> str:
     return base
 
 
-def _resolve(h: TaskRun, st: TaskState, start_point: str, main: str) -> Resolve | None:
+def _resolve(h: TaskContext, st: TaskState, start_point: str, main: str) -> Resolve | None:
     """For an attempt after a merge conflict: which files conflicted, and what main
     did since the branch left it."""
     if st.resume != Resume.RESOLVE or start_point == main:
@@ -202,7 +202,7 @@ def _resolve(h: TaskRun, st: TaskState, start_point: str, main: str) -> Resolve 
     return Resolve(files=st.files, main_commits=tuple(git.log_with_files(h.root, f"{fork}..{main}")))
 
 
-def _brief(h: TaskRun, st: TaskState, wt: Path, resolve: Resolve | None = None) -> Path:
+def _brief(h: TaskContext, st: TaskState, wt: Path, resolve: Resolve | None = None) -> Path:
     name = h.context_name()
     original = worktrees.tracked_text(wt, name)
     text = render_context(
@@ -227,7 +227,7 @@ def _brief(h: TaskRun, st: TaskState, wt: Path, resolve: Resolve | None = None) 
     return wt / name
 
 
-def _command(h: TaskRun, st: TaskState, brief: Path) -> list[str]:
+def _command(h: TaskContext, st: TaskState, brief: Path) -> list[str]:
     if h.is_script:
         script = h.paths.script_file(h.plan_name, h.task.id, st.attempt)
         atomic_write(script, h.task.script)
@@ -238,7 +238,7 @@ def _command(h: TaskRun, st: TaskState, brief: Path) -> list[str]:
     return argv + (profile.budget_argv(left) if left is not None else [])
 
 
-def _agent_env(h: TaskRun, st: TaskState, wt: Path, worker: Worker) -> dict[str, str]:
+def _agent_env(h: TaskContext, st: TaskState, wt: Path, worker: Worker) -> dict[str, str]:
     ceilings = [str(wt.parent), *filter(None, os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep))]
     env = {
         "HIVE_TASK": h.key,
@@ -265,7 +265,7 @@ def _log_start(log: Path, key: str, attempt: int, worker: str) -> int:
         return f.tell()
 
 
-def watch(h: TaskRun, st: TaskState) -> Outcome:
+def watch(h: TaskContext, st: TaskState) -> Outcome:
     profile = None if h.is_script else h.profile()
     plan, tid = h.plan_name, h.task.id
     w = Watch(
@@ -291,6 +291,6 @@ def watch(h: TaskRun, st: TaskState) -> Outcome:
     return wait(w, on_stuck=lambda idle: _stuck(h, idle))
 
 
-def _stuck(h: TaskRun, idle: float) -> None:
+def _stuck(h: TaskContext, idle: float) -> None:
     h.update(None, event=f"stuck: no output for {duration(idle)}")
     say(f"{h.key}: no output for {duration(idle)} (stuck_threshold) — check it with `hive attach {h.key}`")

@@ -11,13 +11,13 @@ from hive.adapters import worktrees
 from hive.engine.attempt import retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders, merge
-from hive.engine.task import TaskRun
+from hive.engine.task import TaskContext
 from hive.lifecycle import Ended, Outcome, Resume, State, Worktree
 from hive.output import prefixed, say
 from hive.store.state import TaskState
 
 
-def finish(h: TaskRun, st: TaskState, outcome: Outcome) -> TaskState:
+def finish(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
     """Act on the outcome as lifecycle.OUTCOMES says."""
     rule = outcome.rule
     left = h.executor.stop(h.agent(st), h.cfg.stop_patience, rule.ended_by_itself, prefixed(say, h.key))
@@ -44,7 +44,7 @@ def finish(h: TaskRun, st: TaskState, outcome: Outcome) -> TaskState:
     return h.end(st, rule.state, reason, outcome.output_tail, note, **changes)
 
 
-def _merge(h: TaskRun, st: TaskState, outcome: Outcome) -> TaskState:
+def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
     name = h.context_name()
     st, wt = worktree_for_merge(h, st, st.worker or "w1")
     if st.resume == Resume.MERGING:
@@ -112,7 +112,7 @@ def _merge(h: TaskRun, st: TaskState, outcome: Outcome) -> TaskState:
     return h.end(st, State.BLOCKED, reason, result.output_tail, files=result.files, resume=Resume.MERGE)
 
 
-def by_hand(h: TaskRun, st: TaskState, wt: Path) -> str:
+def by_hand(h: TaskContext, st: TaskState, wt: Path) -> str:
     """How a human resolves a conflict the agents could not."""
     return (
         f"; resolve it by hand: `cd {wt} && git merge {h.cfg.main_branch}`, fix the files, "
@@ -120,7 +120,7 @@ def by_hand(h: TaskRun, st: TaskState, wt: Path) -> str:
     )
 
 
-def record_merged(h: TaskRun, st: TaskState, commit: str, files: tuple[str, ...], reason: str) -> TaskState:
+def record_merged(h: TaskContext, st: TaskState, commit: str, files: tuple[str, ...], reason: str) -> TaskState:
     return h.store.close_attempt(
         st,
         State.DONE,
@@ -135,7 +135,7 @@ def record_merged(h: TaskRun, st: TaskState, commit: str, files: tuple[str, ...]
     )
 
 
-def tidy_up(h: TaskRun, st: TaskState) -> None:
+def tidy_up(h: TaskContext, st: TaskState) -> None:
     """Remove the worktree and every attempt's branch, each only once git shows it is in main."""
     for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref):
         say(f"{h.key}: {note}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive import crashsafe
-from hive.engine.task import TaskRun
+from hive.engine.task import TaskContext
 from hive.lifecycle import State
 from hive.output import duration, say
 from hive.store.files import atomic_write, locked
@@ -27,7 +27,7 @@ WAIT_SLICE = 1.0  # a paused run looks again this often: the hold or the task ma
 class AttemptMeter:
     """Records a running attempt's usage in its state; says when it must stop."""
 
-    def __init__(self, h: TaskRun) -> None:
+    def __init__(self, h: TaskContext) -> None:
         self.h = h
         profile = h.profile()
         # the model, for a CLI whose output does not name it (Codex reads its own config)
@@ -47,14 +47,14 @@ class AttemptMeter:
         return None
 
 
-def task_budget_left(h: TaskRun, st: TaskState) -> float | None:
+def task_budget_left(h: TaskContext, st: TaskState) -> float | None:
     """What the task may still spend (None: no cap)."""
     if not h.cfg.budget_task_usd:
         return None
     return max(h.cfg.budget_task_usd - task_totals(st).cost_usd, 0.0)
 
 
-def run_budget_reached(h: TaskRun) -> str:
+def run_budget_reached(h: TaskContext) -> str:
     """Why no new attempt may start: this run spent its `run_usd` ("" if it may)."""
     cap = h.cfg.budget_run_usd
     if not cap:
@@ -102,7 +102,7 @@ def read_hold(path: Path) -> Hold | None:
         return None
 
 
-def wait_for_profile(h: TaskRun, profile: str) -> None:
+def wait_for_profile(h: TaskContext, profile: str) -> None:
     """Wait while the profile is held or this task is paused, saying once what for."""
     said = 0.0
     while True:

@@ -24,7 +24,7 @@ from hive.engine.finish import finish, record_merged, tidy_up
 from hive.engine.limits import run_budget_reached, wait_for_profile
 from hive.engine.slots import Slot
 from hive.engine.supervise import signalled
-from hive.engine.task import Job, TaskRun, Worker
+from hive.engine.task import Job, TaskContext, Worker
 from hive.errors import CommandError, HiveError, user_message
 from hive.executors.standing import Where, interrupted, next_step, standing
 from hive.lifecycle import STATES, Ended, Kind, Outcome, State, verdict
@@ -43,7 +43,7 @@ def run_doit_task(job: Job) -> bool | TaskFailed | TaskError:
     try:
         return TaskRunner(job).run()
     except KeyboardInterrupt:
-        say(stopped_watching(TaskRun(job)))
+        say(stopped_watching(TaskContext(job)))
         raise
     except Exception as e:  # noqa: BLE001 — the one error edge: user errors as task failures, bugs to the log
         failure = at_the_edge(e, Paths(job.root).debug_log, job.key)
@@ -52,7 +52,7 @@ def run_doit_task(job: Job) -> bool | TaskFailed | TaskError:
         _exit_if_orphaned(parent)
 
 
-def stopped_watching(h: TaskRun) -> str:
+def stopped_watching(h: TaskContext) -> str:
     """The one line a run that is stopped (Ctrl-C, SIGTERM) says about a task it ran."""
     st = h.read()
     key = h.key
@@ -73,7 +73,7 @@ def _exit_if_orphaned(parent: int) -> None:
 
 class TaskRunner:
     def __init__(self, job: Job) -> None:
-        self.h = TaskRun(job)
+        self.h = TaskContext(job)
 
     def run(self) -> bool | TaskFailed:
         h = self.h

@@ -18,7 +18,7 @@ from hive.store import names
 from hive.store.paths import Paths
 from hive.store.state import StaleState, StateStore, TaskState
 
-__all__ = ["Job", "TaskRun", "Worker"]
+__all__ = ["Job", "TaskContext", "Worker"]
 
 SCRIPT_BRIEF = "HIVE_TASK.md"
 
@@ -34,7 +34,10 @@ class Worker:
         return names.worker_id(self.number)
 
 
-class TaskRun:
+class TaskContext:
+    """What every engine step of one task's run needs at hand (named `h`): its job, paths, state
+    store, config, executor. `runner.TaskRunner` drives the run."""
+
     def __init__(self, job: Job) -> None:
         self.job = job
         self.task = job.task

@@ -18,11 +18,11 @@ from hive.store.state import TaskState
 from hive.store.usage import run_started
 
 if TYPE_CHECKING:
-    from hive.engine.task import TaskRun
+    from hive.engine.task import TaskContext
     from hive.project import Project
 
 
-def task_held(h: TaskRun, st: TaskState) -> None:
+def task_held(h: TaskContext, st: TaskState) -> None:
     """The run stops at this task: failed for good, blocked, too big, over its budget,
     or waiting for a human (a checkpoint, a gate, a review)."""
     if _wanted(h.cfg):
@@ -31,13 +31,13 @@ def task_held(h: TaskRun, st: TaskState) -> None:
             _send(h.cfg, h.paths, events.task_payload(event, h.root, h.job.plan, h.task, st))
 
 
-def task_paused(h: TaskRun, st: TaskState) -> None:
+def task_paused(h: TaskContext, st: TaskState) -> None:
     """A rate limit paused the task; the run goes on by itself at its resume time."""
     if _wanted(h.cfg):
         _send(h.cfg, h.paths, events.task_payload(events.PAUSED, h.root, h.job.plan, h.task, st, events.STATUS))
 
 
-def run_budget(h: TaskRun, reason: str) -> None:
+def run_budget(h: TaskContext, reason: str) -> None:
     """The run's `[budget] run_usd` is spent: said once per run, though every task
     that is not started any more passes here."""
     if not _wanted(h.cfg) or not _first_time(h.paths, f"budget-{run_started():.3f}"):

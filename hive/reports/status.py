@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hive import executors
 from hive.errors import HiveError
-from hive.executors import AgentRef, executor
+from hive.executors import AgentRef
 from hive.executors.standing import next_step, standing
 from hive.lifecycle import ORDER, Progress, State, progress, shown_state
 from hive.output import duration, log_size
@@ -61,7 +62,7 @@ class TaskStatus:
 def collect(root: Path) -> list[TaskStatus]:
     project = load_project(root)
     paths = Paths(root)
-    agents = executor(project.config.executor, project.config, root)
+    executor = executors.executor(project.config.executor, project.config, root)
     states = StateStore(paths).read_all()
     rows = []
     now = time.time()
@@ -79,15 +80,15 @@ def collect(root: Path) -> list[TaskStatus]:
             alive, where = False, None
             if running and not cannot_ask:
                 try:
-                    alive = agents.alive(AgentRef.of(root, st), thorough=True)
-                    where = standing(paths, agents, st)
+                    alive = executor.alive(AgentRef.of(root, st), thorough=True)
+                    where = standing(paths, executor, st)
                 except HiveError as e:  # what the state says is all there is to show
                     cannot_ask = f"cannot tell how its agent is: {e}"
             signalled = where.signal if where else None
             log = paths.log_file(plan.name, task.id)
             idle = now - log.stat().st_mtime if running and not signalled and log_size(log) > st.log_offset else None
             state = shown_state(st, task.text_hash)
-            reason = next_step(where, st.session, agents.kind) if where and not holder else st.reason
+            reason = next_step(where, st.session, executor.kind) if where and not holder else st.reason
             reason = cannot_ask if running and cannot_ask else reason
             used = usage.task_totals(st).as_json()
             rows.append(

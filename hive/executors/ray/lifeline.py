@@ -69,7 +69,7 @@ def end_agents(attempts: Path, owner: str | None, patience: float = PATIENCE) ->
     """Stop the agents of the attempts `owner` held as the local executor ends a finished one
     (SIGHUP, then SIGTERM, then SIGKILL to every process carrying its attempt's mark: its work
     is not wanted, it runs elsewhere), and close their sessions; a line for each one stopped."""
-    from hive.adapters import processes
+    from hive.adapters import procfs
     from hive.executors.base import AgentRef
     from hive.executors.tmux.executor import TmuxExecutor
 
@@ -81,7 +81,7 @@ def end_agents(attempts: Path, owner: str | None, patience: float = PATIENCE) ->
             tmux.close(name)
             return f"closed {name}" if token else ""
         ref = AgentRef(held["root"], held["key"], int(held.get("attempt", 0)), name, token)
-        if not token and not processes.members(processes.AgentMark(ref.root, ref.task, ref.attempt, 0)):
+        if not token and not procfs.members(procfs.AgentMark(ref.root, ref.task, ref.attempt, 0)):
             tmux.close(name)  # a pane kept after its agent ended
             return ""
         left = tmux.stop(ref, patience, finished=True, report=lambda line: said.append(f"{name}: {line}"))

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from hive.adapters import git, processes, worktrees
+from hive.adapters import git, procfs, worktrees
 from hive.errors import CommandError, HiveError
 from hive.executors.base import AgentRef, Launch
 from hive.executors.ray import lifeline
@@ -183,7 +183,7 @@ class Attempt:
         # the new commits come with the news of them: the controller acts on them at once
         commits = self.bundle([cursor.tip]) if tip and cursor.tip and tip != cursor.tip else b""
         return Pulled(
-            alive=processes.pid_alive(self.token) and exit_text is None,
+            alive=procfs.pid_alive(self.token) and exit_text is None,
             exit=exit_text,
             log=log,
             signal=signal,
@@ -222,7 +222,7 @@ class Attempt:
             self._tip() != cursor.tip
             or (not cursor.signal and self.signal_file.exists())
             or self.exit_file.exists()
-            or not processes.pid_alive(self.token)
+            or not procfs.pid_alive(self.token)
             or len(_lines(self.notes_file)) > cursor.notes
             or _count(self.found_dir) > cursor.found
         )

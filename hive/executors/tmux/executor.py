@@ -1,6 +1,6 @@
 """The local executor: each agent in its own tmux session on this machine (Hive's
 own tmux server, so agents never mix with the user's sessions). The only code that
-uses the tmux adapter; processes are found through /proc (`adapters.processes`)."""
+uses the tmux adapter; processes are found through /proc (`adapters.procfs`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from hive.adapters import proc, processes, tmux
+from hive.adapters import proc, procfs, tmux
 from hive.errors import HiveError
 from hive.executors.base import AgentRef, Launch, Report, T
 from hive.executors.tmux import PLUGIN
@@ -45,12 +45,12 @@ class TmuxExecutor:
 
     def locate(self, name: str) -> int | None:
         pane = tmux.pane(name) if name else None
-        if pane is not None and not pane.dead and processes.pid_alive(pane.pid):
+        if pane is not None and not pane.dead and procfs.pid_alive(pane.pid):
             return pane.pid
         return None
 
     def alive(self, ref: AgentRef, thorough: bool = False) -> bool:
-        if not processes.pid_alive(ref.token):
+        if not procfs.pid_alive(ref.token):
             return False
         if not thorough:
             return True
@@ -83,8 +83,8 @@ class TmuxExecutor:
         """An agent is more than its pane's process: one that traps SIGINT outlives the
         pane's shell with ppid 1, so its processes are found by the environment Hive
         gave the attempt, and "stopped" means none of them is left."""
-        mark = processes.AgentMark(ref.root, ref.task, ref.attempt, ref.token)
-        survivors = processes.stop_in_stages(mark, processes.stages(patience, finished), report, quiet_first=finished)
+        mark = procfs.AgentMark(ref.root, ref.task, ref.attempt, ref.token)
+        survivors = procfs.stop_in_stages(mark, procfs.stages(patience, finished), report, quiet_first=finished)
         tmux.kill_session(ref.name)
         if not survivors:
             return ""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import wait_for
 
-from hive.adapters import processes, tmux
+from hive.adapters import procfs, tmux
 from hive.executors.base import AgentRef, Launch
 from hive.executors.ray import lifeline
 from hive.executors.tmux.executor import TmuxExecutor
@@ -33,7 +33,7 @@ def _attempt(attempts: Path, folder: str, actor: str, key: str) -> AgentRef:
 
 
 def _running(ref: AgentRef) -> bool:
-    return bool(processes.members(processes.AgentMark(ref.root, ref.task, ref.attempt, ref.token)))
+    return bool(procfs.members(procfs.AgentMark(ref.root, ref.task, ref.attempt, ref.token)))
 
 
 def _lifelines(attempts: Path) -> dict[int, int]:

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import cast
 
 from hive import notify
-from hive.engine.task import TaskRun
+from hive.engine.task import TaskContext
 from hive.plan.cache import PlanSet
 from hive.plan.model import Plan, Task
 from hive.project import Project
@@ -31,12 +31,12 @@ def recording(out: Path) -> Config:
     return Config(notify_command=(sys.executable, "-c", code))
 
 
-def task_run(root: Path, config: Config, st: TaskState | None = None) -> TaskRun:
+def task_run(root: Path, config: Config, st: TaskState | None = None) -> TaskContext:
     st = st or TaskState("p", "1")
     fake = SimpleNamespace(
         cfg=config, paths=Paths(root), root=root, task=TASK, job=SimpleNamespace(plan=PLAN), read=lambda: st
     )
-    return cast(TaskRun, fake)
+    return cast(TaskContext, fake)
 
 
 def received(out: Path) -> list[dict]:

@@ -1,10 +1,10 @@
-"""hive/doctor/usage.py: which profiles approved plans still need, and for which tasks."""
+"""hive/doctor/profiles_used.py: which profiles approved plans still need, and for which tasks."""
 
 from __future__ import annotations
 
 from doctor_helpers import config_with, custom, plan, task
 
-from hive.doctor.usage import pending, profiles_in_use
+from hive.doctor.profiles_used import pending, profiles_in_use
 from hive.store.state import TaskState
 
 
