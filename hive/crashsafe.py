@@ -42,6 +42,7 @@ _here = _Thread()
 class _Stop:
     first: int | None = None  # the signal that stopped this process
     first_at = 0.0
+    again = False  # the stop is delivered again (it was raised where Python could only ignore it)
     doit_pid = 0  # set once install_for_doit() ran in that process
     on_stop: ClassVar[list[Callable[[], None]]] = []
 
@@ -50,6 +51,45 @@ def install() -> None:
     """Handle SIGINT and SIGTERM in this process (and the workers it forks)."""
     for sig in STOP_SIGNALS:
         signal.signal(sig, _handler)
+    if sys.unraisablehook is not _unraisable:
+        _Unraisable.previous = sys.unraisablehook
+        sys.unraisablehook = _unraisable
+
+
+class _Unraisable:
+    previous: Callable[[sys.UnraisableHookArgs], object] = sys.unraisablehook
+
+
+def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """A stop raised where Python cannot raise anything (a weakref callback, a `__del__`)
+    is printed as "Exception ignored in ..." with a traceback, and lost: the run went on
+    and exited 0 (seen in the soak: Ctrl-C as a doit run ended). It is delivered again
+    instead, to the next line that can take it."""
+    exc_type = unraisable.exc_type
+    if exc_type is not None and issubclass(exc_type, KeyboardInterrupt) and _Stop.first is not None:
+        if threading.current_thread() is threading.main_thread():  # where signal handlers run
+            _Stop.again = True
+            _deliver_again()
+        else:  # a doit worker thread (`_stop_here`): the next `pause` tells it again
+            _here.stopped = False
+        return
+    _Unraisable.previous(unraisable)
+
+
+def _deliver_again() -> None:
+    """Send the stop again from another thread: sent from here, it would run the handler at
+    once, still inside the hook (where it would be ignored once more)."""
+    timer = threading.Timer(0.01, os.kill, (os.getpid(), _Stop.first or signal.SIGINT))
+    timer.daemon = True
+    timer.start()
+
+
+def _inside(frame: types.FrameType | None, code: types.CodeType) -> bool:
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def add_stop_hook(hook: Callable[[], None]) -> None:
@@ -59,7 +99,12 @@ def add_stop_hook(hook: Callable[[], None]) -> None:
 
 def _handler(signum: int, frame: types.FrameType | None) -> None:
     now = time.monotonic()
-    if _Stop.first is None:
+    if _Stop.again:
+        if _inside(frame, _unraisable.__code__):  # the hook has not returned yet
+            _deliver_again()
+            return
+        _Stop.again = False
+    elif _Stop.first is None:
         _Stop.first, _Stop.first_at = signum, now
         for hook in _Stop.on_stop:
             hook()
@@ -199,7 +244,7 @@ def _worker_forked(parent: int) -> None:
     stop_point("worker-forked")  # before anything of ours ran in it: the worst instant
     # nothing has stopped this process yet: what its parent heard is not its own (a
     # worker that took its parent's stop for a repeat ignored the stop meant for it)
-    _here.depth, _here.pending, _Stop.first = 1, False, None
+    _here.depth, _here.pending, _Stop.first, _Stop.again = 1, False, None, False
     _unblock_stops()
     _stop_with_parent(parent)
 
