@@ -21,4 +21,4 @@ def run(args: argparse.Namespace) -> int:
     executor = executors.executor(config.executor, config, root)
     if st.state != State.IN_PROGRESS or st.session not in executor.names():
         raise HiveError(f"{args.task} has no running agent (it is {st.state}); see `hive logs {args.task}`")
-    return executor.attach(st.session, replace_process=True)
+    return executor.agent(executors.AgentRef.of(root, st)).attach(replace_process=True)

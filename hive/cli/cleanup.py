@@ -48,7 +48,7 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
             claim.release()
     for session in executor.names():
         if names.is_task_session(session) and session not in running:
-            executor.close(session)
+            executor.agent(executors.AgentRef.named(root, session)).close()
             done.append(f"closed {executor.kind} session {session} (no task runs in it)")
     if not running:
         done += executor.tidy()

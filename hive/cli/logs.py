@@ -67,10 +67,11 @@ def _remote_reader(root: Path, store: StateStore, plan: str, task_id: str, log: 
     executor = executors.executor(config.executor, config, root)
     if not executor.capabilities.remote_checkout:  # the log here is the whole output
         return None
+    agent = executor.agent(executors.AgentRef.of(root, st))
     with open(log, "rb") as f:
         earlier = f.read(st.log_offset)
     local = _file_reader(log)
-    first = executor.output(st.session)
+    first = agent.output()
     if first is None:
         return None
     answers = [first]  # the first read uses the answer that showed the host holds it
@@ -82,7 +83,7 @@ def _remote_reader(root: Path, store: StateStore, plan: str, task_id: str, log: 
             return (earlier + answers.pop())[position:]
         if position < len(earlier):
             return local(position)[: len(earlier) - position]
-        now = executor.output(st.session, position - len(earlier))
+        now = agent.output(position - len(earlier))
         return local(position) if now is None else now  # None: it ended there, and its output is in the log here
 
     return read

@@ -15,7 +15,7 @@ from pathlib import Path
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.engine.supervise import SYSTEM_CLOCK, exit_status
 from hive.errors import HiveError
-from hive.executors import LOCAL, Launch, executor
+from hive.executors import LOCAL, Agent, AgentRef, Launch, executor
 from hive.output import shown_line
 from hive.plan.graph import load_plan
 from hive.project import load_repo_config
@@ -32,6 +32,7 @@ _STATUS_APPROVED = re.compile(r"^(status\s*:\s*)approved\s*$", re.MULTILINE)
 
 @dataclass(frozen=True)
 class PlanningSession:
+    root: Path
     slug: str
     plan_file: Path
     session: str
@@ -41,6 +42,9 @@ class PlanningSession:
 
     def running(self) -> bool:
         return executor(self.executor).locate(self.session) is not None
+
+    def agent(self) -> Agent:
+        return executor(self.executor).agent(AgentRef.named(self.root, self.session))
 
 
 def start(root: Path, goal: str, config: Config) -> PlanningSession:
@@ -69,7 +73,7 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
     # the planner talks with the human at this terminal: always here, whatever runs the tasks
     executor(LOCAL).start(
         Launch(
-            session,
+            AgentRef.named(root, session),
             profile.argv(prompt, str(brief)),
             env,
             root,
@@ -81,7 +85,7 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
             close_on_exit=True,
         )
     )
-    return PlanningSession(slug, plan_file, session, brief, LOCAL, profile.stall_patterns)
+    return PlanningSession(root, slug, plan_file, session, brief, LOCAL, profile.stall_patterns)
 
 
 def interact(s: PlanningSession) -> None:
@@ -89,16 +93,16 @@ def interact(s: PlanningSession) -> None:
     The session ends with the agent (`close_on_exit`), so an attached terminal comes
     back by itself. Without a terminal nobody can answer a first-run prompt: one on
     screen ends it."""
-    planner = executor(s.executor)
+    planner = s.agent()
     if sys.stdin.isatty() and sys.stdout.isatty():
         if s.running():  # an agent that died at once left no session to attach to
             print("hive: you are back here when it exits (C-b d leaves it running in the background)", flush=True)
-            planner.attach(s.session)
+            planner.attach()
         return
     while s.running():
-        stall = stall_match(s.stall_patterns, planner.screen(s.session, 50))
+        stall = stall_match(s.stall_patterns, planner.screen(50))
         if stall:
-            planner.close(s.session)
+            planner.close()
             raise HiveError(
                 f"the planning agent is waiting at a prompt ({stall!r}) and there is no terminal to answer it: "
                 f"run `hive plan` in a terminal, or answer it once by running the agent by hand (`hive doctor` checks)"
@@ -112,11 +116,11 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
     rel = s.plan_file.relative_to(root)
     running = s.running()
     if not running:
-        executor(s.executor).close(s.session)
+        s.agent().close()
     if not s.plan_file.exists():
         if running:
             return [
-                f"the planning agent is still running (`{' '.join(executor(s.executor).attach_argv(s.session))}` "
+                f"the planning agent is still running (`{' '.join(s.agent().attach_argv())}` "
                 f"to go back to it); when it has written {rel}, review it and `hive approve {rel}`"
             ]
         raise HiveError(f"the planning agent {_ended(root, s)} without writing {rel}", *_last_words(root, s))

@@ -38,7 +38,7 @@ def stop(root: Path, key: str | None, report: Report) -> int:
         # The stop request goes first: a run watching this agent records "stopped",
         # not a crash it would retry.
         atomic_write(paths.stop_file(st.plan, st.id, st.attempt), "stopped by hive stop\n")
-        left = executor.stop(AgentRef.of(root, st), config.stop_patience, False, prefixed(report, st.key))
+        left = executor.agent(AgentRef.of(root, st)).stop(config.stop_patience, False, prefixed(report, st.key))
         if left:
             raise HiveError(f"{st.key}: {left}")
         report(

@@ -10,7 +10,7 @@ from pathlib import Path
 from hive import doitargs, executors
 from hive.adapters import git, worktrees
 from hive.errors import CommandError, HiveError, user_message
-from hive.executors import Executor
+from hive.executors import AgentRef, Executor
 from hive.executors.standing import Where, interrupted, next_step, standing
 from hive.lifecycle import State
 from hive.project import Project
@@ -87,11 +87,11 @@ def _reconcile_task(
             return [_in_progress(paths, config, executor, st)]
         if st.state == State.DONE:
             if st.session in sessions:
-                executor.close(st.session)
+                executor.agent(AgentRef.of(paths.root, st)).close()
             kept = worktrees.remove_merged_leftovers(paths.root, st, f"refs/heads/{config.main_branch}", branches)
             return [f"{st.key}: {k}" for k in kept]
         if st.session in sessions:  # the terminal of a finished attempt, kept only for its last words
-            executor.close(st.session)
+            executor.agent(AgentRef.of(paths.root, st)).close()
         return []
     finally:
         claim.release()
@@ -117,7 +117,7 @@ def _leftovers(
     known = {st.session for st in states.values()}
     for s in sorted(sessions):
         if names.is_task_session(s) and s not in known:
-            argv = executor.attach_argv(s)  # none for an attempt no node holds
+            argv = executor.agent(AgentRef.named(root, s)).attach_argv()  # none for an attempt no node holds
             look = f"look with `{' '.join(argv)}`, " if argv else ""
             notes.append(f"leftover {executor.kind} session {s} (no task uses it): {look}end it with `hive cleanup`")
     return notes

@@ -21,7 +21,7 @@ from hive.engine.limits import AttemptMeter, task_budget_left
 from hive.engine.supervise import Watch, wait
 from hive.engine.task import TaskContext, Worker
 from hive.errors import HiveError
-from hive.executors import Checkout, Launch
+from hive.executors import AgentRef, Checkout, Launch
 from hive.lifecycle import Outcome, Resume, State
 from hive.output import clean_tail, duration, say
 from hive.reports.dependencies import dependency_results
@@ -97,9 +97,9 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         if caps.remote_checkout  # only a host elsewhere rebuilds the worktree: no git call for it here
         else None
     )
-    token = h.executor.start(
+    agent = h.executor.start(
         Launch(
-            st.session,
+            AgentRef.of(h.root, st),
             _command(h, st, brief),
             env,
             wt,
@@ -113,7 +113,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     )
     # the clocks (spawn grace, timeout) start now: a remote executor may have queued it for a free host
     started = {"started_at": time.time()} if caps.remote_checkout else {}
-    st = h.update((State.IN_PROGRESS,), agent_token=token, node=h.executor.host(st.session), event="spawned", **started)
+    st = h.update((State.IN_PROGRESS,), agent_token=agent.ref.token, node=agent.host(), event="spawned", **started)
     crash_point("after-spawn")
     what = "script" if h.is_script else f"agent {h.profile().name}"
     where = f" on {st.node}" if st.node else ""
@@ -270,7 +270,6 @@ def watch(h: TaskContext, st: TaskState) -> Outcome:
     plan, tid = h.plan_name, h.task.id
     w = Watch(
         agent=h.agent(st),
-        executor=h.executor,
         signal_path=h.paths.signal_file(plan, tid, st.attempt),
         exit_file=h.paths.exit_file(plan, tid, st.attempt),
         stop_file=h.paths.stop_file(plan, tid, st.attempt),
@@ -287,6 +286,7 @@ def watch(h: TaskContext, st: TaskState) -> Outcome:
         command=profile.command[0] if profile else "",
         linger=profile.linger if profile else 0.0,
         poll=h.executor.capabilities.poll,
+        naps=h.executor.capabilities.naps,
     )
     return wait(w, on_stuck=lambda idle: _stuck(h, idle))
 

@@ -20,7 +20,7 @@ from hive.store.state import TaskState
 def finish(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
     """Act on the outcome as lifecycle.OUTCOMES says."""
     rule = outcome.rule
-    left = h.executor.stop(h.agent(st), h.cfg.stop_patience, rule.ended_by_itself, prefixed(say, h.key))
+    left = h.agent(st).stop(h.cfg.stop_patience, rule.ended_by_itself, prefixed(say, h.key))
     if left:
         say(f"{h.key}: warning: {left}")
     if rule.worktree == Worktree.MERGE:

@@ -165,7 +165,7 @@ class TaskRunner:
         if d.step == Step.MERGED_ALREADY:
             files = tuple(git.changed_files(h.root, f"{st.merging}^1", st.merging))
             st = record_merged(h, st, st.merging, files, "merged before the last run stopped")
-            h.executor.close(st.session)
+            h.agent(st).close()
             tidy_up(h, st)
             say(f"{h.key}: done — its merge {st.merge_commit[:10]} landed before the last run stopped")
         if d.token is not None:  # the last run died before it recorded it

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from hive import crashsafe
-from hive.executors import AgentRef, Executor
+from hive.executors import Agent
 from hive.executors.base import LOCAL_POLL
 from hive.lifecycle import Kind, Outcome
 from hive.output import clean_tail, duration, log_size
@@ -58,8 +58,7 @@ SYSTEM_CLOCK = SystemClock()
 
 @dataclass(frozen=True)
 class Watch:
-    agent: AgentRef
-    executor: Executor
+    agent: Agent
     signal_path: Path
     exit_file: Path
     stop_file: Path
@@ -76,11 +75,12 @@ class Watch:
     command: str = ""  # the agent's program, named in a "not found" reason
     linger: float = 0.0  # after a signal, how long it may take to end its turn by itself
     poll: float = POLL  # a remote executor's news come at its own pace: no need to look more often
+    naps: bool = False  # wait in `agent.nap` between two looks (its host's news cut it short): Capabilities.naps
 
 
 def output_tail(watch: Watch, lines: int = 20) -> str:
     """The agent's last words: the pane if tmux still has it, else the log."""
-    screen = watch.executor.screen(watch.agent.name, 200)
+    screen = watch.agent.screen(200)
     if not screen.strip():
         try:
             with open(watch.log_path, "rb") as f:
@@ -166,7 +166,7 @@ def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None, cl
     if watch.linger and outcome.rule.verb:
         # it signalled: let it end its turn, whose last event carries its usage
         deadline = clock.time() + watch.linger
-        while clock.time() < deadline and not watch.exit_file.exists() and watch.executor.alive(watch.agent):
+        while clock.time() < deadline and not watch.exit_file.exists() and watch.agent.alive():
             clock.sleep(watch.poll)
     follow.read()  # what it printed up to the end (a signal ends the wait before it is read)
     follow.meter(clock.time(), final=True)
@@ -182,7 +182,7 @@ def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow:
     warned = False
     while True:
         # asked first: a remote executor brings the agent's signal over as it answers
-        ended = watch.exit_file.exists() or not watch.executor.alive(watch.agent)
+        ended = watch.exit_file.exists() or not watch.agent.alive()
         sig = agent_signals.read(watch.signal_path)
         if sig:
             return signalled(sig)
@@ -193,7 +193,7 @@ def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow:
             return _exited(watch, alive_seen, clock, follow)
         if now >= next_thorough_check:
             next_thorough_check = now + 1.0
-            if not watch.executor.alive(watch.agent, thorough=True):
+            if not watch.agent.alive(thorough=True):
                 return _exited(watch, alive_seen, clock, follow)
         new_size = log_size(watch.log_path)
         if new_size != size:
@@ -230,8 +230,8 @@ def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow:
         if not warned and now - last_change > watch.stuck_threshold:
             warned = True
             on_stuck(now - last_change)
-        if watch.executor.capabilities.naps:
-            watch.executor.nap(watch.agent, watch.poll)  # wakes when its host reports news
+        if watch.naps:
+            watch.agent.nap(watch.poll)  # wakes when its host reports news
             crashsafe.may_stop()
         else:
             clock.sleep(watch.poll)
@@ -242,7 +242,7 @@ def signalled(sig: Signal) -> Outcome:
 
 
 def _stalled(watch: Watch) -> str | None:
-    return stall_match(watch.stall_patterns, watch.executor.screen(watch.agent.name, 50))
+    return stall_match(watch.stall_patterns, watch.agent.screen(50))
 
 
 def exit_status(path: Path, clock: Clock, patience: float = 1.0) -> int | None:
@@ -261,7 +261,7 @@ def exit_status(path: Path, clock: Clock, patience: float = 1.0) -> int | None:
 
 def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Outcome:
     sig = agent_signals.read(watch.signal_path)  # it may have signalled just before exiting
-    lost = watch.executor.gone(watch.agent) if sig is None else ""
+    lost = watch.agent.gone() if sig is None else ""
     if lost:
         return Outcome(Kind.LOST, lost, output_tail(watch))
     status = exit_status(watch.exit_file, clock) if sig is None else None

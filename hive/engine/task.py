@@ -10,7 +10,7 @@ from typing import Any
 
 from hive.engine.job import Job
 from hive.errors import HiveError
-from hive.executors import AgentRef, Executor, executor
+from hive.executors import Agent, AgentRef, Executor, executor
 from hive.lifecycle import State, TaskType
 from hive.output import first_line, say
 from hive.settings.agents import AgentProfile
@@ -55,8 +55,9 @@ class TaskContext:
         """`hive` by its absolute path, for shells whose PATH was reset (codex's `bash -lc`)."""
         return shlex.quote(str(self.paths.shim))
 
-    def agent(self, st: TaskState) -> AgentRef:
-        return AgentRef.of(self.root, st)
+    def agent(self, st: TaskState) -> Agent:
+        """The agent of the attempt `st` records, as its executor holds it."""
+        return self.executor.agent(AgentRef.of(self.root, st))
 
     def read(self) -> TaskState:
         return self.store.read(self.plan_name, self.task.id)

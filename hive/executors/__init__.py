@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hive.executors import ray, tmux
-from hive.executors.base import AgentRef, Capabilities, Checkout, Executor, Launch, Plugin
+from hive.executors.base import Agent, AgentRef, Capabilities, Checkout, Executor, Launch, Plugin
 
 if TYPE_CHECKING:
     from hive.settings.config import Config
@@ -39,6 +39,7 @@ def capabilities(kind: str) -> Capabilities:
 __all__ = [
     "EXECUTORS",
     "LOCAL",
+    "Agent",
     "AgentRef",
     "Capabilities",
     "Checkout",

@@ -72,10 +72,31 @@ class Checkout:
 
 
 @dataclass(frozen=True)
+class AgentRef:
+    """What the state store keeps about a started agent: enough for any executor
+    to find it again, from this run or the next."""
+
+    root: str
+    task: str
+    attempt: int
+    name: str
+    token: int = 0  # the executor's own handle (tmux: the pane's process)
+
+    @classmethod
+    def of(cls, root: Path, st: TaskState) -> AgentRef:
+        return cls(str(root), st.key, st.attempt, st.session, st.agent_token)
+
+    @classmethod
+    def named(cls, root: Path, name: str) -> AgentRef:
+        """An agent known by its name alone: a leftover no task records, or the planner."""
+        return cls(str(root), "", 0, name)
+
+
+@dataclass(frozen=True)
 class Launch:
     """One agent process to start."""
 
-    name: str  # unique per attempt; also what `hive attach` targets
+    agent: AgentRef  # who it is (its token is the executor's to give)
     argv: list[str]
     env: dict[str, str]  # Hive's variables for the agent, on top of the environment `doit` runs in
     cwd: Path  # the attempt's worktree
@@ -89,24 +110,68 @@ class Launch:
     close_on_exit: bool = False
     checkout: Checkout | None = None
 
+    @property
+    def name(self) -> str:
+        """Unique per attempt; also what `hive attach` targets."""
+        return self.agent.name
 
-@dataclass(frozen=True)
-class AgentRef:
-    """What the state store keeps about a started agent: enough for any executor
-    to find it again, from this run or the next one."""
 
-    root: str
-    task: str
-    attempt: int
-    name: str
-    token: int = 0  # the executor's own handle (tmux: the pane's process)
+class Agent(Protocol):
+    """One attempt's agent as its executor holds it: what `Executor.start` returns, and what
+    `Executor.agent` finds again from the AgentRef the state store kept (this run's or an
+    earlier run's). Everything the engine and the `hive` verbs do with a running agent."""
 
-    @classmethod
-    def of(cls, root: Path, st: TaskState) -> AgentRef:
-        return cls(str(root), st.key, st.attempt, st.session, st.agent_token)
+    ref: AgentRef
+
+    def alive(self, thorough: bool = False) -> bool:
+        """Cheap enough to ask every poll; `thorough` also asks the executor's service."""
+        ...
+
+    def nap(self, seconds: float) -> None:
+        """Wait `seconds` between two looks at a remote agent, or less if its host reports
+        news meanwhile (the engine's clock sleeps for a local one)."""
+        ...
+
+    def gone(self) -> str:
+        """Why an agent that is no longer alive ended without a word from it: the host it
+        ran on, or the executor's hold on it, went away ("" if it simply ended)."""
+        ...
+
+    def host(self) -> str:
+        """Where the agent runs, for humans ("" for this machine)."""
+        ...
+
+    def output(self, since: int = 0) -> bytes | None:
+        """The attempt's output from byte `since` on, as the host running it holds it now
+        (None when the task's log on this machine is that output)."""
+        ...
+
+    def screen(self, lines: int) -> str:
+        """What the agent's terminal shows now (empty if nothing is left of it)."""
+        ...
+
+    def stop(self, patience: float, finished: bool, report: Report) -> str:
+        """Stop every process of the agent in stages (`finished`: it ended by itself, so
+        hang up on it; else interrupt it first so it may save its work), then close it.
+        Returns "" when nothing of it is left, else what survived and how to look at it."""
+        ...
+
+    def close(self) -> None:
+        """Close what an ended agent left (a terminal kept for its last words)."""
+        ...
+
+    def attach_argv(self) -> list[str]:
+        """The command a human runs to watch the agent."""
+        ...
+
+    def attach(self, replace_process: bool = False) -> int:
+        """Put the user's terminal on the agent."""
+        ...
 
 
 class Executor(Protocol):
+    """Where agents run. Per agent, everything goes through the `Agent` it hands out."""
+
     kind: str
     capabilities: Capabilities
 
@@ -118,61 +183,20 @@ class Executor(Protocol):
         """Where attempts' worktrees live."""
         ...
 
-    def start(self, launch: Launch) -> int:
-        """Start the agent; returns the token recorded in its AgentRef."""
+    def start(self, launch: Launch) -> Agent:
+        """Start the agent; its `ref.token` is what the state store records."""
+        ...
+
+    def agent(self, ref: AgentRef) -> Agent:
+        """The agent `ref` names, whether or not anything of it still runs."""
         ...
 
     def locate(self, name: str) -> int | None:
         """The token of the live agent called `name`, or None if nothing of it runs."""
         ...
 
-    def alive(self, ref: AgentRef, thorough: bool = False) -> bool:
-        """Cheap enough to ask every poll; `thorough` also asks the executor's service."""
-        ...
-
-    def nap(self, ref: AgentRef, seconds: float) -> None:
-        """Wait `seconds` between two looks at a remote agent, or less if its host reports
-        news meanwhile (the engine's clock sleeps for a local one)."""
-        ...
-
-    def gone(self, ref: AgentRef) -> str:
-        """Why an agent that is no longer alive ended without a word from it: the host it
-        ran on, or the executor's hold on it, went away ("" if it simply ended)."""
-        ...
-
-    def host(self, name: str) -> str:
-        """Where the agent runs, for humans ("" for this machine)."""
-        ...
-
-    def output(self, name: str, since: int = 0) -> bytes | None:
-        """The attempt's output from byte `since` on, as the host running it holds it now
-        (None when the task's log on this machine is that output)."""
-        ...
-
-    def screen(self, name: str, lines: int) -> str:
-        """What the agent's terminal shows now (empty if nothing is left of it)."""
-        ...
-
-    def stop(self, ref: AgentRef, patience: float, finished: bool, report: Report) -> str:
-        """Stop every process of the agent in stages (`finished`: it ended by itself, so
-        hang up on it; else interrupt it first so it may save its work), then close it.
-        Returns "" when nothing of it is left, else what survived and how to look at it."""
-        ...
-
-    def close(self, name: str) -> None:
-        """Close what an ended agent left (a terminal kept for its last words)."""
-        ...
-
     def names(self) -> list[str]:
         """Every agent this executor holds, running or kept (leftover detection)."""
-        ...
-
-    def attach_argv(self, name: str) -> list[str]:
-        """The command a human runs to watch the agent."""
-        ...
-
-    def attach(self, name: str, replace_process: bool = False) -> int:
-        """Put the user's terminal on the agent."""
         ...
 
     def on_hosts(self, fn: Callable[[Path], T]) -> dict[str, T | HiveError]:

@@ -69,5 +69,5 @@ def interrupted(
 ) -> TaskState:
     """Its agent is gone: end what is left of it (a dead terminal kept for its last
     words, children that outlived it) and record the attempt as interrupted."""
-    executor.stop(AgentRef.of(paths.root, st), patience, True, report)
+    executor.agent(AgentRef.of(paths.root, st)).stop(patience, True, report)
     return StateStore(paths).mark_interrupted(st)

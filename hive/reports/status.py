@@ -80,7 +80,7 @@ def collect(root: Path) -> list[TaskStatus]:
             alive, where = False, None
             if running and not cannot_ask:
                 try:
-                    alive = executor.alive(AgentRef.of(root, st), thorough=True)
+                    alive = executor.agent(AgentRef.of(root, st)).alive(thorough=True)
                     where = standing(paths, executor, st)
                 except HiveError as e:  # what the state says is all there is to show
                     cannot_ask = f"cannot tell how its agent is: {e}"

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,7 @@ class RayExecutor:
     def worktree_base(self, root: Path, configured: str) -> Path:
         return root / configured  # the controller's mirrors, verified and merged here
 
-    def start(self, launch: Launch) -> int:
+    def start(self, launch: Launch) -> RayAgent:
         if launch.checkout is None:
             raise HiveError("the Ray executor starts attempts of tasks only (with a checkout to ship)")
         self.cluster.connect()
@@ -104,7 +105,7 @@ class RayExecutor:
                 where = self.cluster.node_address(node)
                 why = f"its Ray node {where} went away before it started there ({type(e).__name__})"
                 link.lost = why  # no call to close it there: one to an actor that never runs would wait at exit
-                self.close(launch.name)
+                self._close(launch.name)
                 self.cluster.forget(node)
                 if placing == PLACEMENTS:
                     raise HiveError(f"{why}, {PLACEMENTS} times") from None
@@ -112,13 +113,14 @@ class RayExecutor:
                 self.cluster.await_gone(node)
                 continue
             try:
-                return self._start_there(link, launch, seen)
+                token = self._start_there(link, launch, seen)
             except RayTaskError as e:  # it failed there (setup, git): its message, not Ray's traceback
-                self.close(launch.name)
+                self._close(launch.name)
                 raise HiveError(f"on its Ray node: {e.cause}") from None
             except ActorGone as e:
-                self.close(launch.name)
+                self._close(launch.name)
                 raise HiveError(f"its Ray node's agent died while starting it ({type(e).__name__})") from None
+            return RayAgent(self, replace(launch.agent, token=token))
         raise AssertionError("unreachable")
 
     def _place(self, name: str) -> tuple[Link, str]:
@@ -194,83 +196,15 @@ class RayExecutor:
             return None
         return None if token is None else int(token)
 
-    def alive(self, ref: AgentRef, thorough: bool = False) -> bool:
-        """Never waits for the node: what its watch in flight brought is written here once
-        it has come, and the next watch goes out."""
-        link = self._link(ref.name)
-        if link is None:
-            return False
-        link.ref = ref
-        if link.alive and not link.lost:
-            link.watch(self.cluster)
-        return link.alive and not link.lost
+    def agent(self, ref: AgentRef) -> RayAgent:
+        return RayAgent(self, ref)
 
-    def nap(self, ref: AgentRef, seconds: float) -> None:
-        link = self._links.get(ref.name)
-        watching = link.watching if link else None
-        if watching is None:
-            time.sleep(seconds)
-        else:
-            concurrent.futures.wait([watching], timeout=seconds)
+    def names(self) -> list[str]:
+        return self.cluster.groups()
 
-    def gone(self, ref: AgentRef) -> str:
-        link = self._links.get(ref.name)
-        return link.lost if link else ""
-
-    def host(self, name: str) -> str:
-        link = self._link(name) if name else None
-        return link.ip if link else ""
-
-    def output(self, name: str, since: int = 0) -> bytes | None:
-        link = self._link(name) if name else None
-        if link is None or link.actor is None:
-            return None
-        try:
-            return bytes(ray.get(link.actor.output.remote(name, since), timeout=CALL_TIMEOUT))
-        except (*ActorGone, GetTimeoutError, RayTaskError):
-            return None
-
-    def screen(self, name: str, lines: int) -> str:
-        link = self._links.get(name)
-        if link is None or link.lost:
-            return ""
-        try:
-            return str(ray.get(link.actor.screen.remote(name, lines), timeout=CALL_TIMEOUT))
-        except (*ActorGone, GetTimeoutError):
-            return ""
-
-    def stop(self, ref: AgentRef, patience: float, finished: bool, report: Report) -> str:
-        """Stop it on its node (which commits what it left), bring the rest over, and end
-        the attempt there. A node that is gone has nothing left to stop: what it shipped is here."""
-        link = self._link(ref.name)
-        if link is None:
-            return ""
-        link.ref = ref
-        left = ""
-        if not link.lost:
-            try:
-                self._stop_there(link, patience, finished, report)
-            except (*ActorGone, GetTimeoutError) as e:
-                report(f"its Ray node's agent went away while stopping ({type(e).__name__})")
-            except RayTaskError as e:
-                report(f"its Ray node no longer holds it: {e.cause}")
-            left = f"on {link.ip}: {link.left}" if link.left else ""
-        self.close(ref.name)
-        return left
-
-    def _stop_there(self, link: Link, patience: float, finished: bool, report: Report) -> None:
-        """The watch in flight answers first (the stop ends it), then the stop's own news:
-        written here in the order the node reported them."""
-        call = link.actor.stop.remote(link.name, patience, finished, link.cursor)
-        link.settle(self.cluster)
-        with link.lock:
-            left, said, pulled = ray.get(call, timeout=CALL_TIMEOUT + 4 * patience)
-            for line in said:
-                report(line)
-            link.left = left
-            link.apply(pulled)
-
-    def close(self, name: str) -> None:
+    def _close(self, name: str) -> None:
+        """Give the attempt's unit of the resource back and forget it (its node, if it still
+        holds it, removes its worktree when it gets to it)."""
         link = self._link(name) if name else None
         if link is None:
             return
@@ -281,23 +215,6 @@ class RayExecutor:
             ray.util.remove_placement_group(link.group)  # its unit of the resource is free again
         self._links.pop(name, None)
 
-    def names(self) -> list[str]:
-        return self.cluster.groups()
-
-    def attach_argv(self, name: str) -> list[str]:
-        link = self._link(name)
-        if link is None or not link.ip:
-            return []
-        return ["ssh", "-t", link.ip, "tmux", "-L", link.socket, "attach-session", "-t", name]
-
-    def attach(self, name: str, replace_process: bool = False) -> int:
-        """The agent runs on another machine: say how to watch it there."""
-        argv = self.attach_argv(name)
-        if not argv:
-            raise HiveError(f"no Ray node runs {name}")
-        print(f"{name} runs on node {argv[2]}; watch it there with:\n  {' '.join(argv)}", flush=True)
-        return 0
-
     def on_hosts(self, fn: Callable[[Path], T]) -> dict[str, T | HiveError]:
         return self.cluster.on_hosts(functools.partial(_in_node_workdir, fn, self.workdir))
 
@@ -306,6 +223,112 @@ class RayExecutor:
 
     def shutdown(self) -> None:
         self.cluster.shutdown()
+
+
+@dataclass(frozen=True)
+class RayAgent:
+    """An attempt's agent on some node of the cluster, reached through its `Link` (which this
+    process finds again through the attempt's placement group)."""
+
+    ex: RayExecutor
+    ref: AgentRef
+
+    @property
+    def name(self) -> str:
+        return self.ref.name
+
+    def alive(self, thorough: bool = False) -> bool:
+        """Never waits for the node: what its watch in flight brought is written here once
+        it has come, and the next watch goes out."""
+        link = self.ex._link(self.name)
+        if link is None:
+            return False
+        link.ref = self.ref
+        if link.alive and not link.lost:
+            link.watch(self.ex.cluster)
+        return link.alive and not link.lost
+
+    def nap(self, seconds: float) -> None:
+        link = self.ex._links.get(self.name)
+        watching = link.watching if link else None
+        if watching is None:
+            time.sleep(seconds)
+        else:
+            concurrent.futures.wait([watching], timeout=seconds)
+
+    def gone(self) -> str:
+        link = self.ex._links.get(self.name)
+        return link.lost if link else ""
+
+    def host(self) -> str:
+        link = self.ex._link(self.name) if self.name else None
+        return link.ip if link else ""
+
+    def output(self, since: int = 0) -> bytes | None:
+        link = self.ex._link(self.name) if self.name else None
+        if link is None or link.actor is None:
+            return None
+        try:
+            return bytes(ray.get(link.actor.output.remote(self.name, since), timeout=CALL_TIMEOUT))
+        except (*ActorGone, GetTimeoutError, RayTaskError):
+            return None
+
+    def screen(self, lines: int) -> str:
+        link = self.ex._links.get(self.name)
+        if link is None or link.lost:
+            return ""
+        try:
+            return str(ray.get(link.actor.screen.remote(self.name, lines), timeout=CALL_TIMEOUT))
+        except (*ActorGone, GetTimeoutError):
+            return ""
+
+    def stop(self, patience: float, finished: bool, report: Report) -> str:
+        """Stop it on its node (which commits what it left), bring the rest over, and end
+        the attempt there. A node that is gone has nothing left to stop: what it shipped is here."""
+        link = self.ex._link(self.name)
+        if link is None:
+            return ""
+        link.ref = self.ref
+        left = ""
+        if not link.lost:
+            try:
+                self._stop_there(link, patience, finished, report)
+            except (*ActorGone, GetTimeoutError) as e:
+                report(f"its Ray node's agent went away while stopping ({type(e).__name__})")
+            except RayTaskError as e:
+                report(f"its Ray node no longer holds it: {e.cause}")
+            left = f"on {link.ip}: {link.left}" if link.left else ""
+        self.close()
+        return left
+
+    def _stop_there(self, link: Link, patience: float, finished: bool, report: Report) -> None:
+        """The watch in flight answers first (the stop ends it), then the stop's own news:
+        written here in the order the node reported them."""
+        call = link.actor.stop.remote(link.name, patience, finished, link.cursor)
+        link.settle(self.ex.cluster)
+        with link.lock:
+            left, said, pulled = ray.get(call, timeout=CALL_TIMEOUT + 4 * patience)
+            for line in said:
+                report(line)
+            link.left = left
+            link.apply(pulled)
+
+    def close(self) -> None:
+        self.ex._close(self.name)
+
+    def attach_argv(self) -> list[str]:
+        link = self.ex._link(self.name)
+        if link is None or not link.ip:
+            return []
+        return ["ssh", "-t", link.ip, "tmux", "-L", link.socket, "attach-session", "-t", self.name]
+
+    def attach(self, replace_process: bool = False) -> int:
+        """The agent runs on another machine: say how to watch it there."""
+        argv = self.attach_argv()
+        if not argv:
+            raise HiveError(f"no Ray node runs {self.name}")
+        print(f"{self.name} runs on node {argv[2]}; watch it there with:\n  {' '.join(argv)}", flush=True)
+        return 0
 
 
 def _in_node_workdir(fn: Callable[[Path], T], workdir: str) -> T:

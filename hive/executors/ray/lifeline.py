@@ -78,13 +78,14 @@ def end_agents(attempts: Path, owner: str | None, patience: float = PATIENCE) ->
     def end(held: dict[str, Any]) -> str:
         name, token = held.get("name", ""), tmux.locate(held.get("name", "")) or 0
         if not held.get("key"):  # only its session is known
-            tmux.close(name)
+            tmux.agent(AgentRef.named(Path(held.get("root", "/")), name)).close()
             return f"closed {name}" if token else ""
-        ref = AgentRef(held["root"], held["key"], int(held.get("attempt", 0)), name, token)
+        agent = tmux.agent(AgentRef(held["root"], held["key"], int(held.get("attempt", 0)), name, token))
+        ref = agent.ref
         if not token and not procfs.members(procfs.AgentMark(ref.root, ref.task, ref.attempt, 0)):
-            tmux.close(name)  # a pane kept after its agent ended
+            agent.close()  # a pane kept after its agent ended
             return ""
-        left = tmux.stop(ref, patience, finished=True, report=lambda line: said.append(f"{name}: {line}"))
+        left = agent.stop(patience, finished=True, report=lambda line: said.append(f"{name}: {line}"))
         return f"stopped {name}" + (f": {left}" if left else "")
 
     found = held_by(attempts, owner)

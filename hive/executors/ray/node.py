@@ -146,7 +146,7 @@ class Attempt:
                 raise HiveError(f"worktree setup command failed on {self.node.ip} (exit {done.code}): {spec.setup}")
         self.token = self.node.tmux.start(
             Launch(
-                spec.name,
+                self._ref(),
                 [self._local(a) for a in spec.argv],
                 env,
                 self.worktree,
@@ -156,7 +156,7 @@ class Attempt:
                 self.worktree / spec.brief,
                 unset=spec.unset,
             )
-        )
+        ).ref.token
         return self.token
 
     def _place(self) -> None:
@@ -240,13 +240,13 @@ class Attempt:
         return _read_from(self.log, since, -1)
 
     def screen(self, lines: int) -> str:
-        return self.node.tmux.screen(self.spec.name, lines)
+        return self.node.tmux.agent(self._ref()).screen(lines)
 
     def stop(self, patience: float, finished: bool) -> tuple[str, list[str]]:
         """Stop the agent as the local executor does, then commit what it left uncommitted
         to its branch (the controller fetches it next), as the local engine would."""
         said: list[str] = []
-        left = self.node.tmux.stop(self._ref(), patience, finished, said.append)
+        left = self.node.tmux.agent(self._ref()).stop(patience, finished, said.append)
         if worktrees.health(self.worktree) == worktrees.OK:
             try:
                 worktrees.restore_branch(self.worktree, self.spec.branch)
@@ -260,7 +260,7 @@ class Attempt:
 
     def close(self) -> None:
         """Remove the worktree and the branch; the cache keeps the commits (as seen)."""
-        self.node.tmux.close(self.spec.name)
+        self.node.tmux.agent(self._ref()).close()
         cache = self.node.cache
         with locked(self.node.lock):
             tip = self._tip()

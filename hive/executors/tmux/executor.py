@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hive.adapters import proc, procfs, tmux
@@ -28,11 +29,11 @@ class TmuxExecutor:
     def worktree_base(self, root: Path, configured: str) -> Path:
         return root / configured
 
-    def start(self, launch: Launch) -> int:
+    def start(self, launch: Launch) -> TmuxAgent:
         """The agent gets the environment of the process that asks for it (the user's
         `doit`), whatever the tmux server was started with."""
         env = proc.clean_env({**launch.env, **self.environment()}, drop=launch.unset)
-        return tmux.new_session(
+        pid = tmux.new_session(
             launch.name,
             launch.cwd,
             launch.argv,
@@ -42,6 +43,10 @@ class TmuxExecutor:
             launch.env_file,
             keep=not launch.close_on_exit,
         )
+        return TmuxAgent(replace(launch.agent, token=pid))
+
+    def agent(self, ref: AgentRef) -> TmuxAgent:
+        return TmuxAgent(ref)
 
     def locate(self, name: str) -> int | None:
         pane = tmux.pane(name) if name else None
@@ -49,14 +54,8 @@ class TmuxExecutor:
             return pane.pid
         return None
 
-    def alive(self, ref: AgentRef, thorough: bool = False) -> bool:
-        if not procfs.pid_alive(ref.token):
-            return False
-        if not thorough:
-            return True
-        # tmux is the backstop where /proc cannot tell a zombie pane process
-        pane = tmux.pane(ref.name)
-        return pane is not None and not pane.dead
+    def names(self) -> list[str]:
+        return tmux.sessions()
 
     def on_hosts(self, fn: Callable[[Path], T]) -> dict[str, T | HiveError]:
         return {"": fn(self.root)}
@@ -64,25 +63,46 @@ class TmuxExecutor:
     def tidy(self) -> list[str]:
         return []  # sessions are closed one by one; the server ends with its last one
 
-    def nap(self, ref: AgentRef, seconds: float) -> None:
+    def shutdown(self) -> None:
+        tmux.kill_server()
+
+
+@dataclass(frozen=True)
+class TmuxAgent:
+    """An agent in its tmux session on this machine: the session is named `ref.name`, its
+    pane's process is `ref.token`."""
+
+    ref: AgentRef
+
+    def alive(self, thorough: bool = False) -> bool:
+        if not procfs.pid_alive(self.ref.token):
+            return False
+        if not thorough:
+            return True
+        # tmux is the backstop where /proc cannot tell a zombie pane process
+        pane = tmux.pane(self.ref.name)
+        return pane is not None and not pane.dead
+
+    def nap(self, seconds: float) -> None:
         time.sleep(seconds)
 
-    def gone(self, ref: AgentRef) -> str:
+    def gone(self) -> str:
+        return ""  # this machine does not go away under its agents
+
+    def host(self) -> str:
         return ""
 
-    def host(self, name: str) -> str:
-        return ""
+    def output(self, since: int = 0) -> bytes | None:
+        return None  # the task's log here is the whole output
 
-    def output(self, name: str, since: int = 0) -> bytes | None:
-        return None
+    def screen(self, lines: int) -> str:
+        return tmux.capture(self.ref.name, lines)
 
-    def screen(self, name: str, lines: int) -> str:
-        return tmux.capture(name, lines)
-
-    def stop(self, ref: AgentRef, patience: float, finished: bool, report: Report) -> str:
+    def stop(self, patience: float, finished: bool, report: Report) -> str:
         """An agent is more than its pane's process: one that traps SIGINT outlives the
         pane's shell with ppid 1, so its processes are found by the environment Hive
         gave the attempt, and "stopped" means none of them is left."""
+        ref = self.ref
         mark = procfs.AgentMark(ref.root, ref.task, ref.attempt, ref.token)
         survivors = procfs.stop_in_stages(mark, procfs.stages(patience, finished), report, quiet_first=finished)
         tmux.kill_session(ref.name)
@@ -94,17 +114,11 @@ class TmuxExecutor:
             f"`ps -o pid,stat,args -p {listed}`"
         )
 
-    def close(self, name: str) -> None:
-        tmux.kill_session(name)
+    def close(self) -> None:
+        tmux.kill_session(self.ref.name)
 
-    def names(self) -> list[str]:
-        return tmux.sessions()
+    def attach_argv(self) -> list[str]:
+        return tmux.attach_argv(self.ref.name)
 
-    def attach_argv(self, name: str) -> list[str]:
-        return tmux.attach_argv(name)
-
-    def attach(self, name: str, replace_process: bool = False) -> int:
-        return tmux.attach(name, replace_process)
-
-    def shutdown(self) -> None:
-        tmux.kill_server()
+    def attach(self, replace_process: bool = False) -> int:
+        return tmux.attach(self.ref.name, replace_process)

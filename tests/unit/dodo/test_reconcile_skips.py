@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from hive.adapters import git
 from hive.dodo.reconcile import _leftovers, _worth_a_look
+from hive.executors import AgentRef
 from hive.settings.config import Config
 from hive.store.state import TaskState
 
@@ -46,7 +48,16 @@ class _Remote:
     def worktree_base(self, root: Path, configured: str) -> Path:
         return root / configured
 
-    def attach_argv(self, name: str) -> list[str]:
+    def agent(self, ref: AgentRef) -> _RemoteAgent:
+        return _RemoteAgent(ref)
+
+
+@dataclass
+class _RemoteAgent:
+    ref: AgentRef
+
+    def attach_argv(self) -> list[str]:
+        name = self.ref.name
         return [] if name.endswith("a1") else ["ssh", "-t", "10.0.0.7", "tmux", "attach-session", "-t", name]
 
 

@@ -14,7 +14,7 @@ from typing import cast
 import pytest
 
 from hive.engine.supervise import POLL, STALL_QUIET, Watch, exit_status, output_tail, wait
-from hive.executors import AgentRef, Capabilities, Executor
+from hive.executors import Agent, AgentRef
 from hive.lifecycle import SIGNALS, Kind, Outcome
 from hive.output import clean_tail
 from hive.store import agent_signals
@@ -52,13 +52,11 @@ class FakeClock:
         return self.now - T0
 
 
-class FakeExecutor:
-    """The Executor methods `wait` uses."""
+class FakeAgent:
+    """The Agent methods `wait` uses."""
 
-    kind = "fake"
-    capabilities = Capabilities()
-
-    def __init__(self) -> None:
+    def __init__(self, ref: AgentRef) -> None:
+        self.ref = ref
         self.dead = False
         self.lost = ""  # why its host went away, once it did
         self.zombie = False  # looks alive to the cheap check, dead to the thorough one
@@ -66,7 +64,7 @@ class FakeExecutor:
         self.thorough_checks = 0
         self.meanwhile: Callable[[], None] | None = None  # runs once, as alive() is asked
 
-    def alive(self, ref: AgentRef, thorough: bool = False) -> bool:
+    def alive(self, thorough: bool = False) -> bool:
         action, self.meanwhile = self.meanwhile, None
         if action:
             action()
@@ -75,10 +73,10 @@ class FakeExecutor:
             return not (self.dead or self.zombie)
         return not self.dead
 
-    def screen(self, name: str, lines: int) -> str:
+    def screen(self, lines: int) -> str:
         return self.shown
 
-    def gone(self, ref: AgentRef) -> str:
+    def gone(self) -> str:
         return self.lost
 
 
@@ -89,7 +87,7 @@ class Scene:
         self.root = tmp_path
         self.paths = Paths(tmp_path)
         self.clock = FakeClock()
-        self.executor = FakeExecutor()
+        self.agent = FakeAgent(AgentRef(str(self.root), "auth:1", 1, "hive-w1-auth-1-abcdef-a1", token=4242))
         self.log = self.paths.log_file("auth", "1")
         self.log.parent.mkdir(parents=True)
         self.log.write_text("output of an earlier attempt\n" + HEADER)
@@ -98,8 +96,7 @@ class Scene:
 
     def watch(self, **changes) -> Watch:
         w = Watch(
-            agent=AgentRef(str(self.root), "auth:1", 1, "hive-w1-auth-1-abcdef-a1", token=4242),
-            executor=cast(Executor, self.executor),
+            agent=cast(Agent, self.agent),
             signal_path=self.paths.signal_file("auth", "1", 1),
             exit_file=self.paths.exit_file("auth", "1", 1),
             stop_file=self.paths.stop_file("auth", "1", 1),
@@ -121,7 +118,7 @@ class Scene:
             path = self.paths.exit_file("auth", "1", 1)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"{status}\n")
-        self.executor.dead = True
+        self.agent.dead = True
 
     def signal(self, kind: Kind, reason: str = "", attempt: int = 1) -> None:
         assert agent_signals.send(dataclasses.replace(self.who, attempt=attempt), kind, reason)
@@ -177,12 +174,12 @@ def test_a_signal_sent_just_before_exiting_counts(scene: Scene):
 
 def test_a_signal_sent_between_the_signal_check_and_the_exit_check_counts(scene: Scene):
     scene.say("working")
-    scene.clock.after(20, lambda: setattr(scene.executor, "meanwhile", lambda: signal_and_exit(scene)))
+    scene.clock.after(20, lambda: setattr(scene.agent, "meanwhile", lambda: signal_and_exit(scene)))
     assert scene.wait(scene.watch()) == Outcome(Kind.DONE, "")
 
 
 def test_the_stop_file_stops_it_with_its_last_words(scene: Scene):
-    scene.executor.shown = "\x1b[1mediting auth.py\x1b[0m\n\n"
+    scene.agent.shown = "\x1b[1mediting auth.py\x1b[0m\n\n"
     scene.clock.after(3, scene.stop)
     outcome = scene.wait(scene.watch())
     assert outcome == Outcome(Kind.STOPPED, "stopped by `hive stop`", "editing auth.py")
@@ -269,7 +266,7 @@ def test_an_exit_without_a_status_file_is_reported_as_unknown_after_a_second(sce
 
 def test_an_agent_whose_host_went_away_is_lost_at_once_not_a_crash(scene: Scene):
     def node_dies() -> None:
-        scene.executor.dead, scene.executor.lost = True, "its Ray node went away"
+        scene.agent.dead, scene.agent.lost = True, "its Ray node went away"
 
     scene.say("thinking")
     scene.clock.after(20, node_dies)
@@ -283,19 +280,19 @@ def test_an_agent_whose_host_went_away_is_lost_at_once_not_a_crash(scene: Scene)
 def test_a_signal_shipped_before_the_host_went_away_still_counts(scene: Scene):
     def done_then_node_dies() -> None:
         scene.signal(Kind.DONE, "")
-        scene.executor.dead, scene.executor.lost = True, "its Ray node went away"
+        scene.agent.dead, scene.agent.lost = True, "its Ray node went away"
 
     scene.say("thinking")
-    scene.executor.meanwhile = done_then_node_dies
+    scene.agent.meanwhile = done_then_node_dies
     assert scene.wait(scene.watch()).kind == Kind.DONE
 
 
 def test_a_dead_pane_only_the_thorough_check_sees_ends_the_wait_within_a_second(scene: Scene):
     scene.say("thinking")
-    scene.clock.after(20, lambda: setattr(scene.executor, "zombie", True))
+    scene.clock.after(20, lambda: setattr(scene.agent, "zombie", True))
     outcome = scene.wait(scene.watch())
     assert outcome.kind == Kind.CRASHED
-    assert scene.executor.thorough_checks >= 20
+    assert scene.agent.thorough_checks >= 20
     assert scene.clock.elapsed <= 20 + 1 + 1 + 0.1  # one thorough check, then exit_status's patience
 
 
@@ -336,7 +333,7 @@ def test_a_reattached_watch_keeps_the_original_deadlines(scene: Scene):
 
 
 def test_a_stall_pattern_on_screen_during_the_grace_period_fails_the_spawn(scene: Scene):
-    scene.executor.shown = "Do you trust the files in this folder?\n> 1. Yes, proceed\n"
+    scene.agent.shown = "Do you trust the files in this folder?\n> 1. Yes, proceed\n"
     scene.clock.after(2, lambda: scene.say("trust dialog drawn"))
     outcome = scene.wait(scene.watch(stall_patterns=("Do you trust",)))
     assert outcome.kind == Kind.SPAWN_FAILED
@@ -350,7 +347,7 @@ def test_a_stall_pattern_on_screen_during_the_grace_period_fails_the_spawn(scene
 def test_a_prompts_words_on_the_screen_of_an_agent_at_work_are_not_a_stall(scene: Scene):
     """An interactive TUI's tool call can show a prompt's words ("Please log in" in the login
     page it writes): while its output flows it is working, not waiting."""
-    scene.executor.shown = "Write(login.html)\n<h1>Please log in</h1>\n"
+    scene.agent.shown = "Write(login.html)\n<h1>Please log in</h1>\n"
     for t in range(12):
         scene.clock.after(t * 0.5, lambda: scene.say("· Harmonizing…"))  # the spinner redraws until it is done
     scene.clock.after(5.8, lambda: scene.signal(Kind.DONE))
@@ -359,7 +356,7 @@ def test_a_prompts_words_on_the_screen_of_an_agent_at_work_are_not_a_stall(scene
 
 def test_a_stall_pattern_after_the_grace_period_is_ignored(scene: Scene):
     scene.say("working")
-    scene.clock.after(11, lambda: setattr(scene.executor, "shown", "Do you trust this?"))
+    scene.clock.after(11, lambda: setattr(scene.agent, "shown", "Do you trust this?"))
     outcome = scene.wait(scene.watch(timeout=30, stall_patterns=("Do you trust",)))
     assert outcome.kind == Kind.TIMEOUT
 
@@ -419,9 +416,9 @@ def test_output_tail_prefers_the_screen_and_falls_back_to_this_attempts_log(scen
     scene.say("line 1")
     scene.say("line 2")
     w = scene.watch()
-    scene.executor.shown = "on screen\n"
+    scene.agent.shown = "on screen\n"
     assert output_tail(w) == "on screen"
-    scene.executor.shown = "  \n"
+    scene.agent.shown = "  \n"
     assert output_tail(w, lines=5) == "line 1\nline 2"  # nothing of the earlier attempt
     assert output_tail(w, lines=1) == "line 2"
 
@@ -429,15 +426,14 @@ def test_output_tail_prefers_the_screen_and_falls_back_to_this_attempts_log(scen
 def test_a_remote_agents_signal_is_acted_on_as_its_host_reports_it_not_a_poll_later(scene: Scene):
     naps: list[float] = []
 
-    def nap(ref: AgentRef, seconds: float) -> None:  # a remote executor's wait: it wakes when news comes
+    def nap(seconds: float) -> None:  # a remote executor's wait: it wakes when news comes
         naps.append(seconds)
         scene.clock.sleep(seconds)
 
-    scene.executor.capabilities = Capabilities(naps=True)  # type: ignore[misc]
-    scene.executor.nap = nap  # type: ignore[method-assign]
+    scene.agent.nap = nap  # type: ignore[attr-defined]
     scene.say("thinking")
-    scene.clock.after(20, lambda: setattr(scene.executor, "meanwhile", lambda: scene.signal(Kind.DONE, "")))
-    outcome = scene.wait(scene.watch(poll=1.0))
+    scene.clock.after(20, lambda: setattr(scene.agent, "meanwhile", lambda: scene.signal(Kind.DONE, "")))
+    outcome = scene.wait(scene.watch(poll=1.0, naps=True))
     assert outcome.kind == Kind.DONE
     assert 20 <= scene.clock.elapsed < 21  # the signal its alive() brought over is read before the next nap
     assert naps and set(naps) == {1.0}  # it waited on the executor, not on its own clock

@@ -9,27 +9,40 @@ from pathlib import Path
 import pytest
 
 from hive.errors import HiveError
-from hive.executors import EXECUTORS, Executor, executor
+from hive.executors import EXECUTORS, Agent, AgentRef, Executor, executor
 from hive.project import load_config
 
-PROTOCOL_METHODS = sorted(
-    name for name, value in vars(Executor).items() if inspect.isfunction(value) and not name.startswith("_")
-)
+
+def _methods(protocol: type) -> list[str]:
+    return sorted(
+        name for name, value in vars(protocol).items() if inspect.isfunction(value) and not name.startswith("_")
+    )
 
 
-def test_the_protocol_is_what_the_engine_uses():
-    assert {"start", "locate", "alive", "screen", "stop", "close", "names", "attach_argv"} <= set(PROTOCOL_METHODS)
+PROTOCOL_METHODS, AGENT_METHODS = _methods(Executor), _methods(Agent)
+
+
+def test_the_protocol_is_narrow_and_each_agent_is_a_handle():
+    """Issue 22: everything about one agent goes through the handle `start` returns (or
+    `agent(ref)` finds again); the executor itself only starts, finds and lists agents."""
+    assert PROTOCOL_METHODS == [
+        "agent", "environment", "locate", "names", "on_hosts", "shutdown", "start", "tidy", "worktree_base"
+    ]  # fmt: skip
+    assert {"alive", "screen", "stop", "close", "attach_argv", "nap", "gone", "output"} <= set(AGENT_METHODS)
 
 
 @pytest.mark.parametrize("kind", sorted(EXECUTORS))
-def test_every_registered_executor_implements_the_protocol(kind: str):
+def test_every_registered_executor_and_its_agents_implement_the_protocol(kind: str, tmp_path: Path):
     made = executor(kind)
     assert made.kind == kind
-    for name in PROTOCOL_METHODS:
-        method = getattr(made, name, None)
-        assert callable(method), f"{kind} executor has no {name}()"
-        wanted = list(inspect.signature(getattr(Executor, name)).parameters)[1:]
-        assert list(inspect.signature(method).parameters) == wanted, name
+    handle = made.agent(AgentRef(str(tmp_path), "p:1", 1, "hive-w1-p-1-abc-a1", 7))
+    assert handle.ref.token == 7
+    for protocol, implementation, names in ((Executor, made, PROTOCOL_METHODS), (Agent, handle, AGENT_METHODS)):
+        for name in names:
+            method = getattr(implementation, name, None)
+            assert callable(method), f"{kind}: {type(implementation).__name__} has no {name}()"
+            wanted = list(inspect.signature(getattr(protocol, name)).parameters)[1:]
+            assert list(inspect.signature(method).parameters) == wanted, name
 
 
 def test_tmux_is_the_default_and_one_instance_per_process():

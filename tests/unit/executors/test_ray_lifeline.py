@@ -26,10 +26,12 @@ def _attempt(attempts: Path, folder: str, actor: str, key: str) -> AgentRef:
     name = f"hive-w1-{key.replace(':', '-')}-a1"
     (home / lifeline.HELD).write_text(json.dumps({"actor": actor, "name": name, "key": key, "attempt": 1}))
     env = {"HIVE_ROOT": str(home / "root"), "HIVE_TASK": key, "HIVE_ATTEMPT": "1"}
-    token = TmuxExecutor().start(
-        Launch(name, STUBBORN, env, home, home / "output.log", home / "exit", home / "agent.env")
+    ref = AgentRef(str(home / "root"), key, 1, name)
+    return (
+        TmuxExecutor()
+        .start(Launch(ref, STUBBORN, env, home, home / "output.log", home / "exit", home / "agent.env"))
+        .ref
     )
-    return AgentRef(str(home / "root"), key, 1, name, token)
 
 
 def _running(ref: AgentRef) -> bool:
@@ -78,7 +80,7 @@ def test_the_agents_of_an_actor_that_ends_are_stopped_and_no_others(isolated: Pa
         assert f"stopped {mine.name}" in said and other.name not in said
     finally:
         for ref in (mine, other):
-            TmuxExecutor().stop(ref, 1.0, True, lambda line: None)
+            TmuxExecutor().agent(ref).stop(1.0, True, lambda line: None)
 
 
 def test_which_attempts_an_actor_held(tmp_path: Path) -> None:

@@ -16,7 +16,10 @@ from hive.executors.ray.shipping import Spec
 
 
 class FakeTmux:
-    def stop(self, ref: object, patience: float, finished: bool, report: object) -> str:
+    def agent(self, ref: object) -> FakeTmux:
+        return self
+
+    def stop(self, patience: float, finished: bool, report: object) -> str:
         return ""
 
 

@@ -125,7 +125,8 @@ def world(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> World:
 
 def launch(tmp_path: Path) -> Launch:
     wt = tmp_path / "wt"
-    return Launch("hive-w1-p-1-abc-a1", ["agent"], {}, wt, tmp_path / "log", tmp_path / "exit", tmp_path / "env",
+    ref = AgentRef(str(tmp_path), "p:1", 1, "hive-w1-p-1-abc-a1")
+    return Launch(ref, ["agent"], {}, wt, tmp_path / "log", tmp_path / "exit", tmp_path / "env",
                   checkout=Checkout(tmp_path, "hive/p-1-a1"))  # fmt: skip
 
 
@@ -138,7 +139,7 @@ def executor(world: World, tmp_path: Path) -> RayExecutor:
 def test_an_attempt_whose_node_is_gone_before_it_started_is_placed_on_another(world: World, tmp_path: Path):
     world.placements, world.dead = ["n1", "n2"], {"n1"}
     ex = executor(world, tmp_path)
-    assert ex.start(launch(tmp_path)) == 4242
+    assert ex.start(launch(tmp_path)).ref == AgentRef(str(tmp_path), "p:1", 1, "hive-w1-p-1-abc-a1", 4242)
     assert world.removed == ["n1"], "the unit of the resource on the dead node is given back"
     assert world.waited_gone == ["n1"]
     assert world.said == [
@@ -167,8 +168,8 @@ def test_ending_an_attempt_no_node_holds_gives_its_unit_back(world: World, tmp_p
     world.groups = {g: Group("", g) for g in (f"proj:{name}", "proj:hive-w1-p-5-def-a1")}
     ex = executor(world, tmp_path)
     ref = AgentRef(str(tmp_path), "p:4", 1, name, 4242)
-    assert ex.stop(ref, patience=1.0, finished=False, report=print) == ""
+    assert ex.agent(ref).stop(patience=1.0, finished=False, report=print) == ""
     assert world.removed == [f"proj:{name}"]
-    ex.close("hive-w1-p-5-def-a1")
-    ex.close("hive-w1-p-6-ghi-a1")  # no such attempt: nothing to give back
+    ex.agent(AgentRef.named(tmp_path, "hive-w1-p-5-def-a1")).close()
+    ex.agent(AgentRef.named(tmp_path, "hive-w1-p-6-ghi-a1")).close()  # no such attempt: nothing to give back
     assert world.removed == [f"proj:{name}", "proj:hive-w1-p-5-def-a1"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -30,8 +31,17 @@ class FakeExecutor:
     def locate(self, name: str) -> int | None:
         return self.live.get(name)
 
-    def stop(self, ref: AgentRef, patience: float, finished: bool, report) -> str:
-        self.stopped.append((ref, patience, finished))
+    def agent(self, ref: AgentRef) -> FakeAgent:
+        return FakeAgent(self, ref)
+
+
+@dataclass
+class FakeAgent:
+    executor: FakeExecutor
+    ref: AgentRef
+
+    def stop(self, patience: float, finished: bool, report) -> str:
+        self.executor.stopped.append((self.ref, patience, finished))
         return ""
 
 
