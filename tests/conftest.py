@@ -403,9 +403,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # another in one worker: a cluster takes 3-4 processes and ~1 GB, and two at once on two
     # cores would make their timing the test.
     ray_tests = HERE / "ray"
+    slow = [HERE / tier for tier in ("e2e", "ray", "real_cli")]  # the `slow` marker (setup.cfg) is by folder
     for item in items:
         if item.path.is_relative_to(ray_tests):
             item.add_marker(pytest.mark.xdist_group("ray"))
+        if any(item.path.is_relative_to(tier) for tier in slow):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
