@@ -208,7 +208,7 @@ def _exit_on_stop() -> None:
         signal.signal(sig, _exit_now)
 
 
-def _exit_now(signum: int, frame: types.FrameType | None) -> None:
+def _exit_now(signum: int, _frame: types.FrameType | None) -> None:
     _exit(exit_code(signum))
 
 

@@ -20,7 +20,7 @@ from hive.executors import executor
 from hive.project import load_repo_config
 
 
-def _interrupt(signum: int, frame: object) -> None:
+def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 

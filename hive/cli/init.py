@@ -55,7 +55,7 @@ def init(cwd: Path) -> tuple[Path, list[str]]:
     return root, done
 
 
-def run(args: argparse.Namespace) -> int:
+def run(_args: argparse.Namespace) -> int:
     root, done = init(Path.cwd())
     for line in done or ["already set up; nothing to do"]:
         print(f"hive: {line}")

@@ -86,7 +86,7 @@ class _Version(argparse.Action):
     def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
-    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
         from hive import about
 
         print(about.report())

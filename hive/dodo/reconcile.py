@@ -100,7 +100,7 @@ def _reconcile_task(
 def _in_progress(paths: Paths, config: Config, executor: Executor, st: TaskState) -> str:
     where = standing(paths, executor, st)
     if where.kind == Where.GONE:
-        interrupted(paths, executor, st, config.stop_patience, lambda line: None)
+        interrupted(paths, executor, st, config.stop_patience, lambda _line: None)
     return f"{st.key}: {next_step(where, st.session, executor.kind, by='this run')}"
 
 

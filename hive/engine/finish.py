@@ -108,11 +108,11 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
             return h.end(st, State.FAILED, reason, files=result.files, resume=Resume.RESOLVE, outcome=Ended.CONFLICT)
     # The agent's work is safe on its branch: `hive retry` redoes only the merge
     # (after the human resolved the conflict on the branch or cleaned the checkout).
-    reason = result.reason + (by_hand(h, st, wt) if result.status == MergeStatus.CONFLICT else "")
+    reason = result.reason + (by_hand(h, wt) if result.status == MergeStatus.CONFLICT else "")
     return h.end(st, State.BLOCKED, reason, result.output_tail, files=result.files, resume=Resume.MERGE)
 
 
-def by_hand(h: TaskContext, st: TaskState, wt: Path) -> str:
+def by_hand(h: TaskContext, wt: Path) -> str:
     """How a human resolves a conflict the agents could not."""
     return (
         f"; resolve it by hand: `cd {wt} && git merge {h.cfg.main_branch}`, fix the files, "

@@ -104,7 +104,7 @@ def _attempt(
             git.checkout(wt, req.branch)
 
     changes = git.changes(req.root, main_sha, merged)
-    lost = _unexpected_deletions(req, main_sha, merged, {path for status, path in changes if status == "D"})
+    lost = _unexpected_deletions(req, main_sha, {path for status, path in changes if status == "D"})
     if lost:
         back_to_branch()
         return MergeResult(
@@ -178,7 +178,7 @@ def _conflict(req: MergeRequest, files: list[str]) -> MergeResult:
     )
 
 
-def _unexpected_deletions(req: MergeRequest, main_sha: str, merged: str, deleted: set[str]) -> list[str]:
+def _unexpected_deletions(req: MergeRequest, main_sha: str, deleted: set[str]) -> list[str]:
     """Files the merge would delete that the task did not mean to: ones its branch
     never deleted — and every file, if the merge would leave the project empty (a
     branch that committed an interrupted checkout "deleted" them all)."""

@@ -117,7 +117,7 @@ class TaskRunner:
             if d.step == Step.HOLD:
                 return self._held(st, news=False)  # held over from an earlier run: already told
             if d.step == Step.CHECKPOINT:
-                return self._held(self._checkpoint(st))
+                return self._held(self._checkpoint())
             if d.step == Step.NEW:
                 over = run_budget_reached(h)
                 if over:
@@ -208,7 +208,7 @@ class TaskRunner:
         except (HiveError, CommandError) as e:
             return Outcome(Kind.SPAWN_FAILED, f"agent_spawn_failed: could not start: {e}")
 
-    def _checkpoint(self, st: TaskState) -> TaskState:
+    def _checkpoint(self) -> TaskState:
         """Stop here for a human: write the checkpoint report and wait in awaiting_human."""
         h = self.h
         report = checkpoint_report(h.store, h.job.plan, h.task, h.cfg.main_branch)

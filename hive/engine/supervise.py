@@ -160,7 +160,7 @@ def troubled(trouble: Trouble, tail: str) -> Outcome:
     return Outcome(Kind.CRASHED, trouble.reason, tail)
 
 
-def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None, clock: Clock = SYSTEM_CLOCK) -> Outcome:
+def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda _idle: None, clock: Clock = SYSTEM_CLOCK) -> Outcome:
     follow = _Follow(watch)
     outcome = _wait(watch, on_stuck, clock, follow)
     if watch.linger and outcome.rule.verb:
@@ -173,68 +173,93 @@ def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda idle: None, cl
     return outcome
 
 
+@dataclass
+class _Seen:
+    """What the wait loop has seen of the attempt so far."""
+
+    size: int  # of its log
+    alive_seen: bool  # it printed something
+    last_change: float  # when its log last grew
+    next_thorough_check: float
+    next_screen_check: float = 0.0
+    warned: bool = False  # said it is stuck (once per silence)
+
+
 def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow: _Follow) -> Outcome:
-    size = log_size(watch.log_path)
-    alive_seen = size > watch.log_offset
-    last_change = clock.time()
-    next_screen_check = 0.0
-    next_thorough_check = clock.time() + 1.0
-    warned = False
+    size, now = log_size(watch.log_path), clock.time()
+    seen = _Seen(size, size > watch.log_offset, now, next_thorough_check=now + 1.0)
     while True:
-        # asked first: a remote executor brings the agent's signal over as it answers
-        ended = watch.exit_file.exists() or not watch.agent.alive()
-        sig = agent_signals.read(watch.signal_path)
-        if sig:
-            return signalled(sig)
-        if watch.stop_file.exists():
-            return Outcome(Kind.STOPPED, "stopped by `hive stop`", output_tail(watch))
-        now = clock.time()
-        if ended:
-            return _exited(watch, alive_seen, clock, follow)
-        if now >= next_thorough_check:
-            next_thorough_check = now + 1.0
-            if not watch.agent.alive(thorough=True):
-                return _exited(watch, alive_seen, clock, follow)
-        new_size = log_size(watch.log_path)
-        if new_size != size:
-            size, last_change, alive_seen = new_size, now, alive_seen or new_size > watch.log_offset
-            warned = False
-            follow.read()
-        over = follow.meter(now)
-        if over:
-            return Outcome(Kind.OVER_BUDGET, over, output_tail(watch))
-        trouble = follow.trouble(now)
-        if trouble:
-            return troubled(trouble, output_tail(watch))
-        in_grace = watch.grace is not None and now < watch.started_at + watch.grace
-        if watch.grace is not None and not alive_seen and not in_grace:
-            return Outcome(
-                Kind.SPAWN_FAILED,
-                f"agent_spawn_failed: no output and no signal within {watch.grace:g}s",
-                output_tail(watch),
-            )
-        # a prompt waits in silence; a TUI at work redraws (its tool calls may show the very
-        # words of a prompt: a login page's "Please log in" failed a working agent)
-        quiet = now - last_change >= STALL_QUIET
-        if in_grace and watch.stall_patterns and now >= next_screen_check and quiet:
-            next_screen_check = now + 0.5
-            stall = _stalled(watch)
-            if stall:
-                return Outcome(
-                    Kind.SPAWN_FAILED,
-                    f"agent_spawn_failed: the agent is waiting at a prompt ({stall!r}) instead of working",
-                    output_tail(watch),
-                )
-        if now > watch.started_at + watch.timeout:
-            return Outcome(Kind.TIMEOUT, f"timeout: no signal after {duration(watch.timeout)}", output_tail(watch))
-        if not warned and now - last_change > watch.stuck_threshold:
-            warned = True
-            on_stuck(now - last_change)
+        outcome = _look(watch, seen, clock, follow, on_stuck)
+        if outcome is not None:
+            return outcome
         if watch.naps:
             watch.agent.nap(watch.poll)  # wakes when its host reports news
             crashsafe.may_stop()
         else:
             clock.sleep(watch.poll)
+
+
+def _look(
+    watch: Watch, seen: _Seen, clock: Clock, follow: _Follow, on_stuck: Callable[[float], None]
+) -> Outcome | None:
+    """One look at the attempt: how it ended, if it has (or must)."""
+    # asked first: a remote executor brings the agent's signal over as it answers
+    ended = watch.exit_file.exists() or not watch.agent.alive()
+    sig = agent_signals.read(watch.signal_path)
+    if sig:
+        return signalled(sig)
+    if watch.stop_file.exists():
+        return Outcome(Kind.STOPPED, "stopped by `hive stop`", output_tail(watch))
+    now = clock.time()
+    if not ended and now >= seen.next_thorough_check:
+        seen.next_thorough_check = now + 1.0
+        ended = not watch.agent.alive(thorough=True)
+    if ended:
+        return _exited(watch, seen.alive_seen, clock, follow)
+    new_size = log_size(watch.log_path)
+    if new_size != seen.size:
+        seen.size, seen.last_change, seen.warned = new_size, now, False
+        seen.alive_seen = seen.alive_seen or new_size > watch.log_offset
+        follow.read()
+    over = follow.meter(now)
+    if over:
+        return Outcome(Kind.OVER_BUDGET, over, output_tail(watch))
+    trouble = follow.trouble(now)
+    if trouble:
+        return troubled(trouble, output_tail(watch))
+    outcome = _not_started(watch, seen, now)
+    if outcome is None and now > watch.started_at + watch.timeout:
+        outcome = Outcome(Kind.TIMEOUT, f"timeout: no signal after {duration(watch.timeout)}", output_tail(watch))
+    if outcome is None and not seen.warned and now - seen.last_change > watch.stuck_threshold:
+        seen.warned = True
+        on_stuck(now - seen.last_change)
+    return outcome
+
+
+def _not_started(watch: Watch, seen: _Seen, now: float) -> Outcome | None:
+    """An agent that printed nothing within its grace period, or that waits at a prompt."""
+    if watch.grace is None:  # a script
+        return None
+    in_grace = now < watch.started_at + watch.grace
+    if not seen.alive_seen and not in_grace:
+        return Outcome(
+            Kind.SPAWN_FAILED,
+            f"agent_spawn_failed: no output and no signal within {watch.grace:g}s",
+            output_tail(watch),
+        )
+    # a prompt waits in silence; a TUI at work redraws (its tool calls may show the very
+    # words of a prompt: a login page's "Please log in" failed a working agent)
+    quiet = now - seen.last_change >= STALL_QUIET
+    if in_grace and watch.stall_patterns and now >= seen.next_screen_check and quiet:
+        seen.next_screen_check = now + 0.5
+        stall = _stalled(watch)
+        if stall:
+            return Outcome(
+                Kind.SPAWN_FAILED,
+                f"agent_spawn_failed: the agent is waiting at a prompt ({stall!r}) instead of working",
+                output_tail(watch),
+            )
+    return None
 
 
 def signalled(sig: Signal) -> Outcome:
@@ -273,16 +298,24 @@ def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Ou
         return signalled(sig)
     if over and status != 0:
         return Outcome(Kind.OVER_BUDGET, over, output_tail(watch))
-    if watch.grace is None and status == 0:
-        return Outcome(Kind.DONE, "script finished")
+    if watch.grace is None:  # a script: its exit status says it all
+        if status == 0:
+            return Outcome(Kind.DONE, "script finished")
+        return Outcome(Kind.SCRIPT_FAILED, f"script exited with status {status}", output_tail(watch))
     trouble = watch.reader.trouble if watch.reader else None
     if trouble is not None and trouble.kind != TroubleKind.TRANSIENT:
         return troubled(trouble, output_tail(watch))  # aider exits 0 after a failed API call
     if watch.exit_zero_is_done and status == 0:
         return Outcome(Kind.DONE, "agent exited with status 0")
     tail = output_tail(watch)
-    if watch.grace is None:
-        return Outcome(Kind.SCRIPT_FAILED, f"script exited with status {status}", tail)
+    if trouble is not None and status != 127:
+        return troubled(trouble, tail)
+    early = not alive_seen or clock.time() < watch.started_at + watch.grace
+    return _agent_exited(watch, status, tail, early)
+
+
+def _agent_exited(watch: Watch, status: int | None, tail: str, early: bool) -> Outcome:
+    """An agent that exited without a signal, and without trouble its output explains."""
     if status == 127:
         said = last_words(tail) or f"`{watch.command}`"
         return Outcome(
@@ -291,12 +324,10 @@ def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Ou
             f".hive/config.toml, then `hive retry` (`hive doctor` checks)",
             tail,
         )
-    if trouble is not None:
-        return troubled(trouble, tail)
     if status == 0:
         # it finished its turn without signalling: what it committed is kept for the next attempt
         return Outcome(Kind.CRASHED, "the agent exited (status 0) without running `hive done`", tail)
-    if not alive_seen or clock.time() < watch.started_at + (watch.grace or 0):
+    if early:
         # an agent that ends this early never really started (missing binary, not logged in...)
         said = f": {last_words(tail)}" if tail else ""
         return Outcome(

@@ -104,7 +104,7 @@ def run_status(states: list[str]) -> str:
     return "complete" if all(s == State.DONE for s in states) else "in_progress"
 
 
-def payload(
+def payload(  # noqa: PLR0913 — one keyword-only argument per field every event carries
     event: str,
     root: Path,
     *,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -330,18 +331,24 @@ def _convert_fields(
 
     if "depends_on" in v:
         out["depends_on"] = _id_list(v["depends_on"])
-    if "type" in v:
-        written = v["type"].strip("` ").lower()
-        if written in TYPES:
-            out["type"] = TaskType(written)
-        else:
-            bad("type", f"unknown Type {v['type']!r}; use one of: {', '.join(TYPES)}")
     for key in ("acceptance", "verify", "module", "agent", "discovered_from"):
         if key in v:
             out[key] = v[key].strip("` ") if key == "verify" else v[key]
     for key in ("files", "options"):
         if key in v:
             out[key] = tuple(s.strip(" `") for s in v[key].split(",") if s.strip(" `"))
+    return out | _checked_fields(v, bad)
+
+
+def _checked_fields(v: dict[str, str], bad: Callable[[str, str], None]) -> dict[str, Any]:
+    """The fields whose text must parse: one that does not is a problem at its line."""
+    out: dict[str, Any] = {}
+    if "type" in v:
+        written = v["type"].strip("` ").lower()
+        if written in TYPES:
+            out["type"] = TaskType(written)
+        else:
+            bad("type", f"unknown Type {v['type']!r}; use one of: {', '.join(TYPES)}")
     if "parallel_safe" in v:
         flag = v["parallel_safe"].lower()
         if flag not in ("yes", "no", "true", "false"):

@@ -107,30 +107,38 @@ def load_config(
             continue
         if section == "executor":
             problems += _load_executor(path, table, executors, values)
-            continue
-        for key, value in table.items():
-            spec = _SCHEMA[section].get(key)
-            if spec is None:
-                problems.append(f"{path}: unknown key {section}.{key}; known: {', '.join(_SCHEMA[section])}")
-                continue
-            try:
-                values[spec.field] = convert(value, spec.kind, f"{path}: {section}.{key}")
-            except HiveError as e:
-                problems += e.problems
+        else:
+            problems += _load_section(path, section, table, values)
     config = Config(agents=agents, prices=prices, **values)
-    if config.default_agent not in agents and config.default_agent != "script":
-        problems.append(
-            f"{path}: agent.default = {config.default_agent!r} is not a known agent profile; "
-            f"known: {', '.join(sorted(agents))}"
-        )
-    if config.planner not in agents:
-        problems.append(
-            f"{path}: agent.planner = {config.planner!r} is not a known agent profile; "
-            f"known: {', '.join(sorted(agents))}"
-        )
+    problems += _unknown_profiles(path, config)
     if problems:
         raise HiveError(*problems)
     return config
+
+
+def _load_section(path: Path, section: str, table: dict[str, Any], values: dict[str, Any]) -> list[str]:
+    """One of the schema's sections: each key checked against its Key, into `values` by field."""
+    problems = []
+    for key, value in table.items():
+        spec = _SCHEMA[section].get(key)
+        if spec is None:
+            problems.append(f"{path}: unknown key {section}.{key}; known: {', '.join(_SCHEMA[section])}")
+            continue
+        try:
+            values[spec.field] = convert(value, spec.kind, f"{path}: {section}.{key}")
+        except HiveError as e:
+            problems += e.problems
+    return problems
+
+
+def _unknown_profiles(path: Path, config: Config) -> list[str]:
+    """`[agent] default` and `planner` must name a profile (the default may be "script")."""
+    known = ", ".join(sorted(config.agents))
+    return [
+        f"{path}: agent.{key} = {name!r} is not a known agent profile; known: {known}"
+        for key, name in (("default", config.default_agent), ("planner", config.planner))
+        if name not in config.agents and not (key == "default" and name == "script")
+    ]
 
 
 def _load_executor(

@@ -110,9 +110,9 @@ def test_merge_that_deletes_a_file_the_task_did_not_delete_is_detected(isolated)
         check_timeout=10,
         env={},
     )
-    assert _unexpected_deletions(req, main, bad, deleted_by(root, main, bad)) == ["precious.txt"]
+    assert _unexpected_deletions(req, main, deleted_by(root, main, bad)) == ["precious.txt"]
     good = git(root, "commit-tree", git(root, "rev-parse", "task^{tree}"), "-p", main, "-p", "task", "-m", "ok")
-    assert _unexpected_deletions(req, main, good, deleted_by(root, main, good)) == []
+    assert _unexpected_deletions(req, main, deleted_by(root, main, good)) == []
 
 
 def deleted_by(root, a: str, b: str) -> set[str]:

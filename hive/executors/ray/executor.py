@@ -237,7 +237,7 @@ class RayAgent:
     def name(self) -> str:
         return self.ref.name
 
-    def alive(self, thorough: bool = False) -> bool:
+    def alive(self, thorough: bool = False) -> bool:  # noqa: ARG002 — the protocol's; every look asks the node
         """Never waits for the node: what its watch in flight brought is written here once
         it has come, and the next watch goes out."""
         link = self.ex._link(self.name)
@@ -322,7 +322,7 @@ class RayAgent:
             return []
         return ["ssh", "-t", link.ip, "tmux", "-L", link.socket, "attach-session", "-t", self.name]
 
-    def attach(self, replace_process: bool = False) -> int:
+    def attach(self, replace_process: bool = False) -> int:  # noqa: ARG002 — the protocol's; it only says where
         """The agent runs on another machine: say how to watch it there."""
         argv = self.attach_argv()
         if not argv:

@@ -19,7 +19,8 @@ class TmuxExecutor:
     kind = PLUGIN.kind
     capabilities = PLUGIN.capabilities
 
-    def __init__(self, options: Mapping[str, object] | None = None, root: Path | None = None) -> None:
+    # every executor is made with (options, root); tmux has no settings of its own
+    def __init__(self, options: Mapping[str, object] | None = None, root: Path | None = None) -> None:  # noqa: ARG002
         self.root = (root or Path.cwd()).resolve()  # no settings of its own
 
     def environment(self) -> dict[str, str]:
@@ -92,7 +93,7 @@ class TmuxAgent:
     def host(self) -> str:
         return ""
 
-    def output(self, since: int = 0) -> bytes | None:
+    def output(self, since: int = 0) -> bytes | None:  # noqa: ARG002 — the protocol's
         return None  # the task's log here is the whole output
 
     def screen(self, lines: int) -> str:
