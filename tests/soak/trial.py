@@ -1,28 +1,7 @@
-#!/usr/bin/env python3
-"""Randomized fault-injection soak for Hive (see bench/README.md, "Soak").
-
-    .venv/bin/python bench/soak.py --trials 20 [--seed 1] [--keep-failed]   # seeds 1..20
-    .venv/bin/python bench/soak.py --replay 7 [--keep] [--trace-git]       # one trial, verbosely
-
-Each trial builds a random plan of 3-7 fake-agent tasks (a random DAG), protects
-a "user" checkout (a dirty tracked file, an untracked file, commits made during
-the run), runs `doit` while injecting random faults (kill -9 of the process
-group, SIGTERM/SIGINT, tmux server killed, a worktree deleted under its agent,
-agents that crash or stay silent on attempt 1, two doits started at once) at
-random times or right after Hive reaches a phase (a claim, an agent's signal, a
-merge), then re-runs `doit` until it exits 0 and checks invariants: every task
-merged exactly once, no merged task re-spawned, the user's work untouched, no
-traceback, clean exit codes, nothing left behind.
-
-A seed fixes the plan and the faults (what, which task, when); the interleaving
-with Hive's own timing is not reproducible, so a replay may need a few tries.
-Stdlib only (plus Hive and doit as subprocesses).
-"""
+"""One soak trial: build its repo, run doit under its faults, check the invariants."""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
 import os
 import random
@@ -38,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-FAKE_AGENT = BENCH.parent / "tests" / "fake_agent.py"
+TESTS = Path(__file__).resolve().parents[1]
+FAKE_AGENT = TESTS / "fake_agent.py"
 PY = sys.executable
 PLAN = "soak"
 
@@ -1204,44 +1183,3 @@ def summary(results: list[TrialResult], elapsed: float) -> str:
             f"{' ...' if len(seeds) > 8 else ''})"
         )
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trials", type=int, default=10, help="how many trials (default 10)")
-    ap.add_argument("--seed", type=int, default=1, help="first seed (trials use seed, seed+1, ...)")
-    ap.add_argument("--replay", type=int, metavar="SEED", help="run one trial verbosely")
-    ap.add_argument("--keep", action="store_true", help="keep every trial's temp dir")
-    ap.add_argument("--keep-failed", action="store_true", help="keep the temp dirs of failed trials")
-    ap.add_argument("--trace-git", action="store_true", help="log every git command to <temp dir>/git-trace.log")
-    ap.add_argument(
-        "--ray", action="store_true", help="on the Ray executor: a local cluster of a head and 2 worker nodes"
-    )
-    args = ap.parse_args(argv)
-    seeds = [args.replay] if args.replay is not None else list(range(args.seed, args.seed + args.trials))
-    t0 = time.monotonic()
-    results = []
-    with contextlib.ExitStack() as stack:
-        on_ray = None
-        if args.ray:
-            from soak_ray import RaySoak  # needs `pip install -e '.[ray]'`
-
-            on_ray = stack.enter_context(RaySoak()).trial
-        for seed in seeds:
-            res = run_trial(
-                seed,
-                verbose=args.replay is not None,
-                keep=args.keep or args.keep_failed,
-                trace_git=args.trace_git,
-                on_ray=on_ray,
-            )
-            if res.passed and args.keep_failed and not args.keep:
-                shutil.rmtree(res.dir, ignore_errors=True)
-            report(res)
-            results.append(res)
-    print(summary(results, time.monotonic() - t0))
-    return 0 if all(r.passed for r in results) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
