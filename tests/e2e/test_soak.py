@@ -13,7 +13,12 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from soak.trial import Findings, RunRecord, Trial, hive_loaded, report, run_trial
+from soak.checks import check_runs
+from soak.processes import hive_loaded
+from soak.results import Findings, report
+from soak.runs import RunRecord
+from soak.sandbox import Sandbox
+from soak.trial import run_trial
 
 # Chosen from 150-trial runs of the code before issue 7's fixes, so that together they
 # cover every fault kind and each reproduced one of the failures the soak found then (most
@@ -86,8 +91,8 @@ def test_the_soak_tells_a_stop_before_doit_loaded_hive_from_one_hive_mishandled(
             p.wait()
         rec = RunRecord("1", ["doit"], tmp_path / "out", 0.0, stop_signal="sigint-group", code=-2)
         rec.before_hive = not loaded
-        trial = Trial.__new__(Trial)
+        trial = Sandbox.__new__(Sandbox)  # all check_runs reads: no temp dir, no repository
         trial.runs, trial.notes, trial.findings = [rec], [], Findings()
-        trial._check_runs()
+        check_runs(trial)
         assert bool(trial.findings) is loaded, trial.findings
         assert any("before it loaded Hive" in n for n in trial.notes) is not loaded

@@ -16,7 +16,8 @@ import sys
 import time
 
 from .ray import RaySoak
-from .trial import TrialMaker, report, run_trial, summary
+from .results import report, summary
+from .trial import TrialMaker, run_trial
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,7 +33,10 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from .trial import GIT_ENV, PLAN, PY, RAY_WORKERS, TESTS, Scenario, SoakError, Trial, processes_where
+from .processes import processes_where
+from .sandbox import GIT_ENV, PY, TESTS, SoakError
+from .scenario import PLAN, RAY_WORKERS, Scenario
+from .trial import Trial
 
 # tests/ray_cluster.py is a top-level module of the test tree: pytest has tests/ on sys.path, `python -m
 # tests.soak` (the repo root on sys.path) does not. Appended, so that nothing in tests/ shadows an installed package.
