@@ -25,8 +25,8 @@ sys.path[:0] = [str(BENCH), str(BENCH.parent / "tests"), str(BENCH.parent / "tes
 
 import run as bench  # noqa: E402 — bench/run.py: Sandbox, new_repo
 from cli_setup import MODEL, cli_env  # type: ignore[import-not-found]  # noqa: E402 — tests/real_cli
-from clis import cli_bin_dir  # type: ignore[import-not-found]  # noqa: E402 — tests/
-from model_server import ModelServer  # type: ignore[import-not-found]  # noqa: E402
+from clis import cli_bin_dir  # noqa: E402 — tests/
+from model_server import ModelServer  # noqa: E402 — tests/
 
 CONFIG = """\
 [agent]

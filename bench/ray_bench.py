@@ -8,7 +8,7 @@ overhead per remote task, makespan of 64 tasks of 3 s against the list-schedulin
 A real cluster of 4 Ray worker nodes on this machine (tests/ray_cluster.py), each offering 16
 `hive_agent`; scratch repos, $HOME, git identity and tmux server as in bench/run.py, whose
 helpers this reuses. Not named bench/ray.py: that would shadow the `ray` package for every
-script in bench/ (their directory is first on sys.path) and for mypy (`files = hive, bench`).
+script in bench/ (their directory is first on sys.path) and for mypy (`files` in setup.cfg).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent / "tests")]
-import ray_cluster as harness  # type: ignore[import-not-found]  # noqa: E402 — tests/ray_cluster.py
+import ray_cluster as harness  # noqa: E402 — tests/ray_cluster.py
 import run as local  # noqa: E402 — bench/run.py: Sandbox, repos, plans, Hive's records, the table
 
 NODES, PER_NODE, RESOURCE = 4, 16, "hive_agent"

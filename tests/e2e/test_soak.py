@@ -1,23 +1,24 @@
-"""The randomized fault-injection soak (bench/soak.py) on a fixed list of seeds.
+"""The randomized fault-injection soak (tests/soak/) on a fixed list of seeds.
 
 About a minute on a 2-core machine (two trials at a time). Each seed picks a plan and faults (kill -9,
 SIGINT/SIGTERM, tmux server killed, worktree deleted, user commits, crashing and
-silent agents, two doits at once); see bench/README.md. A failing seed is replayed
-verbosely with `python bench/soak.py --replay SEED`.
+silent agents, two doits at once); see docs/development.md. A failing seed is replayed
+verbosely with `python -m tests.soak --replay SEED` from the repository root.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from types import ModuleType
 
 import pytest
-
-SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
+from soak.checks import check_runs
+from soak.processes import hive_loaded
+from soak.results import Findings, report
+from soak.runs import RunRecord
+from soak.sandbox import Sandbox
+from soak.trial import run_trial
 
 # Chosen from 150-trial runs of the code before issue 7's fixes, so that together they
 # cover every fault kind and each reproduced one of the failures the soak found then (most
@@ -54,29 +55,19 @@ SEEDS = [
 ]
 
 
-def load_soak() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("hive_soak", SOAK)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_soak_fixed_seeds():
     # The soak isolates every trial itself (its own HOME, tmux socket and TMUX_TMPDIR,
     # all under /tmp), so conftest's checks on the default tmux server and the real
     # $HOME hold as for any other test.
-    soak = load_soak()
     # two at a time: a trial keeps ~40 % of one core busy (it mostly waits for its faults and
     # agents), and each is isolated from the others
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(soak.run_trial, SEEDS))
+        results = list(pool.map(run_trial, SEEDS))
     for res in results:
-        soak.report(res)  # shown by pytest when the test fails
+        report(res)  # shown by pytest when the test fails
     failed = [r for r in results if not r.passed]
     replay = "\n".join(
-        f"  {sys.executable} bench/soak.py --replay {r.seed}   # {'; '.join(list(r.findings)[:3])}" for r in failed
+        f"  {sys.executable} -m tests.soak --replay {r.seed}   # {'; '.join(list(r.findings)[:3])}" for r in failed
     )
     if failed:
         pytest.fail(f"{len(failed)} of {len(SEEDS)} soak trials failed; replay them with:\n{replay}", pytrace=False)
@@ -86,7 +77,6 @@ def test_the_soak_tells_a_stop_before_doit_loaded_hive_from_one_hive_mishandled(
     """A SIGINT that lands while doit imports its own modules, before dodo.py loads Hive, kills
     doit as it would any program (seed 129 under a loaded machine): not Hive's to handle, so a
     note. Once Hive has its handlers, the same death is a finding."""
-    soak = load_soak()
     script = "import signal, sys, time\nif sys.argv[1] == 'hive': signal.signal(signal.SIGTERM, lambda *a: None)\n"
     script += "print('ready', flush=True)\ntime.sleep(30)\n"
     for loaded in (False, True):
@@ -95,14 +85,14 @@ def test_the_soak_tells_a_stop_before_doit_loaded_hive_from_one_hive_mishandled(
         )
         try:
             assert p.stdout and p.stdout.readline() == "ready\n"
-            assert soak.hive_loaded(p.pid) is loaded
+            assert hive_loaded(p.pid) is loaded
         finally:
             p.kill()
             p.wait()
-        rec = soak.RunRecord("1", ["doit"], tmp_path / "out", 0.0, stop_signal="sigint-group", code=-2)
+        rec = RunRecord("1", ["doit"], tmp_path / "out", 0.0, stop_signal="sigint-group", code=-2)
         rec.before_hive = not loaded
-        trial = soak.Trial.__new__(soak.Trial)
-        trial.runs, trial.notes, trial.findings = [rec], [], soak.Findings()
-        trial._check_runs()
+        trial = Sandbox.__new__(Sandbox)  # all check_runs reads: no temp dir, no repository
+        trial.runs, trial.notes, trial.findings = [rec], [], Findings()
+        check_runs(trial)
         assert bool(trial.findings) is loaded, trial.findings
         assert any("before it loaded Hive" in n for n in trial.notes) is not loaded

@@ -2,7 +2,7 @@
 the main thread it puts in Ray's own Python handler, which exits at once with status 15
 wherever the process is (a merge half done); and in any thread Ray's core worker puts in a C++
 handler (Abseil's failure-signal handler, which prints "*** SIGTERM received" and sometimes
-aborts the process). Found by `bench/soak.py --ray` (seeds 1, 1045, 6012, 6018, 6028) and
+aborts the process). Found by `python -m tests.soak --ray` (seeds 1, 1045, 6012, 6018, 6028) and
 under pytest-xdist."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Cluster.connect keeps Hive's SIGTERM handling: ray.init in the main thread installs Ray's
-own handler (exit 15 at once, wherever the run is). Found by `bench/soak.py --ray`: a SIGTERM
+own handler (exit 15 at once, wherever the run is). Found by `python -m tests.soak --ray`: a SIGTERM
 during ray.init (seed 1045), and one after it (seed 1) or after its C++ handler came in (seeds
 6012, 6018, 6028); and by pytest-xdist, whose worker has a thread of its own that took a SIGTERM
 the main thread blocked. Ray is stood in for: its init

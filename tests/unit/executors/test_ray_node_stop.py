@@ -1,4 +1,4 @@
-"""A node's stop of an attempt whose worktree is deleted under it (found by `bench/soak.py --ray`):
+"""A node's stop of an attempt whose worktree is deleted under it (found by `python -m tests.soak --ray`):
 it says so, and the actor's call does not fail. No Ray needed: an Attempt on a real git cache."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""RayExecutor when the node an attempt was placed on goes away (found by `bench/soak.py --ray`):
+"""RayExecutor when the node an attempt was placed on goes away (found by `python -m tests.soak --ray`):
 before anything started there (a worker node killed as a run began), and while no node holds
 the attempt's unit (Ray waits to place it again), when the attempt is ended. Ray is stood in
 for here, so the order of events is exact; the soak does it on a real cluster."""

@@ -1,9 +1,9 @@
-"""The soak on the Ray executor: `bench/soak.py --ray` (see bench/README.md, "Soak").
+"""The soak on the Ray executor: `python -m tests.soak --ray` (see docs/development.md, "The soak").
 
 One local cluster for every trial (tests/ray_cluster.py: a head and two worker nodes, each
 offering 4 `hive_agent`), started with the soak's fake HOME, pinned git identity and its own
 tmux socket name, so each node's agents run in a tmux server `skr<pid>-<node id>`. A trial is
-bench/soak.py's, with `[executor] kind = "ray"` and these differences:
+trial.py's, with `[executor] kind = "ray"` and these differences:
 
 - the agents log their starts to the trial's own `fake/spawns.log` (`FAKE_LOG_DIR`): on a node
   HIVE_ROOT is the node's copy, which goes away with the attempt;
@@ -33,10 +33,16 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from soak import BENCH, GIT_ENV, PLAN, PY, RAY_WORKERS, Scenario, SoakError, Trial, processes_where
+from .processes import processes_where
+from .sandbox import GIT_ENV, PY, TESTS, SoakError
+from .scenario import PLAN, RAY_WORKERS, Scenario
+from .trial import Trial
 
-sys.path.insert(0, str(BENCH.parent / "tests"))
-from ray_cluster import MARKER, LocalRayCluster  # type: ignore[import-not-found]  # tests/ray_cluster.py
+# tests/ray_cluster.py is a top-level module of the test tree: pytest has tests/ on sys.path, `python -m
+# tests.soak` (the repo root on sys.path) does not. Appended, so that nothing in tests/ shadows an installed package.
+if str(TESTS) not in sys.path:
+    sys.path.append(str(TESTS))
+from ray_cluster import MARKER, LocalRayCluster
 
 PER_NODE = 4  # units of `hive_agent` a worker node offers: two doits at -n 3 fit on the two nodes
 

@@ -1,0 +1,207 @@
+"""The invariants checked after a trial's final run, each reading what a user would see: git's
+history and status, `hive status --json`, the runs' exit codes and output, what is left running."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+from .output import first_line, tail
+from .records import read_events, read_spawns
+from .runs import RUN_TIMEOUT, STOP_TIMEOUT
+from .sandbox import Sandbox, SoakError
+
+EXPECTED_EXIT = {"sigterm": 143, "sigint": 130, "sigint-group": 130}
+LINGER_S = 3.0  # how long processes may take to go away after the final run
+
+
+def run_checks(sb: Sandbox) -> None:
+    """Every invariant, after the final run."""
+    checks = (
+        check_runs,
+        check_tasks_on_main,
+        check_no_respawn,
+        check_user_work,
+        check_status,
+        check_leftovers,
+    )
+    for check in checks:
+        try:
+            check(sb)
+        except (SoakError, OSError, ValueError) as e:  # one check that cannot read must not hide the others
+            sb.findings.add("harness error (not a Hive finding)", f"{check.__name__}: {e!r}")
+
+
+def check_runs(sb: Sandbox) -> None:
+    """Each run ended as its faults allow: 130 after SIGINT, 143 after SIGTERM, 0 with no fault, never hung."""
+    for rec in sb.runs:
+        if rec.killed == "hung":
+            sb.findings.add(
+                f"hang: a run was still going after {RUN_TIMEOUT:.0f}s",
+                f"run {rec.label}; its processes: {' | '.join(rec.stuck)}",
+            )
+        elif rec.killed == "slow-stop":
+            sb.findings.add(
+                f"{rec.stop_signal}: doit did not stop within {STOP_TIMEOUT:.0f}s",
+                f"run {rec.label}; its processes: {' | '.join(rec.stuck)}",
+            )
+        elif rec.died_before_hive():
+            sb.notes.append(
+                f"run {rec.label}: {rec.stop_signal} arrived while doit was starting, before it loaded Hive "
+                f"(exit {rec.code})"
+            )
+        elif rec.stop_signal and rec.code != EXPECTED_EXIT[rec.stop_signal] and rec.met_the_end():
+            sb.notes.append(f"run {rec.label}: {rec.stop_signal} arrived as the run ended (exit {rec.code})")
+        elif rec.stop_signal and rec.code != EXPECTED_EXIT[rec.stop_signal]:
+            how = f"killed by signal {-rec.code}" if rec.code is not None and rec.code < 0 else f"exit {rec.code}"
+            sb.findings.add(
+                f"{rec.stop_signal}: doit {how}, expected exit {EXPECTED_EXIT[rec.stop_signal]}", f"run {rec.label}"
+            )
+        elif not rec.faults and not rec.killed and rec.code != 0:
+            sb.findings.add(
+                "a run with no fault injected exited non-zero",
+                f"run {rec.label} exit {rec.code}: {tail(rec.output(), 3)[-300:]}",
+            )
+
+
+def check_tasks_on_main(sb: Sandbox) -> None:
+    """Each task's work and its merge commit on main exactly once, with the file it wrote."""
+    subjects = sb.git_out("log", "--format=%s", "main").splitlines()
+    merges = sb.git_out("log", "--first-parent", "--format=%s", "main").splitlines()
+    for t in sb.sc.tasks:
+        work = subjects.count(t.message)
+        merged = sum(1 for s in merges if s.startswith(f"hive: merge {t.key} —"))
+        content = sb.git("show", f"main:{t.file}")
+        if work != 1:
+            sb.findings.add(
+                "a task's work is not on main exactly once", f"{t.key}: `{t.message}` {work} times in git log main"
+            )
+        if merged != 1:
+            sb.findings.add(
+                "a task has not exactly one merge commit on main",
+                f"{t.key}: {merged} `hive: merge {t.key} —` on main's first-parent history",
+            )
+        if content.returncode != 0 or content.stdout != t.content + "\n":
+            found = repr(content.stdout.strip()) if content.returncode == 0 else "missing"
+            sb.findings.add("a task's file on main is wrong", f"{t.file} is {found}, expected {t.content!r}")
+
+
+def check_no_respawn(sb: Sandbox) -> None:
+    """No agent of a task starts after that task was recorded done (merged), and
+    no attempt's agent starts twice."""
+    done_at: dict[str, float] = {}
+    for e in read_events(sb.root):
+        if e.get("to") == "done":
+            done_at.setdefault(e["task"], e["time"])
+    seen: Counter[tuple[str, int]] = Counter()
+    for task, attempt, at, event in read_spawns(sb.spawn_log):
+        if event != "start":
+            continue
+        seen[(task, attempt)] += 1
+        if task in done_at and at > done_at[task]:
+            sb.findings.add(
+                "an agent was spawned for a task already merged",
+                f"{task} attempt {attempt} started at {at:.3f}, merged at {done_at[task]:.3f}",
+            )
+    for (task, attempt), count in seen.items():
+        if count > 1:
+            sb.findings.add(
+                "one attempt's agent was started more than once", f"{task} attempt {attempt}: {count} starts"
+            )
+
+
+def check_user_work(sb: Sandbox) -> None:
+    """The user's edits, untracked file and own commits as the user left them, never committed by Hive."""
+    u = sb.user
+    assert u is not None
+    lost = "the user's work in the main checkout was touched"
+    if (sb.root / "user.txt").read_bytes() != u.dirty:
+        sb.findings.add(lost, f"user.txt (uncommitted edit) is now {(sb.root / 'user.txt').read_bytes()!r}")
+    notes = sb.root / "scratch" / "notes.txt"
+    if not notes.exists() or notes.read_bytes() != u.notes:
+        sb.findings.add(lost, "scratch/notes.txt (untracked) changed or is gone")
+    committed = "the user's uncommitted work was committed"
+    if sb.git("rev-parse", "main:user.txt").stdout.strip() != u.committed_blob:
+        sb.findings.add(committed, "user.txt's content on main is not the one the user committed")
+    for marker, what in zip(u.markers, ("user.txt's uncommitted edit", "scratch/notes.txt"), strict=True):
+        hits = log_everywhere(sb, "-S", marker)
+        if hits:
+            sb.findings.add(committed, f"{what} is in: {tail(hits, 3)}")
+    if log_everywhere(sb, "--", "scratch"):
+        sb.findings.add(committed, "a commit touches scratch/")
+    subjects = sb.git_out("log", "--format=%s", "main").splitlines()
+    for s in u.commits:
+        if subjects.count(s) != 1:
+            sb.findings.add(
+                "a commit the user made during a run is not on main exactly once",
+                f"{s!r}: {subjects.count(s)} times",
+            )
+    head = sb.git("symbolic-ref", "HEAD").stdout.strip()
+    if head != "refs/heads/main":
+        sb.findings.add("the main checkout is no longer on main", f"HEAD is {head or 'detached'}")
+    status = sb.git_out("status", "--porcelain")
+    if status != u.status:
+        sb.findings.add("the main checkout's git status changed", f"before {u.status!r}, after {status!r}")
+
+
+def log_everywhere(sb: Sandbox, *args: str) -> str:
+    """`git log --all` (every branch, ref and worktree HEAD); a half-made worktree
+    whose HEAD is still 000… makes that fail, and then every ref but HEADs is read."""
+    r = sb.git("log", "--all", "--format=%h %s", *args)
+    if r.returncode == 0:
+        return r.stdout.strip()
+    return sb.git_out("log", "--branches", "--tags", "--glob=refs/hive/*", "--format=%h %s", *args)
+
+
+def check_status(sb: Sandbox) -> None:
+    """`hive status --json`: every task done, none in progress."""
+    r = sb.hive("status", "--json")
+    if r.returncode != 0:
+        sb.findings.add("hive status --json failed", f"exit {r.returncode}: {tail(r.stderr, 3)}")
+        return
+    data = json.loads(r.stdout)
+    states = {f"{t['plan']}:{t['id']}": t for t in data["tasks"]}
+    for t in sb.sc.tasks:
+        got = states.get(t.key, {})
+        if got.get("state") != "done":
+            sb.findings.add(
+                "a task is not done", f"{t.key} is {got.get('state')!r}: {first_line(got.get('reason', ''))[:160]}"
+            )
+    if data["counts"].get("in_progress", 0) != 0:
+        sb.findings.add(
+            "hive status counts tasks in_progress after the final run",
+            f"{data['counts']['in_progress']} in_progress",
+        )
+
+
+def check_leftovers(sb: Sandbox) -> None:
+    """Nothing left behind: worktrees, branches, git locks, tmux sessions, Hive's error log, processes."""
+    listing = sb.git("worktree", "list", "--porcelain")
+    if listing.returncode != 0:  # what the user would see too: not the harness's fault
+        sb.findings.add("`git worktree list` fails in the repository", tail(listing.stderr, 2))
+    for block in listing.stdout.strip().split("\n\n")[1:]:
+        name = Path(block.splitlines()[0].split(" ", 1)[1]).name
+        if "\nprunable" in block:  # its directory is gone, git still lists it
+            sb.findings.add("a stale (prunable) worktree entry left", name)
+        else:
+            sb.findings.add("worktrees left", name)
+    branches = [b for b in sb.git_out("branch", "--format=%(refname:short)").split() if b.startswith("hive/")]
+    if branches:
+        sb.findings.add("hive/* branches left", ", ".join(branches))
+    locks = sorted(str(p.relative_to(sb.root)) for p in (sb.root / ".git").rglob("*.lock"))
+    if locks:
+        sb.findings.add("git lock files left", ", ".join(locks))
+    sessions = sb.tmux_sessions()
+    if sessions:
+        sb.findings.add("tmux sessions left", ", ".join(sessions))
+    debug = sb.root / ".hive" / "hive.log"
+    if debug.exists():
+        sb.findings.add(".hive/hive.log (Hive's internal-error log) exists", tail(debug.read_text(), 1)[:300])
+    deadline = time.monotonic() + LINGER_S
+    while (procs := sb.processes()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid, cmd in procs:
+        sb.findings.add("processes left after the final run", f"{pid} {cmd[:120]}")
+    sb.check_executor()

@@ -1,0 +1,134 @@
+"""Applying a trial's faults: a signal or kill -9 to a doit run, the tmux server killed, a worker
+node's death (through the executor's hook), the user committing to main mid-run, and a task's
+worktree deleted under its agent."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from .output import tail
+from .processes import hive_loaded, killpg
+from .records import read_spawns, read_state
+from .runs import RunRecord
+from .sandbox import Sandbox
+from .scenario import NODE_FAULTS, PLAN, PROCESS_FAULTS, Scenario, TimedFault
+
+LOCK_RETRY_S = 6.0  # how long the "user" retries a git command that finds index.lock
+
+
+def apply(
+    sb: Sandbox,
+    f: TimedFault,
+    recs: list[RunRecord],
+    procs: list[subprocess.Popen],
+    signalled: dict[int, float],
+    at: float,
+) -> None:
+    """Apply `f`, due now (`at` seconds into the round), to the round's runs `recs`/`procs`; a stop
+    signal's time goes to `signalled` (by run), against which a run slow to stop is judged."""
+    desc = f"{f.kind}@{at:.3f}s" + (f" ({f.trigger}#{f.nth}+{f.at:.3f}s)" if f.trigger else "")
+    if f.kind in PROCESS_FAULTS:
+        p, rec = procs[f.target], recs[f.target]
+        if p.poll() is not None:
+            sb.notes.append(f"{f.describe()} not applied (run {rec.label} was over)")
+            return
+        if f.kind == "kill9":
+            killpg(p.pid, signal.SIGKILL)
+            rec.killed = "kill9"
+        elif f.kind == "sigint-group":
+            rec.before_hive = not hive_loaded(p.pid)
+            killpg(p.pid, signal.SIGINT)
+        else:
+            rec.before_hive = not hive_loaded(p.pid)
+            os.kill(p.pid, signal.SIGTERM if f.kind == "sigterm" else signal.SIGINT)
+        if f.kind != "kill9":
+            rec.stop_signal = f.kind
+            rec.signal_at = signalled[f.target] = time.monotonic()
+        rec.faults.append(desc)
+    elif f.kind == "tmux-kill":
+        sb.kill_tmux()
+        for rec in recs:
+            rec.faults.append(desc)
+    elif f.kind in NODE_FAULTS:
+        desc += sb.kill_node(f.kind, f.target)
+        for rec in recs:
+            rec.faults.append(desc)
+    elif f.kind == "user-commit":
+        desc += user_commit(sb)
+        for rec in recs:
+            rec.faults.append(desc)
+
+
+def user_commit(sb: Sandbox) -> str:
+    """The user commits a new file to main in the main checkout, as people do while
+    Hive runs. Never user.txt or scratch/."""
+    assert sb.user is not None
+    k = len(sb.user.commits) + 1
+    name = f"user-{k}.txt"
+    (sb.root / name).write_text(f"the user's commit {k}\n")
+    subject = f"user: commit {k} during the soak"
+    for argv in (["add", "--", name], ["commit", "-q", "-m", subject, "--", name]):
+        r = git_retrying_lock(sb, *argv)
+        if r.returncode != 0:
+            sb.git("reset", "-q", "--", name)
+            (sb.root / name).unlink()
+            sb.findings.add(
+                "the user could not commit to main during a run",
+                f"git {argv[0]} exited {r.returncode}: {tail(r.stderr, 3)}",
+            )
+            return " (failed)"
+    sb.user.commits.append(subject)
+    return f" ({name})"
+
+
+def git_retrying_lock(sb: Sandbox, *args: str) -> subprocess.CompletedProcess:
+    """What a patient user does when git says another git process holds the lock, or that
+    HEAD moved under their commit (Hive merged at that instant: git's compare-and-swap on the
+    ref refuses the commit and keeps the index, so trying again is the user's answer)."""
+    deadline = time.monotonic() + LOCK_RETRY_S
+    while True:
+        r = sb.git(*args)
+        raced = ".lock" in r.stderr or "cannot lock ref" in r.stderr
+        if r.returncode == 0 or not raced or time.monotonic() > deadline:
+            return r
+        time.sleep(0.1)
+
+
+class WorktreeRemoval:
+    """The scenario's `rm_worktree` fault: the task's worktree deleted `rm_delay` after its agent
+    started (an attempt's start, as the agents' spawns.log shows it), once per trial."""
+
+    def __init__(self, sc: Scenario) -> None:
+        self.task = sc.rm_worktree
+        self.delay = sc.rm_delay
+        self.done = not sc.rm_worktree
+        self.seen: tuple[int, float] | None = None  # (attempt, monotonic time its start was seen)
+
+    def maybe_apply(self, sb: Sandbox, recs: list[RunRecord]) -> None:
+        """Delete the target task's worktree `delay` after its agent started."""
+        if self.done:
+            return
+        target = self.task
+        starts = [a for t, a, _, e in read_spawns(sb.spawn_log) if t == f"{PLAN}:{target}" and e == "start"]
+        if not starts:
+            return
+        now = time.monotonic()
+        if self.seen is None or self.seen[0] != starts[-1]:
+            self.seen = (starts[-1], now)
+        if now - self.seen[1] < self.delay:
+            return
+        st = read_state(sb.root, target)
+        wt = sb.agent_worktree(st)
+        if st.get("state") == "done":
+            self.done = True
+            sb.notes.append(f"rm-worktree:{target} not applied (the task was done first)")
+        elif st.get("state") == "in_progress" and st.get("attempt") == starts[-1] and wt.is_dir():
+            shutil.rmtree(wt, ignore_errors=True)
+            shutil.rmtree(wt, ignore_errors=True)  # again: the agent may have been writing into it
+            self.done = True
+            for rec in recs:
+                rec.faults.append(f"rm -rf {wt.name} (attempt {starts[-1]})")
