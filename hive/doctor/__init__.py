@@ -1,6 +1,5 @@
 """`hive doctor`: will the approved plans' agents start on this machine?
 
-- `checks`     the record every check returns (✓ ok, ! warning, ✗ failure, with its fix)
 - `usage`      which agent profiles approved plans still need, for which tasks
 - `agents`     a profile's program: on PATH, its version, Claude Code as root
 - `credentials`  per agent CLI (keyed by the binary's name): where its login or key is
@@ -10,6 +9,7 @@
 - `diagnose`   all of it, for `hive doctor`
 - `preflight`  the cheap part (no subprocess) that `doit` runs before a run starts
 
+Every check returns a `hive.checks.Check` (✓ ok, ! warning, ✗ failure, with its fix).
 Nothing here is imported by `doit list`; checks show where a secret comes from, never
 its value.
 """

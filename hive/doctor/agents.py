@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hive.adapters import proc
-from hive.doctor.checks import Check, fail, ok, warn
+from hive.checks import Check, fail, ok, warn
 from hive.errors import CommandError
 from hive.settings.agents import AgentProfile
 

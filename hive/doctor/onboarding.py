@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hive.checks import Check, fail, ok, shown
 from hive.doctor.agents import SKIP_PERMISSIONS, AgentContext
-from hive.doctor.checks import Check, fail, ok, shown
 from hive.doctor.credentials import claude_json, load_json
 
 API_KEY_SUFFIX = 20  # Claude Code remembers an approved key by its last 20 characters

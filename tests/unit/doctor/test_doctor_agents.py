@@ -8,9 +8,9 @@ import shutil
 
 from doctor_helpers import context, custom, program
 
+from hive.checks import FAIL, OK, WARN
 from hive.doctor import agents
 from hive.doctor.agents import binary_check, locate, root_check
-from hive.doctor.checks import FAIL, OK, WARN
 
 
 def test_a_binary_on_the_agents_path_passes_with_its_version(tmp_path):

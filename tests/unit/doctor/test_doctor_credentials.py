@@ -8,7 +8,7 @@ import json
 import pytest
 from doctor_helpers import context, custom
 
-from hive.doctor.checks import FAIL, OK
+from hive.checks import FAIL, OK
 from hive.doctor.credentials import credential_checks
 
 SECRET = "sk-test-0123456789abcdefghijklmnopqrstuvwxyz"

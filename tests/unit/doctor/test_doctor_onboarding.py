@@ -8,7 +8,7 @@ import json
 
 from doctor_helpers import context
 
-from hive.doctor.checks import FAIL, OK
+from hive.checks import FAIL, OK
 from hive.doctor.onboarding import onboarding_checks
 
 KEY = "sk-ant-test-0123456789abcdefghijklmnopqrstuvwxyz"
