@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hive.adapters import proc
+from hive.agent_clis.profile import AgentProfile
 from hive.checks import Check, fail, ok, warn
 from hive.errors import CommandError
-from hive.settings.agents import AgentProfile
 
 VERSION_TIMEOUT = 10.0  # `--version` of a CLI that hangs (waiting for a login, a network) must not hang the doctor
 SKIP_PERMISSIONS = "--dangerously-skip-permissions"

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Protocol
 
 from hive import crashsafe
+from hive.agent_clis.profile import stall_match
 from hive.executors import AgentRef, Executor
 from hive.executors.base import LOCAL_POLL
 from hive.lifecycle import Kind, Outcome
 from hive.output import clean_tail, duration, log_size
-from hive.settings.agents import stall_match
 from hive.store import agent_signals
 from hive.store.agent_signals import Signal
 from hive.streams.base import StreamReader, Trouble, TroubleKind, Usage

@@ -1,58 +1,17 @@
-"""Agent profiles: how to start an agent, which file it reads its brief from.
-
-Adding an agent is adding data (a built-in below or an `[agents.NAME]` table),
-never editing the runner.
+"""Agent profiles as the config gives them: the built-in ones, and an `[agents.NAME]`
+table checked and turned into a profile (hive.agent_clis.profile), overriding a built-in
+one of that name key by key.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from hive.agent_clis.profile import CONTEXT_FILE, PROMPT, AgentProfile
 from hive.errors import HiveError
 from hive.settings.schema import AGENT_KEYS
-
-PROMPT = "{prompt}"
-CONTEXT_FILE = "{context_file}"
-_PLACEHOLDER = re.compile(r"\{prompt\}|\{context_file\}")
-
-
-@dataclass(frozen=True)
-class AgentProfile:
-    name: str
-    command: tuple[str, ...]
-    context_file: str = "AGENTS.md"
-    mode: str = "headless"  # "interactive" (a TUI that stays open) or "headless"
-    exit_zero_is_done: bool = False  # exiting 0 without `hive done` counts as done
-    stall_patterns: tuple[str, ...] = ()  # screen text meaning "stuck at a prompt, not working"
-    env: tuple[tuple[str, str], ...] = ()  # extra environment for the agent
-    stream: str = ""  # how to read its output (hive.streams.KINDS); "" = only watch that it grows
-    budget_args: tuple[str, ...] = ()  # appended when a task has a budget ({usd} = what is left)
-    ignore: tuple[str, ...] = ()  # files it leaves in the worktree that are never the task's work
-    linger: float = 0.0  # seconds it may take to end its turn after signalling (its usage comes last)
-    model: str = ""  # the model it uses, for pricing when its output does not name it
-
-    def budget_argv(self, usd: float) -> list[str]:
-        return [a.replace("{usd}", f"{usd:.4f}") for a in self.budget_args]
-
-    def argv(self, prompt: str, context_file: str) -> list[str]:
-        """The command line, placeholders replaced literally in one pass (no formatting,
-        no shell), so placeholder-like text inside the prompt stays as written."""
-        values = {PROMPT: prompt, CONTEXT_FILE: context_file}
-        return [_PLACEHOLDER.sub(lambda m: values[m.group(0)], part) for part in self.command]
-
-    def stalled(self, screen: str) -> str | None:
-        return stall_match(self.stall_patterns, screen)
-
-
-def stall_match(patterns: tuple[str, ...], screen: str) -> str | None:
-    """The first stall pattern the agent's screen shows, if any."""
-    for pattern in patterns:
-        if re.search(pattern, screen, re.IGNORECASE):
-            return pattern
-    return None
-
 
 # Prompts an interactive TUI shows on a first run, or for a new key or directory:
 # waiting at one of them must fail the task within the grace period, not hang.

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from hive.agent_clis.profile import AgentProfile
 from hive.doctor.agents import AgentContext
 from hive.plan.model import Plan, Task
-from hive.settings.agents import BUILTIN_PROFILES, AgentProfile
+from hive.settings.agents import BUILTIN_PROFILES
 from hive.settings.config import Config
 
 
