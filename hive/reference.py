@@ -107,9 +107,9 @@ def _known(kind: str) -> list[str]:
     if kind == "executor":
         return sorted(EXECUTORS)
     if kind == "stream":
-        from hive.streams import KINDS as STREAMS
+        from hive.agent_clis import READERS
 
-        return sorted(STREAMS)
+        return sorted(READERS)
     return []
 
 

@@ -23,7 +23,7 @@ class AgentProfile:
     exit_zero_is_done: bool = False  # exiting 0 without `hive done` counts as done
     stall_patterns: tuple[str, ...] = ()  # screen text meaning "stuck at a prompt, not working"
     env: tuple[tuple[str, str], ...] = ()  # extra environment for the agent
-    stream: str = ""  # how to read its output (hive.streams.KINDS); "" = only watch that it grows
+    stream: str = ""  # how to read its output (hive.agent_clis.READERS); "" = only watch that it grows
     budget_args: tuple[str, ...] = ()  # appended when a task has a budget ({usd} = what is left)
     ignore: tuple[str, ...] = ()  # files it leaves in the worktree that are never the task's work
     linger: float = 0.0  # seconds it may take to end its turn after signalling (its usage comes last)

@@ -9,6 +9,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from hive.agent_clis import READERS
 from hive.agent_clis.profile import CONTEXT_FILE, PROMPT, AgentProfile
 from hive.errors import HiveError
 from hive.settings.schema import AGENT_KEYS
@@ -144,10 +145,8 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
                 problems.append(f"{where}.stall_patterns: {pattern!r} is not a valid regular expression ({e})")
     stream = table.get("stream", "")
     if stream:
-        from hive.streams import KINDS
-
-        if stream not in KINDS:
-            problems.append(f"{where}.stream = {stream!r} is not a stream reader; known: {', '.join(sorted(KINDS))}")
+        if stream not in READERS:
+            problems.append(f"{where}.stream = {stream!r} is not a stream reader; known: {', '.join(sorted(READERS))}")
     for key in ("budget_args", "ignore"):
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

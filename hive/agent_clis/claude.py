@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hive.streams.base import StreamReader, Trouble, TroubleKind, classify, one_line, status_in
+from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, classify, one_line, status_in
 
 LONG_WAIT = 60.0  # a rate-limit retry this far away: pause instead of letting the CLI sit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from hive.streams.base import StreamReader, Trouble, TroubleKind, classify, one_line
+from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, classify, one_line
 
 _TOKENS = re.compile(r"^Tokens: ([\d.]+)([kKmM]?) sent(?:, [^,]*)*?, ([\d.]+)([kKmM]?) received")
 _SESSION = re.compile(r"\$(\d+(?:\.\d+)?) session")

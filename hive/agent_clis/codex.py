@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hive.streams.base import ALL, StreamReader
+from hive.agent_clis.stream import ALL, StreamReader
 
 # a 400 in Codex's text is not taken as the API refusing the request (no recording shows one)
 _CODES = ALL - {400}

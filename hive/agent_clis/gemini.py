@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hive.streams.base import ALL, StreamReader, Trouble, TroubleKind, classify, one_line
+from hive.agent_clis.stream import ALL, StreamReader, Trouble, TroubleKind, classify, one_line
 
 
 class GeminiReader(StreamReader):

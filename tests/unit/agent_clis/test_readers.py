@@ -1,4 +1,4 @@
-"""hive/streams: each CLI's output read for errors, rate limits and usage, fed in
+"""hive/agent_clis: each CLI's output read for errors, rate limits and usage, fed in
 arbitrary chunks as the log grows."""
 
 from __future__ import annotations
@@ -8,12 +8,11 @@ import time
 
 import pytest
 
-from hive.streams import StreamReader, TroubleKind
-from hive.streams.aider import AiderReader
-from hive.streams.base import classify, reset_time
-from hive.streams.claude import ClaudeReader
-from hive.streams.codex import CodexReader
-from hive.streams.gemini import GeminiReader
+from hive.agent_clis.aider import AiderReader
+from hive.agent_clis.claude import ClaudeReader
+from hive.agent_clis.codex import CodexReader
+from hive.agent_clis.gemini import GeminiReader
+from hive.agent_clis.stream import StreamReader, TroubleKind, classify, reset_time
 
 
 def fed(reader: StreamReader, *lines: object, chunk: int = 7) -> StreamReader:
