@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from hive.adapters import proc
-from hive.agent_clis.profile import AgentProfile
+from hive.agent_clis.context import AgentContext
 from hive.checks import Check, fail, ok, warn
 from hive.errors import CommandError
 
@@ -25,40 +23,6 @@ INSTALL = {
     "gemini": "npm install -g @google/gemini-cli",
     "aider": "pipx install aider-chat",
 }
-
-
-@dataclass(frozen=True)
-class AgentContext:
-    """A profile as its agent will see the world: doit's environment plus the
-    profile's `env` (Hive starts agents with exactly that), in the repo `root`."""
-
-    profile: AgentProfile
-    root: Path
-    base_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {**self.base_env, **dict(self.profile.env)}
-
-    @property
-    def binary(self) -> str:
-        """What the credentials and onboarding checks are keyed by: `claude` for
-        `/opt/bin/claude` as for `claude`."""
-        return os.path.basename(self.profile.command[0])
-
-    @property
-    def home(self) -> Path:
-        return Path(self.env.get("HOME") or Path.home())
-
-    def get(self, var: str) -> str:
-        """A variable's value if it is set to something (an empty key is no key)."""
-        return self.env.get(var, "").strip()
-
-    def where(self, var: str) -> str:
-        return f"[agents.{self.profile.name}] env" if var in dict(self.profile.env) else "environment"
-
-    def section(self) -> str:
-        return f"[agents.{self.profile.name}]"
 
 
 def locate(ctx: AgentContext) -> str | None:

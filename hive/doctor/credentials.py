@@ -4,36 +4,17 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from hive.agent_clis.context import AgentContext, first_set, load_json, table
 from hive.checks import Check, fail, ok, shown, warn
-from hive.doctor.agents import AgentContext
 
 CLAUDE_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 GEMINI_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
 AIDER_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY")
-
-
-def load_json(path: Path) -> tuple[dict[str, Any], str]:
-    """(the object in `path`, "") or ({}, what is wrong with it)."""
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        return {}, "does not exist"
-    except (OSError, ValueError) as e:
-        return {}, f"cannot be read as JSON ({e})"
-    return (data, "") if isinstance(data, dict) else ({}, "is not a JSON object")
-
-
-def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
-    """A nested table of a user's file, or {} when it is missing or not a table."""
-    value = data.get(key)
-    return value if isinstance(value, dict) else {}
 
 
 def claude_dir(ctx: AgentContext) -> Path:
@@ -45,13 +26,9 @@ def claude_json(ctx: AgentContext) -> Path:
     return claude_dir(ctx) / ".claude.json" if ctx.get("CLAUDE_CONFIG_DIR") else ctx.home / ".claude.json"
 
 
-def _set_var(ctx: AgentContext, names: tuple[str, ...]) -> str:
-    return next((var for var in names if ctx.get(var)), "")
-
-
 def claude(ctx: AgentContext) -> list[Check]:
     name, profile = f"[{ctx.profile.name}] credentials", ctx.profile.name
-    if var := _set_var(ctx, CLAUDE_VARS):
+    if var := first_set(ctx, CLAUDE_VARS):
         return [ok(name, f"{var} is set ({ctx.where(var)})", profile)]
     login = claude_dir(ctx) / ".credentials.json"
     if login.is_file():
@@ -108,14 +85,14 @@ def _codex_provider(ctx: AgentContext, config: Path) -> Check | None:
         return None
     except (OSError, ValueError) as e:
         return fail(name, f"{where} cannot be read as TOML ({e})", f"fix {where}", profile)
-    selected = _table(_table(data, "profiles"), str(data.get("profile", "")))  # `profile = "x"` picks [profiles.x]
+    selected = table(table(data, "profiles"), str(data.get("profile", "")))  # `profile = "x"` picks [profiles.x]
     provider = selected.get("model_provider") or data.get("model_provider")
     if not isinstance(provider, str) or provider == "openai":
         return None
-    providers = _table(data, "model_providers")
+    providers = table(data, "model_providers")
     if provider not in providers:
         return ok(name, f"model_provider {provider!r} in {where} (a built-in provider)", profile)
-    env_key = _table(providers, provider).get("env_key")
+    env_key = table(providers, provider).get("env_key")
     if not isinstance(env_key, str) or not env_key:
         return ok(name, f"model_provider {provider!r} in {where} (it names no env_key)", profile)
     if ctx.get(env_key):
@@ -131,7 +108,7 @@ def _codex_provider(ctx: AgentContext, config: Path) -> Check | None:
 def gemini(ctx: AgentContext) -> list[Check]:
     name, profile = f"[{ctx.profile.name}] credentials", ctx.profile.name
     oauth = ctx.home / ".gemini" / "oauth_creds.json"
-    if var := _set_var(ctx, GEMINI_VARS):
+    if var := first_set(ctx, GEMINI_VARS):
         found = ok(name, f"{var} is set ({ctx.where(var)})", profile)
     elif oauth.is_file():
         found = ok(name, f"logged in with Google ({shown(oauth, ctx.home)})", profile)
@@ -162,7 +139,7 @@ def gemini_auth_type(ctx: AgentContext) -> Check:
     for path in (ctx.root / ".gemini" / "settings.json", user):
         data = load_json(path)[0]
         # `security.auth.selectedType`; older versions wrote `selectedAuthType` at the top
-        selected = _table(_table(data, "security"), "auth").get("selectedType") or data.get("selectedAuthType")
+        selected = table(table(data, "security"), "auth").get("selectedType") or data.get("selectedAuthType")
         if isinstance(selected, str) and selected:
             needs = _GEMINI_NEEDS.get(selected)
             missing = needs(ctx) if needs else ""
@@ -186,7 +163,7 @@ def gemini_auth_type(ctx: AgentContext) -> Check:
 
 def aider(ctx: AgentContext) -> list[Check]:
     name, profile = f"[{ctx.profile.name}] credentials", ctx.profile.name
-    if var := _set_var(ctx, AIDER_VARS):
+    if var := first_set(ctx, AIDER_VARS):
         return [ok(name, f"{var} is set ({ctx.where(var)})", profile)]
     for path in (ctx.home / ".aider.conf.yml", ctx.root / ".aider.conf.yml"):
         if path.is_file():

@@ -9,8 +9,9 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
+from hive.agent_clis.context import AgentContext
 from hive.checks import Check, fail
-from hive.doctor.agents import AgentContext, binary_check, root_check
+from hive.doctor.agents import binary_check, root_check
 from hive.doctor.credentials import credential_checks
 from hive.doctor.onboarding import onboarding_checks
 from hive.doctor.repo import tool_checks

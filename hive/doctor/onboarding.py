@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hive.agent_clis.context import AgentContext, load_json
 from hive.checks import Check, fail, ok, shown
-from hive.doctor.agents import SKIP_PERMISSIONS, AgentContext
-from hive.doctor.credentials import claude_json, load_json
+from hive.doctor.agents import SKIP_PERMISSIONS
+from hive.doctor.credentials import claude_json
 
 API_KEY_SUFFIX = 20  # Claude Code remembers an approved key by its last 20 characters
 

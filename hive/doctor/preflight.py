@@ -40,7 +40,8 @@ def problems(
     `env`: doit's environment, which the agents get (default: this process's)."""
     if not runs_tasks(argv):
         return []
-    from hive.doctor.agents import AgentContext, binary_check, root_check
+    from hive.agent_clis.context import AgentContext
+    from hive.doctor.agents import binary_check, root_check
     from hive.doctor.usage import profiles_in_use
 
     found = []
