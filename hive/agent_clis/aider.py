@@ -1,11 +1,39 @@
-"""Aider's plain-text output: "Tokens: 1.2k sent, 340 received. Cost: $0.01
-message, $0.02 session." after each reply, and litellm's errors by class name."""
+"""Aider (`aider`): its profile, and the reader of its plain-text output: "Tokens: 1.2k
+sent, 340 received. Cost: $0.01 message, $0.02 session." after each reply, and litellm's
+errors by class name."""
 
 from __future__ import annotations
 
 import re
 
+from hive.agent_clis.base import AgentCli
+from hive.agent_clis.profile import CONTEXT_FILE, PROMPT, AgentProfile
 from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, classify, one_line
+
+PROFILES = (
+    AgentProfile(
+        # aider edits and commits by itself and exits after one message; --yes-always
+        # answers "no" to running shell commands, so it cannot call `hive done` itself.
+        # --no-gitignore: its .aider* line in .gitignore would be merged into main.
+        "aider",
+        (
+            "aider",
+            "--yes-always",
+            "--no-check-update",
+            "--no-gitignore",
+            "--no-analytics",
+            "--read",
+            CONTEXT_FILE,
+            "--message",
+            PROMPT,
+        ),
+        context_file="AGENTS.md",
+        mode="headless",
+        exit_zero_is_done=True,
+        stream="aider",
+        ignore=(".aider*",),
+    ),
+)
 
 _TOKENS = re.compile(r"^Tokens: ([\d.]+)([kKmM]?) sent(?:, [^,]*)*?, ([\d.]+)([kKmM]?) received")
 _SESSION = re.compile(r"\$(\d+(?:\.\d+)?) session")
@@ -43,3 +71,11 @@ class AiderReader(StreamReader):
 
 def _count(number: str, scale: str) -> int:
     return int(float(number) * _SCALE[scale.lower()])
+
+
+CLI = AgentCli(
+    binary="aider",
+    profiles=PROFILES,
+    install="pipx install aider-chat",
+    reader=AiderReader,
+)

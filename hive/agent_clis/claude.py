@@ -1,4 +1,5 @@
-"""Claude Code's `--output-format stream-json` events.
+"""Claude Code (`claude`): its headless and its interactive (TUI) profile, and the reader
+of its `--output-format stream-json` events.
 
 Usage is kept per message id and summed once: the API's own `message_start` /
 `message_delta` usage (as `stream_event`s, with `--include-partial-messages`),
@@ -14,9 +15,57 @@ from __future__ import annotations
 
 from typing import Any
 
+from hive.agent_clis.base import AgentCli
+from hive.agent_clis.profile import PROMPT, AgentProfile
 from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, classify, one_line, status_in
 
+SKIP_PERMISSIONS = "--dangerously-skip-permissions"
 LONG_WAIT = 60.0  # a rate-limit retry this far away: pause instead of letting the CLI sit
+
+# Prompts an interactive TUI shows on a first run, or for a new key or directory:
+# waiting at one of them must fail the task within the grace period, not hang.
+# (Headless profiles read their event stream instead: in it, these words are as
+# likely to be a task's own login page as a prompt.)
+_PROMPTS = (
+    r"trust (the files in )?this folder",
+    r"Do you trust",
+    r"Yes, proceed",
+    r"Please log ?in",
+    r"Select login method",
+    r"Do you want to use this API key",
+    r"Bypass Permissions mode",
+    r"Yes, I accept",
+    r"Choose the text style",
+)
+
+PROFILES = (
+    # Headless `-p` skips the per-directory trust dialog (every worktree is a new
+    # directory); stream-json prints as it works, which is the sign of life.
+    AgentProfile(
+        "claude",
+        (
+            "claude",
+            "-p",
+            SKIP_PERMISSIONS,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",  # the API's usage events, as they stream
+            PROMPT,
+        ),
+        context_file="CLAUDE.md",
+        mode="headless",
+        stream="claude",
+        budget_args=("--max-budget-usd", "{usd}"),
+    ),
+    AgentProfile(
+        "claude-interactive",
+        ("claude", SKIP_PERMISSIONS, PROMPT),
+        context_file="CLAUDE.md",
+        mode="interactive",
+        stall_patterns=_PROMPTS,
+    ),
+)
 
 
 class ClaudeReader(StreamReader):
@@ -124,3 +173,11 @@ def _text_of(message: dict[str, Any]) -> str:
     if isinstance(content, list):
         return " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
     return str(content or "")
+
+
+CLI = AgentCli(
+    binary="claude",
+    profiles=PROFILES,
+    install="npm install -g @anthropic-ai/claude-code",
+    reader=ClaudeReader,
+)

@@ -1,6 +1,6 @@
-"""Codex's `exec --json` events: `turn.completed` carries token counts, `error`
-and `turn.failed` carry the CLI's errors ("Reconnecting..." while the API is out
-of reach, which Codex repeats forever)."""
+"""OpenAI's Codex CLI (`codex`): its profile, and the reader of its `exec --json` events:
+`turn.completed` carries token counts, `error` and `turn.failed` carry the CLI's errors
+("Reconnecting..." while the API is out of reach, which Codex repeats forever)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,30 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hive.agent_clis.base import AgentCli
+from hive.agent_clis.profile import PROMPT, AgentProfile
 from hive.agent_clis.stream import ALL, StreamReader
+
+PROFILES = (
+    AgentProfile(
+        # `exec` never asks for approval; the bypass flag lifts its read-only sandbox;
+        # no login shell, whose /etc/profile would reset PATH.
+        "codex",
+        (
+            "codex",
+            "exec",
+            "--json",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "-c",
+            "allow_login_shell=false",
+            PROMPT,
+        ),
+        context_file="AGENTS.md",
+        mode="headless",
+        stream="codex",
+        linger=15.0,  # its token counts come with `turn.completed`, after its last words
+    ),
+)
 
 # a 400 in Codex's text is not taken as the API refusing the request (no recording shows one)
 _CODES = ALL - {400}
@@ -46,3 +69,11 @@ def configured_model(env: Mapping[str, str]) -> str:
     except (OSError, tomllib.TOMLDecodeError):
         return ""
     return model if isinstance(model, str) else ""
+
+
+CLI = AgentCli(
+    binary="codex",
+    profiles=PROFILES,
+    install="npm install -g @openai/codex",
+    reader=CodexReader,
+)

@@ -1,14 +1,30 @@
-"""Gemini CLI's `--output-format stream-json` events (`error` events, the final
-`result` with its status and token stats) and the plain lines it prints on stderr
-about its API calls ("Attempt 2 failed with status 429. Retrying with backoff...",
-"API key not valid", "you must specify the GEMINI_API_KEY environment variable")."""
+"""Gemini CLI (`gemini`): its profile, and the reader of its `--output-format stream-json`
+events (`error` events, the final `result` with its status and token stats) and of the
+plain lines it prints on stderr about its API calls ("Attempt 2 failed with status 429.
+Retrying with backoff...", "API key not valid", "you must specify the GEMINI_API_KEY
+environment variable")."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from hive.agent_clis.base import AgentCli
+from hive.agent_clis.profile import PROMPT, AgentProfile
 from hive.agent_clis.stream import ALL, StreamReader, Trouble, TroubleKind, classify, one_line
+
+PROFILES = (
+    AgentProfile(
+        "gemini",
+        ("gemini", "--approval-mode=yolo", "--output-format", "stream-json", "--prompt", PROMPT),
+        context_file="GEMINI.md",
+        mode="headless",
+        stream="gemini",
+        linger=15.0,  # its token stats come with the final `result` event
+        # an untrusted folder makes gemini exit (or silently leave yolo mode)
+        env=(("GEMINI_CLI_TRUST_WORKSPACE", "true"),),
+    ),
+)
 
 
 class GeminiReader(StreamReader):
@@ -77,4 +93,12 @@ _AUTH = re.compile(
 )
 _QUOTA = re.compile(
     r"RetryableQuotaError|TerminalQuotaError|Max attempts reached|Quota exceeded|Resource has been exhausted"
+)
+
+
+CLI = AgentCli(
+    binary="gemini",
+    profiles=PROFILES,
+    install="npm install -g @google/gemini-cli",
+    reader=GeminiReader,
 )

@@ -11,18 +11,13 @@ import shutil
 from pathlib import Path
 
 from hive.adapters import proc
+from hive.agent_clis import cli_for
 from hive.agent_clis.context import AgentContext
 from hive.checks import Check, fail, ok, warn
 from hive.errors import CommandError
 
 VERSION_TIMEOUT = 10.0  # `--version` of a CLI that hangs (waiting for a login, a network) must not hang the doctor
 SKIP_PERMISSIONS = "--dangerously-skip-permissions"
-INSTALL = {
-    "claude": "npm install -g @anthropic-ai/claude-code",
-    "codex": "npm install -g @openai/codex",
-    "gemini": "npm install -g @google/gemini-cli",
-    "aider": "pipx install aider-chat",
-}
 
 
 def locate(ctx: AgentContext) -> str | None:
@@ -50,10 +45,9 @@ def binary_check(ctx: AgentContext, used_by: str = "", version: bool = True) -> 
     if not error:
         return ok(name, f"{path}, {line}{usage}", profile)
     detail = f"{path} found, but `{os.path.basename(path)} --version` {error}{usage}"
-    if ctx.binary in INSTALL:  # a known CLI that cannot print its version will not run a task either
-        return fail(
-            name, detail, f"check that `{command}` runs at all, or reinstall it (`{INSTALL[ctx.binary]}`)", profile
-        )
+    install = cli_for(ctx.binary).install
+    if install:  # a known CLI that cannot print its version will not run a task either
+        return fail(name, detail, f"check that `{command}` runs at all, or reinstall it (`{install}`)", profile)
     return warn(name, detail, "nothing, if this program has no --version option", profile)
 
 
@@ -63,8 +57,9 @@ def _missing(command: str) -> str:
 
 def _install_fix(ctx: AgentContext) -> str:
     config = f"set {ctx.section()} command in .hive/config.toml"
-    if ctx.binary in INSTALL and os.sep not in ctx.profile.command[0]:
-        return f"install it (`{INSTALL[ctx.binary]}`) or {config}"
+    install = cli_for(ctx.binary).install
+    if install and os.sep not in ctx.profile.command[0]:
+        return f"install it (`{install}`) or {config}"
     return f"install it or {config}"
 
 

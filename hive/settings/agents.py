@@ -1,6 +1,6 @@
-"""Agent profiles as the config gives them: the built-in ones, and an `[agents.NAME]`
-table checked and turned into a profile (hive.agent_clis.profile), overriding a built-in
-one of that name key by key.
+"""An `[agents.NAME]` table of a repo's config, checked and turned into an agent profile
+(hive.agent_clis.profile) — a new one, or a built-in one (hive.agent_clis.BUILTIN_PROFILES)
+changed key by key.
 """
 
 from __future__ import annotations
@@ -10,104 +10,9 @@ from dataclasses import replace
 from typing import Any
 
 from hive.agent_clis import READERS
-from hive.agent_clis.profile import CONTEXT_FILE, PROMPT, AgentProfile
+from hive.agent_clis.profile import AgentProfile
 from hive.errors import HiveError
 from hive.settings.schema import AGENT_KEYS
-
-# Prompts an interactive TUI shows on a first run, or for a new key or directory:
-# waiting at one of them must fail the task within the grace period, not hang.
-# (Headless profiles read their event stream instead: in it, these words are as
-# likely to be a task's own login page as a prompt.)
-_PROMPTS = (
-    r"trust (the files in )?this folder",
-    r"Do you trust",
-    r"Yes, proceed",
-    r"Please log ?in",
-    r"Select login method",
-    r"Do you want to use this API key",
-    r"Bypass Permissions mode",
-    r"Yes, I accept",
-    r"Choose the text style",
-)
-
-BUILTIN_PROFILES: dict[str, AgentProfile] = {
-    # Headless `-p` skips the per-directory trust dialog (every worktree is a new
-    # directory); stream-json prints as it works, which is the sign of life.
-    "claude": AgentProfile(
-        "claude",
-        (
-            "claude",
-            "-p",
-            "--dangerously-skip-permissions",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--include-partial-messages",  # the API's usage events, as they stream
-            PROMPT,
-        ),
-        context_file="CLAUDE.md",
-        mode="headless",
-        stream="claude",
-        budget_args=("--max-budget-usd", "{usd}"),
-    ),
-    "claude-interactive": AgentProfile(
-        "claude-interactive",
-        ("claude", "--dangerously-skip-permissions", PROMPT),
-        context_file="CLAUDE.md",
-        mode="interactive",
-        stall_patterns=_PROMPTS,
-    ),
-    "codex": AgentProfile(
-        # `exec` never asks for approval; the bypass flag lifts its read-only sandbox;
-        # no login shell, whose /etc/profile would reset PATH.
-        "codex",
-        (
-            "codex",
-            "exec",
-            "--json",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "-c",
-            "allow_login_shell=false",
-            PROMPT,
-        ),
-        context_file="AGENTS.md",
-        mode="headless",
-        stream="codex",
-        linger=15.0,  # its token counts come with `turn.completed`, after its last words
-    ),
-    "aider": AgentProfile(
-        # aider edits and commits by itself and exits after one message; --yes-always
-        # answers "no" to running shell commands, so it cannot call `hive done` itself.
-        # --no-gitignore: its .aider* line in .gitignore would be merged into main.
-        "aider",
-        (
-            "aider",
-            "--yes-always",
-            "--no-check-update",
-            "--no-gitignore",
-            "--no-analytics",
-            "--read",
-            CONTEXT_FILE,
-            "--message",
-            PROMPT,
-        ),
-        context_file="AGENTS.md",
-        mode="headless",
-        exit_zero_is_done=True,
-        stream="aider",
-        ignore=(".aider*",),
-    ),
-    "gemini": AgentProfile(
-        "gemini",
-        ("gemini", "--approval-mode=yolo", "--output-format", "stream-json", "--prompt", PROMPT),
-        context_file="GEMINI.md",
-        mode="headless",
-        stream="gemini",
-        linger=15.0,  # its token stats come with the final `result` event
-        # an untrusted folder makes gemini exit (or silently leave yolo mode)
-        env=(("GEMINI_CLI_TRUST_WORKSPACE", "true"),),
-    ),
-}
 
 _KEYS = {key.name for key in AGENT_KEYS}  # the schema's [agents.NAME] keys
 

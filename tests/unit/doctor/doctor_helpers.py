@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from hive.agent_clis import BUILTIN_PROFILES
 from hive.agent_clis.context import AgentContext
 from hive.agent_clis.profile import AgentProfile
 from hive.plan.model import Plan, Task
-from hive.settings.agents import BUILTIN_PROFILES
 from hive.settings.config import Config
 
 
