@@ -1,14 +1,16 @@
-"""Aider (`aider`): its profile, and the reader of its plain-text output: "Tokens: 1.2k
-sent, 340 received. Cost: $0.01 message, $0.02 session." after each reply, and litellm's
-errors by class name."""
+"""Aider (`aider`): its profile; the reader of its plain-text output ("Tokens: 1.2k sent,
+340 received. Cost: $0.01 message, $0.02 session." after each reply, and litellm's errors
+by class name); where its model provider's key is."""
 
 from __future__ import annotations
 
 import re
 
 from hive.agent_clis.base import AgentCli
+from hive.agent_clis.context import AgentContext, first_set
 from hive.agent_clis.profile import CONTEXT_FILE, PROMPT, AgentProfile
 from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, classify, one_line
+from hive.checks import Check, fail, ok, shown
 
 PROFILES = (
     AgentProfile(
@@ -73,9 +75,32 @@ def _count(number: str, scale: str) -> int:
     return int(float(number) * _SCALE[scale.lower()])
 
 
+# --- what the doctor checks ---------------------------------------------------------------------
+
+VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY")
+
+
+def credentials(ctx: AgentContext) -> list[Check]:
+    name, profile = f"[{ctx.profile.name}] credentials", ctx.profile.name
+    if var := first_set(ctx, VARS):
+        return [ok(name, f"{var} is set ({ctx.where(var)})", profile)]
+    for path in (ctx.home / ".aider.conf.yml", ctx.root / ".aider.conf.yml"):
+        if path.is_file():
+            return [ok(name, f"{shown(path, ctx.home)} exists", profile)]
+    return [
+        fail(
+            name,
+            f"none found: {', '.join(VARS)} not set, no .aider.conf.yml in ~ or the repo",
+            f"export your model provider's key (or set it in {ctx.section()} env), or put it in ~/.aider.conf.yml",
+            profile,
+        )
+    ]
+
+
 CLI = AgentCli(
     binary="aider",
     profiles=PROFILES,
     install="pipx install aider-chat",
     reader=AiderReader,
+    credentials=credentials,
 )

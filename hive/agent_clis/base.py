@@ -5,11 +5,27 @@ one registry line (issue 22; pre-commit's `Language` and `all_languages` are the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from hive.agent_clis.context import AgentContext
 from hive.agent_clis.profile import AgentProfile
 from hive.agent_clis.stream import StreamReader
+from hive.checks import Check
+
+# A CLI's own checks of a profile that runs it; `trust_dirs`: where its agents run (the
+# repo covers the worktrees below it).
+Checks = Callable[[AgentContext], list[Check]]
+FirstRunChecks = Callable[[AgentContext, Sequence[Path]], list[Check]]
+
+
+def no_checks(ctx: AgentContext) -> list[Check]:
+    return []
+
+
+def no_first_run_checks(ctx: AgentContext, trust_dirs: Sequence[Path]) -> list[Check]:
+    return []
 
 
 @dataclass(frozen=True)
@@ -20,3 +36,8 @@ class AgentCli:
     profiles: tuple[AgentProfile, ...]  # its built-in profiles, in the order `hive init` lists them
     install: str = ""  # how to install it, for the doctor's fix ("": Hive cannot say)
     reader: Callable[[], StreamReader] | None = None  # reads its output; None: only as plain text
+    # The doctor's checks; only the source of a secret is shown (a variable's name, a file's
+    # path), never its value.
+    credentials: Checks = no_checks  # is its login or key there?
+    onboarding: FirstRunChecks = no_first_run_checks  # has it the first-run files it needs there?
+    preflight: Checks = no_checks  # cheap (no subprocess): `doit` runs these before a run starts too

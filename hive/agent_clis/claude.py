@@ -1,7 +1,8 @@
-"""Claude Code (`claude`): its headless and its interactive (TUI) profile, and the reader
-of its `--output-format stream-json` events.
+"""Claude Code (`claude`): its headless and its interactive (TUI) profile; the reader of
+its `--output-format stream-json` events; where its login or key is, the first-run files
+its TUI needs, and its refusal to run as root.
 
-Usage is kept per message id and summed once: the API's own `message_start` /
+Reading its events: usage is kept per message id and summed once: the API's own `message_start` /
 `message_delta` usage (as `stream_event`s, with `--include-partial-messages`),
 and the usage of each assistant event (repeated per content block, its output
 count taken before the message ended). The final `result` event's
@@ -13,11 +14,17 @@ an unreachable API.
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from hive.agent_clis.base import AgentCli
+from hive.agent_clis.context import AgentContext, first_set, load_json
 from hive.agent_clis.profile import PROMPT, AgentProfile
 from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, classify, one_line, status_in
+from hive.checks import Check, fail, ok, shown, warn
 
 SKIP_PERMISSIONS = "--dangerously-skip-permissions"
 LONG_WAIT = 60.0  # a rate-limit retry this far away: pause instead of letting the CLI sit
@@ -175,9 +182,130 @@ def _text_of(message: dict[str, Any]) -> str:
     return str(content or "")
 
 
+# --- what the doctor checks ---------------------------------------------------------------------
+
+VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+API_KEY_SUFFIX = 20  # Claude Code remembers an approved key by its last 20 characters
+
+
+def claude_dir(ctx: AgentContext) -> Path:
+    return Path(ctx.get("CLAUDE_CONFIG_DIR")) if ctx.get("CLAUDE_CONFIG_DIR") else ctx.home / ".claude"
+
+
+def claude_json(ctx: AgentContext) -> Path:
+    """Claude Code's global state file: ~/.claude.json, or inside $CLAUDE_CONFIG_DIR when set."""
+    return claude_dir(ctx) / ".claude.json" if ctx.get("CLAUDE_CONFIG_DIR") else ctx.home / ".claude.json"
+
+
+def credentials(ctx: AgentContext) -> list[Check]:
+    name, profile = f"[{ctx.profile.name}] credentials", ctx.profile.name
+    if var := first_set(ctx, VARS):
+        return [ok(name, f"{var} is set ({ctx.where(var)})", profile)]
+    login = claude_dir(ctx) / ".credentials.json"
+    if login.is_file():
+        return [ok(name, f"logged in ({shown(login, ctx.home)})", profile)]
+    state = claude_json(ctx)
+    if load_json(state)[0].get("oauthAccount"):
+        return [ok(name, f"logged in (oauthAccount in {shown(state, ctx.home)})", profile)]
+    settings = claude_dir(ctx) / "settings.json"
+    if load_json(settings)[0].get("apiKeyHelper"):
+        return [ok(name, f"apiKeyHelper in {shown(settings, ctx.home)}", profile)]
+    detail = (
+        f"none found: {', '.join(VARS)} not set, no {shown(login, ctx.home)}, "
+        f"no oauthAccount in {shown(state, ctx.home)}"
+    )
+    fix = f"log in once with `claude` (/login), or export ANTHROPIC_API_KEY (or set it in {ctx.section()} env)"
+    if sys.platform == "darwin":  # there the login lives in the keychain, which is not looked at
+        return [warn(name, detail + " (a login in the macOS keychain is not checked)", fix, profile)]
+    return [fail(name, detail, fix, profile)]
+
+
+def onboarding(ctx: AgentContext, trust_dirs: Sequence[Path]) -> list[Check]:
+    """First-run files, or the TUI stops at a prompt no one answers: it reads ~/.claude.json
+    (onboarding done, the bypass-permissions warning accepted, the API key approved, the
+    folder trusted) — headless `claude -p` skips all of it."""
+    return [claude_tui(ctx, trust_dirs)] if ctx.profile.mode == "interactive" else []
+
+
+def claude_tui(ctx: AgentContext, trust_dirs: Sequence[Path]) -> Check:
+    """`trust_dirs`: where the agents run (the repo root covers worktrees below it)."""
+    name, profile = f"[{ctx.profile.name}] onboarding", ctx.profile.name
+    path = claude_json(ctx)
+    where = shown(path, ctx.home)
+    fix = (
+        f"run `claude` once in {trust_dirs[0]} and answer its prompts (log in or approve the API key, "
+        f"accept the bypass-permissions warning, trust the folder), or set these in {where}"
+    )
+    data, problem = load_json(path)
+    if problem:
+        return fail(name, f"{where} {problem}: the TUI would stop at its first-run screens", fix, profile)
+    missing = [item for item in _missing(ctx, data, trust_dirs) if item]
+    if missing:
+        return fail(name, f"{where} lacks {', '.join(missing)}: the TUI would stop at a prompt", fix, profile)
+    return ok(name, f"{where}: onboarding done, {', '.join(str(d) for d in trust_dirs)} trusted", profile)
+
+
+def _missing(ctx: AgentContext, data: dict[str, Any], trust_dirs: Sequence[Path]) -> list[str]:
+    key = ctx.get("ANTHROPIC_API_KEY")
+    responses = data.get("customApiKeyResponses")
+    approved = responses.get("approved") if isinstance(responses, dict) else None
+    return [
+        "" if data.get("hasCompletedOnboarding") is True else "hasCompletedOnboarding",
+        ""
+        if SKIP_PERMISSIONS not in ctx.profile.command or data.get("bypassPermissionsModeAccepted") is True
+        else "bypassPermissionsModeAccepted",
+        # the key itself is never shown: only that this one is not approved
+        ""
+        if not key or (isinstance(approved, list) and key[-API_KEY_SUFFIX:] in approved)
+        else "customApiKeyResponses.approved for this ANTHROPIC_API_KEY",
+        *("" if trusted(data, d) else f'projects["{d}"].hasTrustDialogAccepted' for d in trust_dirs),
+    ]
+
+
+def trusted(data: dict[str, Any], directory: Path) -> bool:
+    """Claude Code trusts a folder when it or a folder above it was accepted."""
+    projects = data.get("projects")
+    if not isinstance(projects, dict):
+        return False
+    for d in (directory, *directory.parents):
+        entry = projects.get(str(d))
+        if isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True:
+            return True
+    return False
+
+
+def preflight(ctx: AgentContext) -> list[Check]:
+    """What `doit` checks before a run, as the doctor does: Claude Code as root."""
+    found = root_check(ctx)
+    return [found] if found is not None else []
+
+
+def root_check(ctx: AgentContext, euid: int | None = None) -> Check | None:
+    """Claude Code refuses --dangerously-skip-permissions as root (exit 1, "cannot be
+    used with root/sudo privileges") unless IS_SANDBOX=1 — every task would fail the
+    same way. None where it does not apply."""
+    if SKIP_PERMISSIONS not in ctx.profile.command:
+        return None
+    name = f"[{ctx.profile.name}] root"
+    if (os.geteuid() if euid is None else euid) != 0:
+        return ok(name, "not running as root", ctx.profile.name)
+    if ctx.get("IS_SANDBOX") == "1":
+        return ok(name, f"running as root with IS_SANDBOX=1 ({ctx.where('IS_SANDBOX')})", ctx.profile.name)
+    return fail(
+        name,
+        f"running as root: Claude Code refuses {SKIP_PERMISSIONS} as root unless IS_SANDBOX=1",
+        f"run Hive as a normal user, or inside a real sandbox export IS_SANDBOX=1 "
+        f'(or set env = {{ IS_SANDBOX = "1" }} in {ctx.section()} of .hive/config.toml)',
+        ctx.profile.name,
+    )
+
+
 CLI = AgentCli(
     binary="claude",
     profiles=PROFILES,
     install="npm install -g @anthropic-ai/claude-code",
     reader=ClaudeReader,
+    credentials=credentials,
+    onboarding=onboarding,
+    preflight=preflight,
 )

@@ -1,6 +1,7 @@
-"""OpenAI's Codex CLI (`codex`): its profile, and the reader of its `exec --json` events:
-`turn.completed` carries token counts, `error` and `turn.failed` carry the CLI's errors
-("Reconnecting..." while the API is out of reach, which Codex repeats forever)."""
+"""OpenAI's Codex CLI (`codex`): its profile; the reader of its `exec --json` events
+(`turn.completed` carries token counts, `error` and `turn.failed` carry the CLI's errors:
+"Reconnecting..." while the API is out of reach, which Codex repeats forever); the model
+its config names; where its login or key is."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from hive.agent_clis.base import AgentCli
+from hive.agent_clis.context import AgentContext, table
 from hive.agent_clis.profile import PROMPT, AgentProfile
 from hive.agent_clis.stream import ALL, StreamReader
+from hive.checks import Check, fail, ok, shown
 
 PROFILES = (
     AgentProfile(
@@ -71,9 +74,69 @@ def configured_model(env: Mapping[str, str]) -> str:
     return model if isinstance(model, str) else ""
 
 
+# --- what the doctor checks ---------------------------------------------------------------------
+
+
+def credentials(ctx: AgentContext) -> list[Check]:
+    name, profile = f"[{ctx.profile.name}] credentials", ctx.profile.name
+    if ctx.get("OPENAI_API_KEY"):
+        return [ok(name, f"OPENAI_API_KEY is set ({ctx.where('OPENAI_API_KEY')})", profile)]
+    home = Path(ctx.get("CODEX_HOME")) if ctx.get("CODEX_HOME") else ctx.home / ".codex"
+    auth = home / "auth.json"
+    if auth.is_file():
+        return [ok(name, f"logged in ({shown(auth, ctx.home)})", profile)]
+    config = home / "config.toml"
+    found = _provider(ctx, config)
+    if found is not None:
+        return [found]
+    detail = (
+        f"none found: OPENAI_API_KEY not set, no {shown(auth, ctx.home)}, "
+        f"no model_provider in {shown(config, ctx.home)}"
+    )
+    return [
+        fail(
+            name,
+            detail,
+            f"log in once with `codex login`, or export OPENAI_API_KEY (or set it in {ctx.section()} env)",
+            profile,
+        )
+    ]
+
+
+def _provider(ctx: AgentContext, config: Path) -> Check | None:
+    """A `model_provider` in Codex's config.toml (codex ignores OPENAI_BASE_URL): its
+    `env_key` variable must be set. None when the config names no provider."""
+    name, profile, where = f"[{ctx.profile.name}] credentials", ctx.profile.name, shown(config, ctx.home)
+    try:
+        data = tomllib.loads(config.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        return fail(name, f"{where} cannot be read as TOML ({e})", f"fix {where}", profile)
+    selected = table(table(data, "profiles"), str(data.get("profile", "")))  # `profile = "x"` picks [profiles.x]
+    provider = selected.get("model_provider") or data.get("model_provider")
+    if not isinstance(provider, str) or provider == "openai":
+        return None
+    providers = table(data, "model_providers")
+    if provider not in providers:
+        return ok(name, f"model_provider {provider!r} in {where} (a built-in provider)", profile)
+    env_key = table(providers, provider).get("env_key")
+    if not isinstance(env_key, str) or not env_key:
+        return ok(name, f"model_provider {provider!r} in {where} (it names no env_key)", profile)
+    if ctx.get(env_key):
+        return ok(name, f"model_provider {provider!r} in {where}; {env_key} is set ({ctx.where(env_key)})", profile)
+    return fail(
+        name,
+        f"model_provider {provider!r} in {where} reads its key from {env_key}, which is not set",
+        f"export {env_key} (or set it in {ctx.section()} env)",
+        profile,
+    )
+
+
 CLI = AgentCli(
     binary="codex",
     profiles=PROFILES,
     install="npm install -g @openai/codex",
     reader=CodexReader,
+    credentials=credentials,
 )

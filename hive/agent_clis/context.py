@@ -29,8 +29,8 @@ class AgentContext:
 
     @property
     def binary(self) -> str:
-        """What the credentials and onboarding checks are keyed by: `claude` for
-        `/opt/bin/claude` as for `claude`."""
+        """What the profile's CLI is looked up by (`cli_for`), so its checks apply:
+        `claude` for `/opt/bin/claude` as for `claude`."""
         return os.path.basename(self.profile.command[0])
 
     @property

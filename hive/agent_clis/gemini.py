@@ -1,17 +1,20 @@
-"""Gemini CLI (`gemini`): its profile, and the reader of its `--output-format stream-json`
+"""Gemini CLI (`gemini`): its profile; the reader of its `--output-format stream-json`
 events (`error` events, the final `result` with its status and token stats) and of the
 plain lines it prints on stderr about its API calls ("Attempt 2 failed with status 429.
 Retrying with backoff...", "API key not valid", "you must specify the GEMINI_API_KEY
-environment variable")."""
+environment variable"); where its login or key is, and the auth type it needs selected."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from hive.agent_clis.base import AgentCli
+from hive.agent_clis.context import AgentContext, first_set, load_json, table
 from hive.agent_clis.profile import PROMPT, AgentProfile
 from hive.agent_clis.stream import ALL, StreamReader, Trouble, TroubleKind, classify, one_line
+from hive.checks import Check, fail, ok, shown
 
 PROFILES = (
     AgentProfile(
@@ -96,9 +99,71 @@ _QUOTA = re.compile(
 )
 
 
+# --- what the doctor checks ---------------------------------------------------------------------
+
+VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
+
+
+def credentials(ctx: AgentContext) -> list[Check]:
+    name, profile = f"[{ctx.profile.name}] credentials", ctx.profile.name
+    oauth = ctx.home / ".gemini" / "oauth_creds.json"
+    if var := first_set(ctx, VARS):
+        found = ok(name, f"{var} is set ({ctx.where(var)})", profile)
+    elif oauth.is_file():
+        found = ok(name, f"logged in with Google ({shown(oauth, ctx.home)})", profile)
+    else:
+        found = fail(
+            name,
+            f"none found: {', '.join(VARS)} not set, no {shown(oauth, ctx.home)}",
+            f"export GEMINI_API_KEY (or set it in {ctx.section()} env), or log in once with `gemini`",
+            profile,
+        )
+    return [found, auth_type(ctx)]
+
+
+# What each selectable auth type needs, checked where it is cheap to tell.
+_AUTH_TYPE_NEEDS: dict[str, Callable[[AgentContext], str]] = {
+    "gemini-api-key": lambda ctx: "" if ctx.get("GEMINI_API_KEY") else "GEMINI_API_KEY is not set",
+    "oauth-personal": lambda ctx: (
+        "" if (ctx.home / ".gemini" / "oauth_creds.json").is_file() else "~/.gemini/oauth_creds.json does not exist"
+    ),
+}
+
+
+def auth_type(ctx: AgentContext) -> Check:
+    """Gemini CLI exits 41 ("Invalid auth method selected.") unless a settings file
+    selects an auth type — even with GEMINI_API_KEY set. The workspace's file wins."""
+    name, profile = f"[{ctx.profile.name}] auth type", ctx.profile.name
+    user = ctx.home / ".gemini" / "settings.json"
+    for path in (ctx.root / ".gemini" / "settings.json", user):
+        data = load_json(path)[0]
+        # `security.auth.selectedType`; older versions wrote `selectedAuthType` at the top
+        selected = table(table(data, "security"), "auth").get("selectedType") or data.get("selectedAuthType")
+        if isinstance(selected, str) and selected:
+            needs = _AUTH_TYPE_NEEDS.get(selected)
+            missing = needs(ctx) if needs else ""
+            where = shown(path, ctx.home)
+            if missing:
+                return fail(
+                    name,
+                    f"{where} selects {selected!r}, but {missing}",
+                    f"set it up, or select another auth type in {where}",
+                    profile,
+                )
+            return ok(name, f"{selected!r} selected in {where}", profile)
+    return fail(
+        name,
+        f'no auth type selected in {shown(user, ctx.home)}: gemini exits 41 "Invalid auth method selected."',
+        f'write {{"security":{{"auth":{{"selectedType":"gemini-api-key"}}}}}} to {shown(user, ctx.home)} '
+        '(or "oauth-personal" after logging in with Google)',
+        profile,
+    )
+
+
 CLI = AgentCli(
     binary="gemini",
     profiles=PROFILES,
     install="npm install -g @google/gemini-cli",
     reader=GeminiReader,
+    credentials=credentials,
 )

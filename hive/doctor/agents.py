@@ -1,8 +1,8 @@
-"""Checks of one agent profile's program: is it there (the cheap check `doit` runs
-before anything starts), what version it is, and whether Claude Code will refuse to
-run as root. Credentials and first-run files are in `credentials` and `onboarding`,
-keyed like these by the binary's name, so a custom profile that runs `claude` gets
-the same checks as the built-in one."""
+"""Checks of one agent profile's program, whatever CLI it runs: is it there (the cheap
+check `doit` runs before anything starts), and what version it is. A known CLI's install
+hint comes from its record in hive.agent_clis, looked up by the binary's name like the
+checks that CLI declares itself (credentials, first-run files, root), so a custom profile
+that runs `claude` gets the same checks as the built-in one."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from hive.checks import Check, fail, ok, warn
 from hive.errors import CommandError
 
 VERSION_TIMEOUT = 10.0  # `--version` of a CLI that hangs (waiting for a login, a network) must not hang the doctor
-SKIP_PERMISSIONS = "--dangerously-skip-permissions"
 
 
 def locate(ctx: AgentContext) -> str | None:
@@ -74,23 +73,3 @@ def program_version(path: str, ctx: AgentContext) -> tuple[str, str]:
     if result.code != 0:
         return "", f"exited with {result.code}" + (f": {lines[-1].strip()}" if lines else "")
     return (lines[0].strip() if lines else "(no output)"), ""
-
-
-def root_check(ctx: AgentContext, euid: int | None = None) -> Check | None:
-    """Claude Code refuses --dangerously-skip-permissions as root (exit 1, "cannot be
-    used with root/sudo privileges") unless IS_SANDBOX=1 — every task would fail the
-    same way. None where it does not apply."""
-    if ctx.binary != "claude" or SKIP_PERMISSIONS not in ctx.profile.command:
-        return None
-    name = f"[{ctx.profile.name}] root"
-    if (os.geteuid() if euid is None else euid) != 0:
-        return ok(name, "not running as root", ctx.profile.name)
-    if ctx.get("IS_SANDBOX") == "1":
-        return ok(name, f"running as root with IS_SANDBOX=1 ({ctx.where('IS_SANDBOX')})", ctx.profile.name)
-    return fail(
-        name,
-        f"running as root: Claude Code refuses {SKIP_PERMISSIONS} as root unless IS_SANDBOX=1",
-        f"run Hive as a normal user, or inside a real sandbox export IS_SANDBOX=1 "
-        f'(or set env = {{ IS_SANDBOX = "1" }} in {ctx.section()} of .hive/config.toml)',
-        ctx.profile.name,
-    )
