@@ -12,7 +12,7 @@ package names a CLI (issue 22).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from hive.agent_clis import aider, claude, codex, gemini
 from hive.agent_clis.base import AgentCli
@@ -42,3 +42,10 @@ def cli_for(binary: str) -> AgentCli:
     """The CLI a profile's program is, by its name (`AgentContext.binary`). An unknown
     program is a CLI that declares nothing: Hive cannot know where its credentials live."""
     return AGENT_CLIS.get(binary) or AgentCli(binary, profiles=())
+
+
+def configured_model(stream: str, env: Mapping[str, str]) -> str:
+    """The model a profile's CLI names in its own config, by the profile's `stream` (a
+    profile that reads Codex's stream runs Codex), for pricing; "" when it names none."""
+    cli = AGENT_CLIS.get(stream)
+    return cli.configured_model(env) if cli else ""

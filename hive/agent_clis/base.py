@@ -5,7 +5,7 @@ one registry line (issue 22; pre-commit's `Language` and `all_languages` are the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +28,10 @@ def no_first_run_checks(ctx: AgentContext, trust_dirs: Sequence[Path]) -> list[C
     return []
 
 
+def no_configured_model(env: Mapping[str, str]) -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class AgentCli:
     # The program's name, as a profile's command[0] runs it (`/opt/bin/claude` is `claude`):
@@ -36,6 +40,9 @@ class AgentCli:
     profiles: tuple[AgentProfile, ...]  # its built-in profiles, in the order `hive init` lists them
     install: str = ""  # how to install it, for the doctor's fix ("": Hive cannot say)
     reader: Callable[[], StreamReader] | None = None  # reads its output; None: only as plain text
+    # The model its own config file names (given the agent's environment), for pricing a CLI
+    # whose output does not name the model; "": none.
+    configured_model: Callable[[Mapping[str, str]], str] = no_configured_model
     # The doctor's checks; only the source of a secret is shown (a variable's name, a file's
     # path), never its value.
     credentials: Checks = no_checks  # is its login or key there?

@@ -138,5 +138,6 @@ CLI = AgentCli(
     profiles=PROFILES,
     install="npm install -g @openai/codex",
     reader=CodexReader,
+    configured_model=configured_model,
     credentials=credentials,
 )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive import crashsafe
-from hive.agent_clis.codex import configured_model
+from hive.agent_clis import configured_model
 from hive.agent_clis.stream import Usage
 from hive.engine.task import TaskRun
 from hive.lifecycle import State
@@ -30,8 +30,8 @@ class AttemptMeter:
     def __init__(self, h: TaskRun) -> None:
         self.h = h
         profile = h.profile()
-        # the model, for a CLI whose output does not name it (Codex reads its own config)
-        self.model = profile.model or (configured_model(os.environ) if profile.stream == "codex" else "")
+        # the model, for a CLI whose output does not name it: the profile's, else its CLI's config's
+        self.model = profile.model or configured_model(profile.stream, os.environ)
 
     def record(self, usage: Usage) -> str | None:
         h = self.h

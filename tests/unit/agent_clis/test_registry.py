@@ -4,7 +4,7 @@ profile's CLI by its program's name."""
 
 from __future__ import annotations
 
-from hive.agent_clis import AGENT_CLIS, BUILTIN_PROFILES, READERS, cli_for, codex, reader
+from hive.agent_clis import AGENT_CLIS, BUILTIN_PROFILES, READERS, cli_for, codex, configured_model, reader
 from hive.agent_clis.claude import ClaudeReader
 from hive.agent_clis.stream import StreamReader
 
@@ -31,3 +31,11 @@ def test_a_program_hive_does_not_know_declares_nothing():
     assert cli_for("codex") is codex.CLI
     unknown = cli_for("python3")
     assert unknown.binary == "python3" and unknown.profiles == () and not unknown.install and unknown.reader is None
+
+
+def test_the_configured_model_is_read_for_a_profile_that_reads_codexs_stream(tmp_path):
+    (tmp_path / "config.toml").write_text('model = "gpt-test"\n')
+    env = {"CODEX_HOME": str(tmp_path), "HOME": str(tmp_path)}
+    assert configured_model("codex", env) == "gpt-test"
+    for other in ("claude", "gemini", "aider", "text", ""):  # their output names the model, or nothing does
+        assert configured_model(other, env) == ""
