@@ -9,7 +9,7 @@ import re
 from hive.agent_clis.base import AgentCli
 from hive.agent_clis.context import AgentContext, first_set
 from hive.agent_clis.profile import CONTEXT_FILE, PROMPT, AgentProfile
-from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, classify, one_line
+from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, one_line
 from hive.checks import Check, fail, ok, shown
 
 PROFILES = (
@@ -47,7 +47,9 @@ _UNREACHABLE = ("APIConnectionError", "Timeout", "ServiceUnavailableError", "Int
 
 class AiderReader(StreamReader):
     def __init__(self) -> None:
-        super().__init__(cli="aider")
+        super().__init__(
+            cli="aider", login_fix="set the API key of aider's model (e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY)"
+        )
 
     def text(self, line: str) -> None:
         m = _TOKENS.match(line)
@@ -62,7 +64,7 @@ class AiderReader(StreamReader):
         if m:
             name, message = m.group(1), m.group(2)
             status = 401 if "Authentication" in name else 429 if "RateLimit" in name else None
-            trouble = classify(f"{name}: {message}", status, self.cli)
+            trouble = self.classified(f"{name}: {message}", status)
             if trouble is None and name in _UNREACHABLE:
                 trouble = Trouble(TroubleKind.TRANSIENT, f"aider: the model API is unreachable ({one_line(message)})")
             if trouble is not None:

@@ -23,7 +23,7 @@ from typing import Any
 from hive.agent_clis.base import AgentCli
 from hive.agent_clis.context import AgentContext, first_set, load_json
 from hive.agent_clis.profile import PROMPT, AgentProfile
-from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, classify, one_line, status_in
+from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, one_line, status_in
 from hive.checks import Check, fail, ok, shown, warn
 
 SKIP_PERMISSIONS = "--dangerously-skip-permissions"
@@ -77,7 +77,7 @@ PROFILES = (
 
 class ClaudeReader(StreamReader):
     def __init__(self) -> None:
-        super().__init__(cli="claude")
+        super().__init__(cli="claude", login_fix="set ANTHROPIC_API_KEY or run `claude` once and /login")
         self._messages: dict[str, tuple[int, int]] = {}
         self._current = ""  # the message the API is streaming
 
@@ -135,7 +135,7 @@ class ClaudeReader(StreamReader):
         if status is None:  # no HTTP answer at all
             self.found(Trouble(TroubleKind.TRANSIENT, "the model API is unreachable (claude: no HTTP answer)"))
             return
-        trouble = classify(f"API error {status}: {message}", status, self.cli)
+        trouble = self.classified(f"API error {status}: {message}", status)
         if trouble is None:
             return  # a 5xx: the CLI's own retries handle it
         delay = float(event.get("retry_delay_ms") or 0) / 1000
@@ -161,7 +161,7 @@ class ClaudeReader(StreamReader):
             self.found_error(text, status if isinstance(status, int) else status_in(text))
 
     def found_error(self, text: str, status: int | None) -> None:
-        trouble = classify(text, status, self.cli)
+        trouble = self.classified(text, status)
         if trouble is not None:
             self.found(trouble)
         elif self.trouble is None:

@@ -43,7 +43,7 @@ _CODES = ALL - {400}
 
 class CodexReader(StreamReader):
     def __init__(self) -> None:
-        super().__init__(cli="codex")
+        super().__init__(cli="codex", login_fix="set OPENAI_API_KEY or run `codex login`")
 
     def event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")

@@ -13,7 +13,7 @@ from typing import Any
 from hive.agent_clis.base import AgentCli
 from hive.agent_clis.context import AgentContext, first_set, load_json, table
 from hive.agent_clis.profile import PROMPT, AgentProfile
-from hive.agent_clis.stream import ALL, StreamReader, Trouble, TroubleKind, classify, one_line
+from hive.agent_clis.stream import ALL, StreamReader, Trouble, TroubleKind, one_line
 from hive.checks import Check, fail, ok, shown
 
 PROFILES = (
@@ -32,7 +32,7 @@ PROFILES = (
 
 class GeminiReader(StreamReader):
     def __init__(self) -> None:
-        super().__init__(cli="gemini")
+        super().__init__(cli="gemini", login_fix="set GEMINI_API_KEY or run `gemini` once and log in")
 
     def event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -78,7 +78,7 @@ class GeminiReader(StreamReader):
             self.reported(f"rate limited: {line}", True, 429)
             return
         if _AUTH.search(line):
-            self.found(classify(line, 401, self.cli) or Trouble(TroubleKind.PERMANENT, one_line(line)))
+            self.found(self.classified(line, 401) or Trouble(TroubleKind.PERMANENT, one_line(line)))
         elif _QUOTA.search(line):
             self.reported(line, True, 429)
         else:
