@@ -1,7 +1,7 @@
 """The agent CLIs Hive knows, one module each (its profiles, how to read its output, how
 to check that it will start: `base.AgentCli`), and what the rest of Hive looks up in them.
 Adding a built-in CLI is its module and one line in AGENT_CLIS; nothing outside this
-package names a CLI (issue 22).
+package branches on which CLI a profile runs (issue 22).
 
 - `profile`  AgentProfile: how to start an agent (a built-in one here, or `[agents.NAME]`)
 - `stream`   the base every output reader builds on: usage, trouble, classify
