@@ -8,8 +8,8 @@ import json
 import textwrap
 from typing import Any
 
+from hive.agent_clis import BUILTIN_PROFILES
 from hive.executors import EXECUTORS
-from hive.settings.agents import BUILTIN_PROFILES
 from hive.settings.schema import AGENT_KEYS, KEYS, PRICES_EXAMPLE, SECTIONS, Key
 
 WIDTH = 100

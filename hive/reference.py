@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hive.agent_clis import BUILTIN_PROFILES
 from hive.configfile import config_toml, section_keys, shown_value, toml_value
 from hive.executors import EXECUTORS
-from hive.settings.agents import BUILTIN_PROFILES
 from hive.settings.prices import DEFAULT_PRICES
 from hive.settings.schema import AGENT_KEYS, KINDS, SECTIONS, Key
 
@@ -107,9 +107,9 @@ def _known(kind: str) -> list[str]:
     if kind == "executor":
         return sorted(EXECUTORS)
     if kind == "stream":
-        from hive.streams import KINDS as STREAMS
+        from hive.agent_clis import READERS
 
-        return sorted(STREAMS)
+        return sorted(READERS)
     return []
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from hive.doctor.checks import FAIL, OK, WARN
+from hive.checks import FAIL, OK, WARN
 from hive.doctor.diagnose import diagnose
 from hive.store.paths import find_root
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive.adapters.proc import SCRUBBED_ENV
+from hive.agent_clis.profile import stall_match
 from hive.engine.supervise import SYSTEM_CLOCK, exit_status
 from hive.errors import HiveError
 from hive.executors import LOCAL, Agent, AgentRef, Launch, executor
@@ -20,7 +21,6 @@ from hive.output import shown_line
 from hive.plan.graph import load_plan
 from hive.project import load_repo_config
 from hive.render import render
-from hive.settings.agents import stall_match
 from hive.settings.config import Config
 from hive.store import names
 from hive.store.agent_signals import ensure_shim

@@ -1,64 +1,22 @@
-"""Checks of one agent profile's program: is it there (the cheap check `doit` runs
-before anything starts), what version it is, and whether Claude Code will refuse to
-run as root. Credentials and first-run files are in `credentials` and `onboarding`,
-keyed like these by the binary's name, so a custom profile that runs `claude` gets
-the same checks as the built-in one."""
+"""Checks of one agent profile's program, whatever CLI it runs: is it there (the cheap
+check `doit` runs before anything starts), and what version it is. A known CLI's install
+hint comes from its record in hive.agent_clis, looked up by the binary's name like the
+checks that CLI declares itself (credentials, first-run files, root), so a custom profile
+that runs `claude` gets the same checks as the built-in one."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from hive.adapters import proc
-from hive.doctor.checks import Check, fail, ok, warn
+from hive.agent_clis import cli_for
+from hive.agent_clis.context import AgentContext
+from hive.checks import Check, fail, ok, warn
 from hive.errors import CommandError
-from hive.settings.agents import AgentProfile
 
 VERSION_TIMEOUT = 10.0  # `--version` of a CLI that hangs (waiting for a login, a network) must not hang the doctor
-SKIP_PERMISSIONS = "--dangerously-skip-permissions"
-INSTALL = {
-    "claude": "npm install -g @anthropic-ai/claude-code",
-    "codex": "npm install -g @openai/codex",
-    "gemini": "npm install -g @google/gemini-cli",
-    "aider": "pipx install aider-chat",
-}
-
-
-@dataclass(frozen=True)
-class AgentContext:
-    """A profile as its agent will see the world: doit's environment plus the
-    profile's `env` (Hive starts agents with exactly that), in the repo `root`."""
-
-    profile: AgentProfile
-    root: Path
-    base_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {**self.base_env, **dict(self.profile.env)}
-
-    @property
-    def binary(self) -> str:
-        """What the credentials and onboarding checks are keyed by: `claude` for
-        `/opt/bin/claude` as for `claude`."""
-        return os.path.basename(self.profile.command[0])
-
-    @property
-    def home(self) -> Path:
-        return Path(self.env.get("HOME") or Path.home())
-
-    def get(self, var: str) -> str:
-        """A variable's value if it is set to something (an empty key is no key)."""
-        return self.env.get(var, "").strip()
-
-    def where(self, var: str) -> str:
-        return f"[agents.{self.profile.name}] env" if var in dict(self.profile.env) else "environment"
-
-    def section(self) -> str:
-        return f"[agents.{self.profile.name}]"
 
 
 def locate(ctx: AgentContext) -> str | None:
@@ -86,10 +44,9 @@ def binary_check(ctx: AgentContext, used_by: str = "", version: bool = True) -> 
     if not error:
         return ok(name, f"{path}, {line}{usage}", profile)
     detail = f"{path} found, but `{os.path.basename(path)} --version` {error}{usage}"
-    if ctx.binary in INSTALL:  # a known CLI that cannot print its version will not run a task either
-        return fail(
-            name, detail, f"check that `{command}` runs at all, or reinstall it (`{INSTALL[ctx.binary]}`)", profile
-        )
+    install = cli_for(ctx.binary).install
+    if install:  # a known CLI that cannot print its version will not run a task either
+        return fail(name, detail, f"check that `{command}` runs at all, or reinstall it (`{install}`)", profile)
     return warn(name, detail, "nothing, if this program has no --version option", profile)
 
 
@@ -99,8 +56,9 @@ def _missing(command: str) -> str:
 
 def _install_fix(ctx: AgentContext) -> str:
     config = f"set {ctx.section()} command in .hive/config.toml"
-    if ctx.binary in INSTALL and os.sep not in ctx.profile.command[0]:
-        return f"install it (`{INSTALL[ctx.binary]}`) or {config}"
+    install = cli_for(ctx.binary).install
+    if install and os.sep not in ctx.profile.command[0]:
+        return f"install it (`{install}`) or {config}"
     return f"install it or {config}"
 
 
@@ -115,23 +73,3 @@ def program_version(path: str, ctx: AgentContext) -> tuple[str, str]:
     if result.code != 0:
         return "", f"exited with {result.code}" + (f": {lines[-1].strip()}" if lines else "")
     return (lines[0].strip() if lines else "(no output)"), ""
-
-
-def root_check(ctx: AgentContext, euid: int | None = None) -> Check | None:
-    """Claude Code refuses --dangerously-skip-permissions as root (exit 1, "cannot be
-    used with root/sudo privileges") unless IS_SANDBOX=1 — every task would fail the
-    same way. None where it does not apply."""
-    if ctx.binary != "claude" or SKIP_PERMISSIONS not in ctx.profile.command:
-        return None
-    name = f"[{ctx.profile.name}] root"
-    if (os.geteuid() if euid is None else euid) != 0:
-        return ok(name, "not running as root", ctx.profile.name)
-    if ctx.get("IS_SANDBOX") == "1":
-        return ok(name, f"running as root with IS_SANDBOX=1 ({ctx.where('IS_SANDBOX')})", ctx.profile.name)
-    return fail(
-        name,
-        f"running as root: Claude Code refuses {SKIP_PERMISSIONS} as root unless IS_SANDBOX=1",
-        f"run Hive as a normal user, or inside a real sandbox export IS_SANDBOX=1 "
-        f'(or set env = {{ IS_SANDBOX = "1" }} in {ctx.section()} of .hive/config.toml)',
-        ctx.profile.name,
-    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hive import executors
-from hive.doctor.checks import Check, fail, ok
+from hive.checks import Check, fail, ok
 from hive.doctor.hosts import agent_checks, on_every_host
 from hive.doctor.profiles_used import ProfileUse, not_done, profiles_in_use
 from hive.doctor.repo import repo_checks, tool_checks

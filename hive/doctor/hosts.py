@@ -9,20 +9,20 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
-from hive.doctor.agents import AgentContext, binary_check, root_check
-from hive.doctor.checks import Check, fail
-from hive.doctor.credentials import credential_checks
-from hive.doctor.onboarding import onboarding_checks
+from hive.agent_clis import cli_for
+from hive.agent_clis.context import AgentContext
+from hive.checks import Check, fail
+from hive.doctor.agents import binary_check
 from hive.doctor.profiles_used import ProfileUse
 from hive.doctor.repo import tool_checks
 from hive.errors import HiveError
 from hive.executors import Executor
 
 
-def on_every_host(agents: Executor, uses: Sequence[ProfileUse]) -> list[Check]:
+def on_every_host(executor: Executor, uses: Sequence[ProfileUse]) -> list[Check]:
     """Each profile's checks run on every host of a remote executor."""
     try:
-        answers = agents.on_hosts(functools.partial(_checks_here, tuple(uses)))
+        answers = executor.on_hosts(functools.partial(_checks_here, tuple(uses)))
     except HiveError as e:
         return [fail("agent hosts", str(e), "start the hosts, or fix [executor] in .hive/config.toml")]
     checks: list[Check] = []
@@ -35,14 +35,17 @@ def on_every_host(agents: Executor, uses: Sequence[ProfileUse]) -> list[Check]:
 
 
 def agent_checks(use: ProfileUse, root: Path, trust_dirs: Sequence[Path]) -> list[Check]:
-    """A profile's program, user, credentials and first-run files, as its agent would meet
-    them in worktrees below `root`, with this process's environment."""
+    """A profile's program, then what its CLI declares (hive.agent_clis: the user it runs
+    as, its credentials, its first-run files), as its agent would meet them in worktrees
+    below `root`, with this process's environment."""
     ctx = AgentContext(use.profile, root)
-    checks = [binary_check(ctx, use.describe())]
-    as_root = root_check(ctx)
-    if as_root is not None:
-        checks.append(as_root)
-    return checks + credential_checks(ctx) + onboarding_checks(ctx, trust_dirs)
+    cli = cli_for(ctx.binary)
+    return [
+        binary_check(ctx, use.describe()),
+        *cli.preflight(ctx),
+        *cli.credentials(ctx),
+        *cli.onboarding(ctx, trust_dirs),
+    ]
 
 
 def _checks_here(uses: tuple[ProfileUse, ...], root: Path) -> list[Check]:

@@ -1,6 +1,6 @@
 """The cheap checks `doit` runs once before a run: a profile that approved plans
-still need whose program is missing (or Claude Code as root without IS_SANDBOX)
-stops the run in one message, before any worktree is made — not once per task,
+still need whose program is missing (or that fails its CLI's own cheap checks, such as
+Claude Code as root without IS_SANDBOX) stops the run in one message, before any worktree is made — not once per task,
 with retries. Only `shutil.which` and environment lookups: no `--version`."""
 
 from __future__ import annotations
@@ -40,14 +40,16 @@ def problems(
     `env`: doit's environment, which the agents get (default: this process's)."""
     if not runs_tasks(argv):
         return []
-    from hive.doctor.agents import AgentContext, binary_check, root_check
+    from hive.agent_clis import cli_for
+    from hive.agent_clis.context import AgentContext
+    from hive.doctor.agents import binary_check
     from hive.doctor.profiles_used import profiles_in_use
 
     found = []
     for use in profiles_in_use(project.config, selected_plans(argv, project.plans.plans), counts):
         ctx = AgentContext(use.profile, project.root, dict(os.environ if env is None else env))
-        for check in (binary_check(ctx, version=False), root_check(ctx)):
-            if check is not None and check.failed:
+        for check in (binary_check(ctx, version=False), *cli_for(ctx.binary).preflight(ctx)):
+            if check.failed:
                 found.append(
                     f"agent profile {use.profile.name!r} (used by {use.describe()}): {check.detail} — {check.fix}"
                 )

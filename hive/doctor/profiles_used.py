@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from hive.agent_clis.profile import AgentProfile
 from hive.lifecycle import TaskType, verdict
 from hive.plan.model import Plan, Task
-from hive.settings.agents import AgentProfile
 from hive.settings.config import Config
 from hive.store.state import TaskState
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hive.adapters import git, proc, tmux
-from hive.doctor.checks import Check, fail, ok, warn
+from hive.checks import Check, fail, ok, warn
 from hive.errors import CommandError
 
 VERSION_TIMEOUT = 10.0

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hive.adapters import git, worktrees
 from hive.adapters.proc import SCRUBBED_ENV
+from hive.agent_clis import reader
 from hive.crashsafe import crash_point
 from hive.engine.brief import (
     ContextInput,
@@ -28,7 +29,6 @@ from hive.reports.dependencies import dependency_results
 from hive.store import agent_signals, names
 from hive.store.files import atomic_write
 from hive.store.state import TaskState
-from hive.streams import reader
 
 
 def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:

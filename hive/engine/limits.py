@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive import crashsafe
+from hive.agent_clis import configured_model
+from hive.agent_clis.stream import Usage
 from hive.engine.task import TaskContext
 from hive.lifecycle import State
 from hive.output import duration, say
@@ -17,8 +19,6 @@ from hive.store.files import atomic_write, locked
 from hive.store.paths import Paths
 from hive.store.state import TaskState
 from hive.store.usage import attempt_entry, run_started, task_totals, totals_of, usd
-from hive.streams import Usage
-from hive.streams.codex import configured_model
 
 MAX_PAUSE = 3600.0
 WAIT_SLICE = 1.0  # a paused run looks again this often: the hold or the task may change meanwhile
@@ -30,8 +30,8 @@ class AttemptMeter:
     def __init__(self, h: TaskContext) -> None:
         self.h = h
         profile = h.profile()
-        # the model, for a CLI whose output does not name it (Codex reads its own config)
-        self.model = profile.model or (configured_model(os.environ) if profile.stream == "codex" else "")
+        # the model, for a CLI whose output does not name it: the profile's, else its CLI's config's
+        self.model = profile.model or configured_model(profile.stream, os.environ)
 
     def record(self, usage: Usage) -> str | None:
         h = self.h

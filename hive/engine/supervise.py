@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Protocol
 
 from hive import crashsafe
+from hive.agent_clis.profile import stall_match
+from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, Usage
 from hive.executors import Agent
 from hive.executors.base import LOCAL_POLL
 from hive.lifecycle import Kind, Outcome
 from hive.output import clean_tail, duration, log_size
-from hive.settings.agents import stall_match
 from hive.store import agent_signals
 from hive.store.agent_signals import Signal
-from hive.streams.base import StreamReader, Trouble, TroubleKind, Usage
 
 POLL = LOCAL_POLL
 UNREACHABLE_PATIENCE = 30.0  # an API the CLI cannot reach this long ends the attempt

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hive.agent_clis.profile import AgentProfile
 from hive.engine.job import Job
 from hive.errors import HiveError
 from hive.executors import Agent, AgentRef, Executor, executor
 from hive.lifecycle import State, TaskType
 from hive.output import first_line, say
-from hive.settings.agents import AgentProfile
 from hive.store import names
 from hive.store.paths import Paths
 from hive.store.state import StaleState, StateStore, TaskState

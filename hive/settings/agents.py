@@ -1,153 +1,18 @@
-"""Agent profiles: how to start an agent, which file it reads its brief from.
-
-Adding an agent is adding data (a built-in below or an `[agents.NAME]` table),
-never editing the runner.
+"""An `[agents.NAME]` table of a repo's config, checked and turned into an agent profile
+(hive.agent_clis.profile) — a new one, or a built-in one (hive.agent_clis.BUILTIN_PROFILES)
+changed key by key.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from hive.agent_clis import READERS
+from hive.agent_clis.profile import AgentProfile
 from hive.errors import HiveError
 from hive.settings.schema import AGENT_KEYS
-
-PROMPT = "{prompt}"
-CONTEXT_FILE = "{context_file}"
-_PLACEHOLDER = re.compile(r"\{prompt\}|\{context_file\}")
-
-
-@dataclass(frozen=True)
-class AgentProfile:
-    name: str
-    command: tuple[str, ...]
-    context_file: str = "AGENTS.md"
-    mode: str = "headless"  # "interactive" (a TUI that stays open) or "headless"
-    exit_zero_is_done: bool = False  # exiting 0 without `hive done` counts as done
-    stall_patterns: tuple[str, ...] = ()  # screen text meaning "stuck at a prompt, not working"
-    env: tuple[tuple[str, str], ...] = ()  # extra environment for the agent
-    stream: str = ""  # how to read its output (hive.streams.KINDS); "" = only watch that it grows
-    budget_args: tuple[str, ...] = ()  # appended when a task has a budget ({usd} = what is left)
-    ignore: tuple[str, ...] = ()  # files it leaves in the worktree that are never the task's work
-    linger: float = 0.0  # seconds it may take to end its turn after signalling (its usage comes last)
-    model: str = ""  # the model it uses, for pricing when its output does not name it
-
-    def budget_argv(self, usd: float) -> list[str]:
-        return [a.replace("{usd}", f"{usd:.4f}") for a in self.budget_args]
-
-    def argv(self, prompt: str, context_file: str) -> list[str]:
-        """The command line, placeholders replaced literally in one pass (no formatting,
-        no shell), so placeholder-like text inside the prompt stays as written."""
-        values = {PROMPT: prompt, CONTEXT_FILE: context_file}
-        return [_PLACEHOLDER.sub(lambda m: values[m.group(0)], part) for part in self.command]
-
-    def stalled(self, screen: str) -> str | None:
-        return stall_match(self.stall_patterns, screen)
-
-
-def stall_match(patterns: tuple[str, ...], screen: str) -> str | None:
-    """The first stall pattern the agent's screen shows, if any."""
-    for pattern in patterns:
-        if re.search(pattern, screen, re.IGNORECASE):
-            return pattern
-    return None
-
-
-# Prompts an interactive TUI shows on a first run, or for a new key or directory:
-# waiting at one of them must fail the task within the grace period, not hang.
-# (Headless profiles read their event stream instead: in it, these words are as
-# likely to be a task's own login page as a prompt.)
-_PROMPTS = (
-    r"trust (the files in )?this folder",
-    r"Do you trust",
-    r"Yes, proceed",
-    r"Please log ?in",
-    r"Select login method",
-    r"Do you want to use this API key",
-    r"Bypass Permissions mode",
-    r"Yes, I accept",
-    r"Choose the text style",
-)
-
-BUILTIN_PROFILES: dict[str, AgentProfile] = {
-    # Headless `-p` skips the per-directory trust dialog (every worktree is a new
-    # directory); stream-json prints as it works, which is the sign of life.
-    "claude": AgentProfile(
-        "claude",
-        (
-            "claude",
-            "-p",
-            "--dangerously-skip-permissions",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--include-partial-messages",  # the API's usage events, as they stream
-            PROMPT,
-        ),
-        context_file="CLAUDE.md",
-        mode="headless",
-        stream="claude",
-        budget_args=("--max-budget-usd", "{usd}"),
-    ),
-    "claude-interactive": AgentProfile(
-        "claude-interactive",
-        ("claude", "--dangerously-skip-permissions", PROMPT),
-        context_file="CLAUDE.md",
-        mode="interactive",
-        stall_patterns=_PROMPTS,
-    ),
-    "codex": AgentProfile(
-        # `exec` never asks for approval; the bypass flag lifts its read-only sandbox;
-        # no login shell, whose /etc/profile would reset PATH.
-        "codex",
-        (
-            "codex",
-            "exec",
-            "--json",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "-c",
-            "allow_login_shell=false",
-            PROMPT,
-        ),
-        context_file="AGENTS.md",
-        mode="headless",
-        stream="codex",
-        linger=15.0,  # its token counts come with `turn.completed`, after its last words
-    ),
-    "aider": AgentProfile(
-        # aider edits and commits by itself and exits after one message; --yes-always
-        # answers "no" to running shell commands, so it cannot call `hive done` itself.
-        # --no-gitignore: its .aider* line in .gitignore would be merged into main.
-        "aider",
-        (
-            "aider",
-            "--yes-always",
-            "--no-check-update",
-            "--no-gitignore",
-            "--no-analytics",
-            "--read",
-            CONTEXT_FILE,
-            "--message",
-            PROMPT,
-        ),
-        context_file="AGENTS.md",
-        mode="headless",
-        exit_zero_is_done=True,
-        stream="aider",
-        ignore=(".aider*",),
-    ),
-    "gemini": AgentProfile(
-        "gemini",
-        ("gemini", "--approval-mode=yolo", "--output-format", "stream-json", "--prompt", PROMPT),
-        context_file="GEMINI.md",
-        mode="headless",
-        stream="gemini",
-        linger=15.0,  # its token stats come with the final `result` event
-        # an untrusted folder makes gemini exit (or silently leave yolo mode)
-        env=(("GEMINI_CLI_TRUST_WORKSPACE", "true"),),
-    ),
-}
 
 _KEYS = {key.name for key in AGENT_KEYS}  # the schema's [agents.NAME] keys
 
@@ -156,46 +21,14 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
     """Build a profile from an `[agents.NAME]` table, overriding a built-in if one exists."""
     if not isinstance(table, dict):
         raise HiveError(f"{where} must be a table")
-    problems = [f"{where}: unknown key {k!r}; known: {', '.join(sorted(_KEYS))}" for k in table if k not in _KEYS]
     command = table.get("command", base.command if base else None)
+    problems = [f"{where}: unknown key {k!r}; known: {', '.join(sorted(_KEYS))}" for k in table if k not in _KEYS]
     if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
         problems.append(
             f"{where}.command must be a non-empty list of strings, "
             f'e.g. ["my-agent", "{{context_file}}"] (not one shell string)'
         )
-    mode = table.get("mode", base.mode if base else "headless")
-    if mode not in ("interactive", "headless"):
-        problems.append(f'{where}.mode = {mode!r} must be "interactive" or "headless"')
-    if "linger" in table and not (isinstance(table["linger"], (int, float)) and table["linger"] >= 0):
-        problems.append(f"{where}.linger must be a number of seconds >= 0")
-    for key, kind in (("context_file", str), ("exit_zero_is_done", bool), ("model", str)):
-        if key in table and not isinstance(table[key], kind):
-            problems.append(f"{where}.{key} = {table[key]!r} must be {'true or false' if kind is bool else 'a string'}")
-    name_ = table.get("context_file", "AGENTS.md")
-    if isinstance(name_, str) and ("/" in name_ or name_ in ("", ".", "..")):
-        problems.append(f'{where}.context_file must be a plain file name like "AGENTS.md"')
-    patterns = table.get("stall_patterns", [])
-    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
-        problems.append(f"{where}.stall_patterns must be a list of regular expressions")
-    else:
-        for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as e:
-                problems.append(f"{where}.stall_patterns: {pattern!r} is not a valid regular expression ({e})")
-    stream = table.get("stream", "")
-    if stream:
-        from hive.streams import KINDS
-
-        if stream not in KINDS:
-            problems.append(f"{where}.stream = {stream!r} is not a stream reader; known: {', '.join(sorted(KINDS))}")
-    for key in ("budget_args", "ignore"):
-        value = table.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            problems.append(f"{where}.{key} must be a list of strings")
-    env = table.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        problems.append(f'{where}.env must be a table of strings, e.g. env = {{ FOO = "1" }}')
+    problems += _scalar_problems(table, base, where) + _list_problems(table, where)
     if problems:
         raise HiveError(*problems)
     assert command is not None  # checked above
@@ -208,3 +41,43 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
         if key in changes:
             changes[key] = tuple(changes[key])
     return replace(start, name=name, **changes)
+
+
+def _scalar_problems(table: dict[str, Any], base: AgentProfile | None, where: str) -> list[str]:
+    problems = []
+    mode = table.get("mode", base.mode if base else "headless")
+    if mode not in ("interactive", "headless"):
+        problems.append(f'{where}.mode = {mode!r} must be "interactive" or "headless"')
+    if "linger" in table and not (isinstance(table["linger"], (int, float)) and table["linger"] >= 0):
+        problems.append(f"{where}.linger must be a number of seconds >= 0")
+    for key, kind in (("context_file", str), ("exit_zero_is_done", bool), ("model", str)):
+        if key in table and not isinstance(table[key], kind):
+            problems.append(f"{where}.{key} = {table[key]!r} must be {'true or false' if kind is bool else 'a string'}")
+    name_ = table.get("context_file", "AGENTS.md")
+    if isinstance(name_, str) and ("/" in name_ or name_ in ("", ".", "..")):
+        problems.append(f'{where}.context_file must be a plain file name like "AGENTS.md"')
+    stream = table.get("stream", "")
+    if stream and stream not in READERS:
+        problems.append(f"{where}.stream = {stream!r} is not a stream reader; known: {', '.join(sorted(READERS))}")
+    return problems
+
+
+def _list_problems(table: dict[str, Any], where: str) -> list[str]:
+    problems = []
+    patterns = table.get("stall_patterns", [])
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        problems.append(f"{where}.stall_patterns must be a list of regular expressions")
+    else:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                problems.append(f"{where}.stall_patterns: {pattern!r} is not a valid regular expression ({e})")
+    for key in ("budget_args", "ignore"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append(f"{where}.{key} must be a list of strings")
+    env = table.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        problems.append(f'{where}.env must be a table of strings, e.g. env = {{ FOO = "1" }}')
+    return problems

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from hive.agent_clis import BUILTIN_PROFILES
+from hive.agent_clis.profile import AgentProfile
 from hive.errors import HiveError
-from hive.settings.agents import BUILTIN_PROFILES, AgentProfile, profile_from_table
+from hive.settings.agents import profile_from_table
 from hive.settings.prices import DEFAULT_PRICES, Price, prices_from_table
 from hive.settings.schema import KINDS, Key, by_section
 

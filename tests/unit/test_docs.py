@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from hive import project, reference
+from hive.agent_clis.profile import AgentProfile
 from hive.cli.main import _parser
 from hive.configfile import config_toml
 from hive.executors import EXECUTORS
 from hive.plan.parser import FIELDS
-from hive.settings.agents import AgentProfile
 from hive.settings.config import Config, convert, load_config
 from hive.settings.schema import AGENT_KEYS, KEYS
 

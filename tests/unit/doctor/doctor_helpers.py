@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from hive.doctor.agents import AgentContext
+from hive.agent_clis import BUILTIN_PROFILES, cli_for
+from hive.agent_clis.context import AgentContext
+from hive.agent_clis.profile import AgentProfile
+from hive.checks import Check
 from hive.plan.model import Plan, Task
-from hive.settings.agents import BUILTIN_PROFILES, AgentProfile
 from hive.settings.config import Config
 
 
@@ -24,6 +27,20 @@ def context(profile: str | AgentProfile, root: Path, home: Path, path: str = "",
     """A profile as its agent would see the world: only the environment given here."""
     p = BUILTIN_PROFILES[profile] if isinstance(profile, str) else profile
     return AgentContext(p, root, {"HOME": str(home), "PATH": path, **env})
+
+
+def credential_checks(ctx: AgentContext) -> list[Check]:
+    """A profile's credentials as the doctor checks them: its CLI's own check, found by the
+    binary's name (hive/doctor/hosts.py)."""
+    return cli_for(ctx.binary).credentials(ctx)
+
+
+def onboarding_checks(ctx: AgentContext, trust_dirs: Sequence[Path]) -> list[Check]:
+    return cli_for(ctx.binary).onboarding(ctx, trust_dirs)
+
+
+def preflight_checks(ctx: AgentContext) -> list[Check]:
+    return cli_for(ctx.binary).preflight(ctx)
 
 
 def custom(name: str, *command: str, **changes: object) -> AgentProfile:

@@ -1,16 +1,18 @@
-"""hive/doctor/agents.py: the agent's program on the agent's PATH, its version, and
-Claude Code's refusal to skip permissions as root."""
+"""hive/doctor/agents.py: the agent's program on the agent's PATH, its version; and
+Claude Code's refusal to skip permissions as root (hive/agent_clis/claude.py), which the
+doctor and `doit` check for any profile that runs `claude`."""
 
 from __future__ import annotations
 
 import os
 import shutil
 
-from doctor_helpers import context, custom, program
+from doctor_helpers import context, custom, preflight_checks, program
 
+from hive.agent_clis.claude import root_check
+from hive.checks import FAIL, OK, WARN
 from hive.doctor import agents
-from hive.doctor.agents import binary_check, locate, root_check
-from hive.doctor.checks import FAIL, OK, WARN
+from hive.doctor.agents import binary_check, locate
 
 
 def test_a_binary_on_the_agents_path_passes_with_its_version(tmp_path):
@@ -88,9 +90,16 @@ def test_claude_as_root_fails_unless_is_sandbox_is_set_in_the_environment_or_the
     assert user is not None and user.status == OK
 
 
-def test_the_root_check_is_keyed_by_the_binary_and_needs_the_flag(tmp_path):
+def test_the_root_check_is_keyed_by_the_binary_and_needs_the_flag(tmp_path, monkeypatch):
     same_binary = custom("mine", "/usr/local/bin/claude", "--dangerously-skip-permissions", "{prompt}")
     check = root_check(context(same_binary, tmp_path, tmp_path), euid=0)
     assert check is not None and check.status == FAIL and check.name == "[mine] root"
     assert root_check(context(custom("safe", "claude", "{prompt}"), tmp_path, tmp_path), euid=0) is None
     assert root_check(context("codex", tmp_path, tmp_path), euid=0) is None
+    # as the doctor and `doit` look it up: by the binary, for any profile that runs `claude`, and only those
+    monkeypatch.setattr("hive.agent_clis.claude.os.geteuid", lambda: 0)
+    [found] = preflight_checks(context(same_binary, tmp_path, tmp_path))
+    assert found.status == FAIL and found.name == "[mine] root"
+    assert preflight_checks(context(custom("safe", "claude", "{prompt}"), tmp_path, tmp_path)) == []
+    other = custom("other", "codex", "--dangerously-skip-permissions", "{prompt}")
+    assert preflight_checks(context(other, tmp_path, tmp_path)) == []

@@ -1,15 +1,15 @@
-"""hive/doctor/credentials.py: where each agent CLI's key or login is, keyed by the
-binary's name, shown by source only — a secret's value never appears."""
+"""Where each agent CLI's key or login is (its `credentials` in hive/agent_clis/<cli>.py),
+as the doctor looks it up: keyed by the binary's name, shown by source only — a secret's
+value never appears."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from doctor_helpers import context, custom
+from doctor_helpers import context, credential_checks, custom
 
-from hive.doctor.checks import FAIL, OK
-from hive.doctor.credentials import credential_checks
+from hive.checks import FAIL, OK
 
 SECRET = "sk-test-0123456789abcdefghijklmnopqrstuvwxyz"
 

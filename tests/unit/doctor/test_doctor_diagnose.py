@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hive.doctor.checks import FAIL, OK
+from hive.checks import FAIL, OK
 from hive.doctor.diagnose import diagnose
 
 CONFIG = f"""

@@ -1,4 +1,5 @@
-"""hive/doctor/onboarding.py: Claude Code's TUI stops at a first-run prompt unless
+"""Claude Code's first-run files (`onboarding` in hive/agent_clis/claude.py), as the doctor
+looks them up by the binary's name: its TUI stops at a first-run prompt unless
 ~/.claude.json says onboarding is done, the bypass warning accepted, the API key
 approved and the repo trusted. Headless profiles need none of it."""
 
@@ -6,10 +7,9 @@ from __future__ import annotations
 
 import json
 
-from doctor_helpers import context
+from doctor_helpers import context, onboarding_checks
 
-from hive.doctor.checks import FAIL, OK
-from hive.doctor.onboarding import onboarding_checks
+from hive.checks import FAIL, OK
 
 KEY = "sk-ant-test-0123456789abcdefghijklmnopqrstuvwxyz"
 

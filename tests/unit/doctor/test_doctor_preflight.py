@@ -67,7 +67,7 @@ def test_nothing_to_say_when_the_binary_is_there_the_tasks_are_done_or_doit_only
 
 def test_claude_as_root_without_is_sandbox_stops_the_run(tmp_path, monkeypatch):
     program(tmp_path / "bin", "claude")
-    monkeypatch.setattr("hive.doctor.agents.os.geteuid", lambda: 0)
+    monkeypatch.setattr("hive.agent_clis.claude.os.geteuid", lambda: 0)
     project = Project(tmp_path, config_with(), PlanSet((plan("x", task("1")),)))
     env = {"PATH": str(tmp_path / "bin")}
     [problem] = preflight.problems(project, [], lambda p, t: True, env)

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from conftest import git
 
-from hive.doctor.checks import FAIL, OK, WARN
+from hive.checks import FAIL, OK, WARN
 from hive.doctor.repo import checkout_check, identity_check, main_branch_check, repo_checks, tool_checks
 
 

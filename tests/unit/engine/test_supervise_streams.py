@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from hive.agent_clis.claude import ClaudeReader
+from hive.agent_clis.codex import CodexReader
+from hive.agent_clis.stream import Usage
 from hive.engine.supervise import POLL, UNREACHABLE_PATIENCE
 from hive.lifecycle import Kind
-from hive.streams import Usage
-from hive.streams.claude import ClaudeReader
-from hive.streams.codex import CodexReader
 from tests.unit.engine.test_supervise import Scene
 
 

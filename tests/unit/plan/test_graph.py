@@ -7,11 +7,11 @@ import textwrap
 import networkx as nx
 import pytest
 
+from hive.agent_clis.profile import AgentProfile
 from hive.errors import HiveError
 from hive.plan.cache import load_plans
 from hive.plan.graph import build_graph, check_agents, load_plan, priority_order
 from hive.plan.parser import parse_plan
-from hive.settings.agents import AgentProfile
 from hive.settings.config import Config
 
 

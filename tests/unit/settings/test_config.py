@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
+from hive.agent_clis import BUILTIN_PROFILES
 from hive.errors import HiveError
-from hive.settings.agents import BUILTIN_PROFILES
 from hive.settings.config import Config, load_config, parse_duration
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from hive.output import shown_line as clean
 
 MAX_REASON = 300  # characters of the CLI's own message kept in a reason
+LOGIN_FIX = "check its credentials"  # a rejected login, from a CLI whose reader does not say how to log in
 
 
 ALL = frozenset({400, 401, 403, 404, 429, 500, 502, 503, 529})  # the HTTP statuses the CLIs' errors name
@@ -57,6 +58,7 @@ class StreamReader:
     """Feed it the agent's output as it arrives; read `usage` and `trouble`."""
 
     cli: str = "agent"
+    login_fix: str = LOGIN_FIX  # how to log this CLI in: said with a rejected key or login
     usage: Usage = field(default_factory=Usage)
     trouble: Trouble | None = None
     _partial: str = ""
@@ -88,7 +90,7 @@ class StreamReader:
 
     def text(self, line: str) -> None:
         """One line of plain text (the CLI's own error messages outside the JSON stream)."""
-        trouble = classify(line, None, self.cli, plain=True)
+        trouble = self.classified(line, None, plain=True)
         if trouble is not None:
             self.found(trouble)
 
@@ -101,11 +103,15 @@ class StreamReader:
 
     def reported(self, message: str, final: bool, status: int | None = None, codes: frozenset[int] = ALL) -> None:
         """An error the CLI reported: its class; else, if it ended the turn, a transient one."""
-        trouble = classify(message, status or status_in(message, codes), self.cli)
+        trouble = self.classified(message, status or status_in(message, codes))
         if trouble is None and final:
             trouble = Trouble(TroubleKind.TRANSIENT, f"{self.cli}: {one_line(message)}")
         if trouble is not None:
             self.found(trouble)
+
+    def classified(self, message: str, status: int | None, *, plain: bool = False) -> Trouble | None:
+        """`classify`, as this CLI's error: with its name and its own login fix."""
+        return classify(message, status, self.cli, plain=plain, login_fix=self.login_fix)
 
     def progress(self) -> None:
         """The model answered: a passing network problem is over."""
@@ -179,25 +185,19 @@ _UNREACHABLE = re.compile(
     re.IGNORECASE,
 )
 
-FIX = {
-    "claude": "set ANTHROPIC_API_KEY or run `claude` once and /login",
-    "codex": "set OPENAI_API_KEY or run `codex login`",
-    "gemini": "set GEMINI_API_KEY or run `gemini` once and log in",
-    "aider": "set the API key of aider's model (e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY)",
-}
 
-
-def classify(message: str, status: int | None, cli: str, *, plain: bool = False) -> Trouble | None:
+def classify(
+    message: str, status: int | None, cli: str, *, plain: bool = False, login_fix: str = LOGIN_FIX
+) -> Trouble | None:
     """What an error the CLI reported means for the attempt. `plain`: a line of the
     CLI's plain-text output, where only unmistakable messages count (ordinary output
-    may mention any of these words)."""
+    may mention any of these words). `login_fix`: how to log this CLI in."""
     text = one_line(message)
     where = f"{cli}: {text}"
     if status in (401, 403) or (not plain and _AUTH.search(text)) or (plain and _PLAIN_AUTH.search(text)):
         return Trouble(
             TroubleKind.PERMANENT,
-            f"not logged in or the API key is invalid ({where}); {FIX.get(cli, 'check its credentials')}, "
-            f"then `hive retry` (`hive doctor` checks)",
+            f"not logged in or the API key is invalid ({where}); {login_fix}, then `hive retry` (`hive doctor` checks)",
         )
     if _ROOT.search(text):
         return Trouble(

@@ -1,4 +1,4 @@
-"""hive/streams: each CLI's output read for errors, rate limits and usage, fed in
+"""hive/agent_clis: each CLI's output read for errors, rate limits and usage, fed in
 arbitrary chunks as the log grows."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from hive.streams import StreamReader, TroubleKind
-from hive.streams.aider import AiderReader
-from hive.streams.base import classify, reset_time
-from hive.streams.claude import ClaudeReader
-from hive.streams.codex import CodexReader
-from hive.streams.gemini import GeminiReader
+from hive.agent_clis import READERS
+from hive.agent_clis.aider import AiderReader
+from hive.agent_clis.claude import ClaudeReader
+from hive.agent_clis.codex import CodexReader
+from hive.agent_clis.gemini import GeminiReader
+from hive.agent_clis.stream import StreamReader, TroubleKind, classify, reset_time
 
 
 def fed(reader: StreamReader, *lines: object, chunk: int = 7) -> StreamReader:
@@ -168,3 +168,19 @@ def test_classify_invalid_models_bad_flags_and_server_errors(message, status, ki
     trouble = classify(message, status, "codex")
     assert (trouble.kind if trouble else None) == kind
     assert trouble is None or words in trouble.reason
+
+
+@pytest.mark.parametrize(
+    ("kind", "fix"),
+    [
+        ("claude", "set ANTHROPIC_API_KEY or run `claude` once and /login"),
+        ("codex", "set OPENAI_API_KEY or run `codex login`"),
+        ("gemini", "set GEMINI_API_KEY or run `gemini` once and log in"),
+        ("aider", "set the API key of aider's model (e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY)"),
+        ("text", "check its credentials"),  # a CLI Hive does not know
+    ],
+)
+def test_a_rejected_key_says_how_to_log_in_that_cli(kind, fix):
+    found = fed(READERS[kind](), "Error: Invalid API key").trouble
+    assert found is not None and found.kind == TroubleKind.PERMANENT
+    assert f"; {fix}, then `hive retry`" in found.reason

@@ -1,5 +1,6 @@
 """One check's result: what was found (never a secret) and, when it is not fine,
-how to fix it. Every doctor check returns these; the CLI prints one per line."""
+how to fix it. Every doctor check returns these, the agent CLIs' own checks too (so it sits
+below both `doctor` and `agent_clis`); the CLI prints one per line."""
 
 from __future__ import annotations
 

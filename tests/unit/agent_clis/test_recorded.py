@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hive.streams import TroubleKind, reader
+from hive.agent_clis import reader
+from hive.agent_clis.stream import TroubleKind
 
 STREAMS = Path(__file__).resolve().parents[2] / "fixtures" / "agent_streams"
 P, R, T, B = TroubleKind.PERMANENT, TroubleKind.RATE_LIMIT, TroubleKind.TRANSIENT, TroubleKind.BUDGET
