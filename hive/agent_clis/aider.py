@@ -4,10 +4,9 @@ by class name); where its model provider's key is."""
 
 from __future__ import annotations
 
-import re
-
 from hive.agent_clis.base import AgentCli
 from hive.agent_clis.context import AgentContext, first_set
+from hive.agent_clis.patterns import LazyPattern
 from hive.agent_clis.profile import CONTEXT_FILE, PROMPT, AgentProfile
 from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, one_line
 from hive.checks import Check, fail, ok, shown
@@ -37,9 +36,9 @@ PROFILES = (
     ),
 )
 
-_TOKENS = re.compile(r"^Tokens: ([\d.]+)([kKmM]?) sent(?:, [^,]*)*?, ([\d.]+)([kKmM]?) received")
-_SESSION = re.compile(r"\$(\d+(?:\.\d+)?) session")
-_LITELLM = re.compile(r"\blitellm\.(\w+(?:Error|Exception|Timeout)):\s*(.*)")
+_TOKENS = LazyPattern(r"^Tokens: ([\d.]+)([kKmM]?) sent(?:, [^,]*)*?, ([\d.]+)([kKmM]?) received")
+_SESSION = LazyPattern(r"\$(\d+(?:\.\d+)?) session")
+_LITELLM = LazyPattern(r"\blitellm\.(\w+(?:Error|Exception|Timeout)):\s*(.*)")
 _SCALE = {"": 1, "k": 1000, "m": 1_000_000}
 # litellm's names for "no answer from the API" (its message may wrap at 80 columns)
 _UNREACHABLE = ("APIConnectionError", "Timeout", "ServiceUnavailableError", "InternalServerError")

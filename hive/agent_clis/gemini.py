@@ -6,12 +6,12 @@ environment variable"); where its login or key is, and the auth type it needs se
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from hive.agent_clis.base import AgentCli
 from hive.agent_clis.context import AgentContext, first_set, load_json, table
+from hive.agent_clis.patterns import LazyPattern
 from hive.agent_clis.profile import PROMPT, AgentProfile
 from hive.agent_clis.stream import ALL, StreamReader, Trouble, TroubleKind, one_line
 from hive.checks import Check, fail, ok, shown
@@ -86,15 +86,15 @@ class GeminiReader(StreamReader):
 
 
 _CODES = ALL - {502, 529}  # what the Gemini API answers with
-_ATTEMPT = re.compile(r"^Attempt (\d+) failed(?: with status (\d+))?[.:]")
+_ATTEMPT = LazyPattern(r"^Attempt (\d+) failed(?: with status (\d+))?[.:]")
 _PATIENT_ATTEMPTS = 2  # rate-limited this many times in a row: pause instead of waiting inside the CLI
-_REPORT = re.compile(r"\s*Full report available at: \S+")  # a temp file: noise in a reason
-_WAITS = re.compile(r"Retrying after (\d+)ms")
+_REPORT = LazyPattern(r"\s*Full report available at: \S+")  # a temp file: noise in a reason
+_WAITS = LazyPattern(r"Retrying after (\d+)ms")
 _LONG_WAIT_MS = 60_000
-_AUTH = re.compile(
+_AUTH = LazyPattern(
     r"API key not valid|you must specify the GEMINI_API_KEY|Invalid auth method selected|API_KEY_INVALID"
 )
-_QUOTA = re.compile(
+_QUOTA = LazyPattern(
     r"RetryableQuotaError|TerminalQuotaError|Max attempts reached|Quota exceeded|Resource has been exhausted"
 )
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hive.agent_clis.patterns import LazyPattern
+
 PROMPT = "{prompt}"
 CONTEXT_FILE = "{context_file}"
-_PLACEHOLDER = re.compile(r"\{prompt\}|\{context_file\}")
+_PLACEHOLDER = LazyPattern(r"\{prompt\}|\{context_file\}")
 
 
 @dataclass(frozen=True)

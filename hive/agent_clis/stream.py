@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from hive.agent_clis.patterns import LazyPattern
 from hive.output import shown_line as clean
 
 MAX_REASON = 300  # characters of the CLI's own message kept in a reason
@@ -22,7 +23,7 @@ LOGIN_FIX = "check its credentials"  # a rejected login, from a CLI whose reader
 
 
 ALL = frozenset({400, 401, 403, 404, 429, 500, 502, 503, 529})  # the HTTP statuses the CLIs' errors name
-_STATUS = re.compile(r"(?<!\d)([45]\d\d)(?!\d)")
+_STATUS = LazyPattern(r"(?<!\d)([45]\d\d)(?!\d)")
 
 
 def status_in(text: str, codes: frozenset[int] = ALL) -> int | None:
@@ -162,24 +163,24 @@ def _api_message(text: str) -> str:
     return f"{code}: {message}" if code else message
 
 
-_AUTH = re.compile(
+_AUTH = LazyPattern(
     r"invalid[ _-]?(x-)?api[ _-]?key|authentication_error|incorrect api key|api key not valid|unauthenticated"
     r"|not logged in|please run /login|invalid auth|permission_denied|\b401\b.*unauthori[sz]ed|unauthori[sz]ed"
     r"|missing environment variable",
     re.IGNORECASE,
 )
-_ROOT = re.compile(r"cannot be used with root/sudo privileges", re.IGNORECASE)
-_MODEL = re.compile(
+_ROOT = LazyPattern(r"cannot be used with root/sudo privileges", re.IGNORECASE)
+_MODEL = LazyPattern(
     r"model[^.]{0,60}(not found|does not exist|not supported|is not available|invalid)|model_not_found"
     r"|invalid model|unknown model",
     re.IGNORECASE,
 )
-_FLAGS = re.compile(r"unknown option|unexpected argument|unrecognized (option|argument)|invalid option", re.IGNORECASE)
-_LIMIT = re.compile(
+_FLAGS = LazyPattern(r"unknown option|unexpected argument|unrecognized (option|argument)|invalid option", re.IGNORECASE)
+_LIMIT = LazyPattern(
     r"rate[ _-]?limit|too many requests|resource_exhausted|usage limit|quota|overloaded|\b429\b|\b529\b",
     re.IGNORECASE,
 )
-_UNREACHABLE = re.compile(
+_UNREACHABLE = LazyPattern(
     r"reconnecting|econnrefused|enotfound|connection refused|failed to connect|error sending request"
     r"|stream disconnected|network error|fetch failed|connection error|unable to connect|timed out",
     re.IGNORECASE,
@@ -222,19 +223,19 @@ def classify(
 
 # Plain-text output is anything the agent printed, a task's own files included:
 # only the CLIs' exact error sentences count there.
-_PLAIN_AUTH = re.compile(
+_PLAIN_AUTH = LazyPattern(
     r"^(error:?\s*)?(invalid api key|not logged in · please run /login)|^error: .*\b401\b"
     r"|AuthenticationError|Incorrect API key provided",
     re.IGNORECASE,
 )
-_PLAIN_LIMIT = re.compile(r"^(error:?\s*)?.*usage limit reached|RateLimitError|^error: .*\b429\b", re.IGNORECASE)
+_PLAIN_LIMIT = LazyPattern(r"^(error:?\s*)?.*usage limit reached|RateLimitError|^error: .*\b429\b", re.IGNORECASE)
 
 
-_EPOCH = re.compile(r"\|(\d{10})\b")
-_RESETS_IN = re.compile(
+_EPOCH = LazyPattern(r"\|(\d{10})\b")
+_RESETS_IN = LazyPattern(
     r"(?:try again|resets?|retry) in (\d+(?:\.\d+)?)\s*(s|sec|seconds?|m|min|minutes?|h|hours?)\b", re.IGNORECASE
 )
-_RESETS_AT = re.compile(r"resets? at (\d{1,2})(?::(\d{2}))?\s*(am|pm)?", re.IGNORECASE)
+_RESETS_AT = LazyPattern(r"resets? at (\d{1,2})(?::(\d{2}))?\s*(am|pm)?", re.IGNORECASE)
 
 
 def reset_time(text: str, now: float | None = None) -> float:
