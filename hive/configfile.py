@@ -10,6 +10,7 @@ from typing import Any
 
 from hive.agent_clis import BUILTIN_PROFILES
 from hive.executors import EXECUTORS
+from hive.notifiers import CHANNELS
 from hive.settings.schema import AGENT_KEYS, KEYS, PRICES_EXAMPLE, SECTIONS, Key
 
 WIDTH = 100
@@ -46,10 +47,13 @@ def shown_value(key: Key) -> Any:
 
 
 def section_keys(section: str) -> list[Key]:
-    """A section's keys: the schema's, and for `[executor]` each executor's own settings too."""
+    """A section's keys: the schema's, for `[executor]` each executor's own settings too, and
+    for `[notify]` each channel's."""
     keys = [k for k in KEYS if k.section == section]
     if section == "executor":
         keys += [key for plugin in EXECUTORS.values() for key in plugin.keys]
+    if section == "notify":
+        keys += [channel.key for channel in CHANNELS.values()]
     return keys
 
 

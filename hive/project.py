@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive.executors import EXECUTORS
+from hive.notifiers import CHANNELS
 from hive.plan.cache import PlanSet, load_plans
 from hive.settings import config as settings
 from hive.settings.config import Config
@@ -32,9 +33,10 @@ def load_project(root: Path) -> Project:
 
 def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:
     """`settings.load_config`, with the chosen executor's own `[executor]` settings checked
-    by its plugin's keys: every problem of the file at once."""
+    by its plugin's keys, and `[notify]` by the channels' keys: every problem of the file at once."""
     executors = {kind: plugin.keys for kind, plugin in EXECUTORS.items()}
-    return settings.load_config(path, main_branch_fallback, executors=executors)
+    channels = [channel.key for channel in CHANNELS.values()]
+    return settings.load_config(path, main_branch_fallback, executors=executors, channels=channels)
 
 
 def load_repo_config(root: Path) -> Config:

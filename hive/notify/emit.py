@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hive.buglog import record_bug, record_warning
+from hive.notifiers import deliver
 from hive.notify import events
-from hive.notify.send import deliver
 from hive.output import say
 from hive.settings.config import Config
 from hive.store.paths import Paths
@@ -54,7 +54,7 @@ def run_finished(project: Project, states: Mapping[str, TaskState]) -> None:
 
 
 def _wanted(config: Config) -> bool:
-    return bool(config.notify_command or config.notify_webhook)
+    return any(config.notify.values())
 
 
 def _first_time(paths: Paths, name: str) -> bool:
@@ -73,7 +73,7 @@ def _first_time(paths: Paths, name: str) -> bool:
 def _send(config: Config, paths: Paths, payload: dict[str, Any]) -> None:
     title = f"notify {payload['event']} {payload['task']}".rstrip()
     try:
-        problems = deliver(payload, paths.root, config.notify_command, config.notify_webhook)
+        problems = deliver(payload, paths.root, config.notify)
     except Exception as e:  # noqa: BLE001 — a bug here must not fail the task being reported on
         problems = [f"internal error while notifying: {e!r} ({record_bug(paths.debug_log, title)})"]
     for problem in problems:

@@ -59,8 +59,9 @@ class Config:
     budget_task_usd: float = 0.0  # 0 = no cap
     budget_run_usd: float = 0.0
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
-    notify_command: tuple[str, ...] = ()  # run with one JSON event on stdin (hive.notify)
-    notify_webhook: str = ""  # an http(s) URL each JSON event is POSTed to
+    # [notify]: each channel's value by its key (hive.notifiers: `command`, an argv run with one JSON
+    # event on stdin; `webhook`, an http(s) URL each event is POSTed to); a channel not set is absent
+    notify: dict[str, Any] = field(default_factory=dict)
 
     def profile_name(self, plan_agent: str, task_agent: str) -> str:
         """The agent profile a task runs with: its own, else its plan's, else the default."""
@@ -71,13 +72,16 @@ _SCHEMA = by_section()
 
 
 def load_config(
-    path: Path, main_branch_fallback: str | None = None, executors: Mapping[str, Sequence[Key]] | None = None
+    path: Path,
+    main_branch_fallback: str | None = None,
+    executors: Mapping[str, Sequence[Key]] | None = None,
+    channels: Sequence[Key] | None = None,
 ) -> Config:
     """Read config.toml (every key optional); a missing file means all defaults.
 
-    `executors`: every executor kind with its own `[executor]` settings (the executors'
-    registry, which the settings do not import: hive.project passes it). Without it the
-    `[executor]` table is taken as it is, unchecked."""
+    `executors`: every executor kind with its own `[executor]` settings, and `channels`: the
+    notification channels' `[notify]` keys (the plugins' registries, which the settings do not
+    import: hive.project passes them). Without them those tables are taken as they are, unchecked."""
     data: dict[str, Any] = {}
     if path.is_file():
         try:
@@ -91,31 +95,44 @@ def load_config(
     agents = dict(BUILTIN_PROFILES)
     prices = dict(DEFAULT_PRICES)
     for section, table in data.items():
-        if section == "agents":
-            problems += _load_agents(path, table, agents)
-            continue
-        if section == "prices":
-            try:
-                prices.update(prices_from_table(table, f"{path}: prices"))
-            except HiveError as e:
-                problems += e.problems
-            continue
-        if section not in _SCHEMA:
-            known = ", ".join(sorted([*_SCHEMA, "agents", "prices"]))
-            problems.append(f"{path}: unknown section [{section}]; known: {known}")
-            continue
-        if not isinstance(table, dict):
-            problems.append(f"{path}: {section} must be a table [{section}]")
-            continue
-        if section == "executor":
-            problems += _load_executor(path, table, executors, values)
-        else:
-            problems += _load_section(path, section, table, values)
+        problems += _load_table(path, section, table, agents, prices, values, executors, channels)
     config = Config(agents=agents, prices=prices, **values)
     problems += _unknown_profiles(path, config)
     if problems:
         raise HiveError(*problems)
     return config
+
+
+def _load_table(
+    path: Path,
+    section: str,
+    table: Any,
+    agents: dict[str, AgentProfile],
+    prices: dict[str, Price],
+    values: dict[str, Any],
+    executors: Mapping[str, Sequence[Key]] | None,
+    channels: Sequence[Key] | None,
+) -> list[str]:
+    """One `[section]` of the file, into `agents`, `prices` or `values` (Config's fields)."""
+    if section == "agents":
+        return _load_agents(path, table, agents)
+    if section == "prices":
+        try:
+            prices.update(prices_from_table(table, f"{path}: prices"))
+        except HiveError as e:
+            return e.problems
+        return []
+    if section not in _SCHEMA and section != "notify":
+        known = ", ".join(sorted([*_SCHEMA, "agents", "notify", "prices"]))
+        return [f"{path}: unknown section [{section}]; known: {known}"]
+    if not isinstance(table, dict):
+        return [f"{path}: {section} must be a table [{section}]"]
+    if section == "executor":
+        return _load_executor(path, table, executors, values)
+    if section == "notify":
+        values["notify"], problems = (dict(table), []) if channels is None else _options(path, section, table, channels)
+        return problems
+    return _load_section(path, section, table, values)
 
 
 def _load_section(path: Path, section: str, table: dict[str, Any], values: dict[str, Any]) -> list[str]:
@@ -154,20 +171,30 @@ def _load_executor(
     if not isinstance(kind, str) or kind not in executors:
         known = ", ".join(sorted(executors))
         return [f"{path}: executor.kind = {kind!r} is not an executor; known: {known}"]
-    keys = {key.name: key for key in executors[kind]}
-    problems, options = [], {key.name: convert(key.default, key.kind, key.dotted) for key in keys.values()}
-    for name, value in table.items():
-        if name == "kind":
-            continue
-        if name not in keys:
-            problems.append(f"{path}: unknown key executor.{name}; known: {', '.join(['kind', *keys])}")
-            continue
-        try:
-            options[name] = convert(value, keys[name].kind, f"{path}: executor.{name}")
-        except HiveError as e:
-            problems += e.problems
+    options, problems = _options(path, "executor", table, executors[kind], besides=("kind",))
     values.update(executor=kind, executor_options=options)
     return problems
+
+
+def _options(
+    path: Path, section: str, table: Mapping[str, Any], keys: Sequence[Key], besides: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], list[str]]:
+    """A plugin's own settings in `table` (keys `besides` aside), each checked by its Key,
+    with the defaults of the others (a key whose default is None is not set: absent)."""
+    by_name = {key.name: key for key in keys}
+    options = {key.name: convert(key.default, key.kind, key.dotted) for key in keys if key.default is not None}
+    problems = []
+    for name, value in table.items():
+        if name in besides:
+            continue
+        if name not in by_name:
+            problems.append(f"{path}: unknown key {section}.{name}; known: {', '.join([*besides, *by_name])}")
+            continue
+        try:
+            options[name] = convert(value, by_name[name].kind, f"{path}: {section}.{name}")
+        except HiveError as e:
+            problems += e.problems
+    return options, problems
 
 
 def _load_agents(path: Path, table: Any, agents: dict[str, AgentProfile]) -> list[str]:

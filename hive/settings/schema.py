@@ -111,12 +111,6 @@ KEYS: tuple[Key, ...] = (
         "USD per task over its attempts: Claude gets `--max-budget-usd`, other agents are stopped at it."),
     Key("budget", "run_usd", "budget_run_usd", "usd", 0,
         "USD per `doit` run: at the cap no new task starts, running agents finish, and doit exits 1."),
-    Key("notify", "command", "notify_command", "argv", None,
-        "Run for each event with one JSON object on its stdin (an argv list, no shell; stopped after ten seconds).",
-        example=["python3", "/opt/hive-notify.py"]),
-    Key("notify", "webhook", "notify_webhook", "url", None,
-        "Each event is POSTed to it as JSON (given five seconds); a failure only warns.",
-        example="https://hooks.example.com/hive"),
 )  # fmt: skip
 
 # [agents.NAME]: a profile; a table named like a built-in overrides only the keys it sets

@@ -20,6 +20,7 @@ from hive.agent_clis.profile import AgentProfile
 from hive.cli.main import _parser
 from hive.configfile import config_toml
 from hive.executors import EXECUTORS
+from hive.notifiers import CHANNELS
 from hive.plan.parser import FIELDS
 from hive.settings.config import Config, convert, load_config
 from hive.settings.schema import AGENT_KEYS, KEYS
@@ -58,17 +59,18 @@ def test_the_schemas_defaults_are_the_configs(tmp_path):
 def test_the_config_hive_init_writes_lists_every_key_and_loads_back_uncommented(tmp_path):
     text = config_toml("trunk")
     assert load_config(_write(tmp_path / "as-written.toml", text)) == Config(main_branch="trunk")
-    for key in (*KEYS, *AGENT_KEYS):
+    channels = [channel.key for channel in CHANNELS.values()]
+    for key in (*KEYS, *AGENT_KEYS, *channels):
         assert re.search(rf"^#? ?{key.name} = ", text, re.M), f"{key.dotted} is not in the config hive init writes"
     # every `# key = value` line uncommented (the descriptions are `##`): the defaults, and the examples
     uncommented = re.sub(r"^# (?=\[|\"|[a-z_]+ = )", "", text, flags=re.M)
-    config = load_config(_write(tmp_path / "uncommented.toml", uncommented))
+    # (every executor's settings at once, which no one config holds: [executor] unchecked here)
+    config = load_config(_write(tmp_path / "uncommented.toml", uncommented), channels=channels)
     for key in KEYS:
         if key.default is not None:
             assert getattr(config, key.field) == getattr(Config(), key.field) or key.dotted == "merge.main_branch"
     assert config.agents["my-bot"].command == ("python3", "/opt/bot.py", "{context_file}")
-    assert config.notify_command == ("python3", "/opt/hive-notify.py")
-    assert config.notify_webhook == "https://hooks.example.com/hive"
+    assert config.notify == {"command": ("python3", "/opt/hive-notify.py"), "webhook": "https://hooks.example.com/hive"}
     assert config.prices["claude-opus-*"] == (15.0, 75.0)
 
 

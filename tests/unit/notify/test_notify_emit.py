@@ -28,7 +28,7 @@ PLAN = Plan("p", Path("plans/p.md"), "approved", "", "P", "", (TASK,))
 
 def recording(out: Path) -> Config:
     code = f"import sys; open({str(out)!r}, 'a').write(sys.stdin.read())"
-    return Config(notify_command=(sys.executable, "-c", code))
+    return Config(notify={"command": (sys.executable, "-c", code)})
 
 
 def task_run(root: Path, config: Config, st: TaskState | None = None) -> TaskContext:
@@ -51,7 +51,7 @@ def test_nothing_is_run_without_a_notify_section(tmp_path, monkeypatch):
     notify.task_held(task_run(tmp_path, Config()), TaskState("p", "1", "blocked"))
     notify.run_finished(Project(tmp_path, Config(), PlanSet((PLAN,))), {})
     assert sent == []
-    notify.run_finished(Project(tmp_path, Config(notify_webhook="http://127.0.0.1:9/"), PlanSet((PLAN,))), {})
+    notify.run_finished(Project(tmp_path, Config(notify={"webhook": "http://127.0.0.1:9/"}), PlanSet((PLAN,))), {})
     assert [p["event"] for p in sent] == ["run_finished"]  # the same calls send once [notify] asks
 
 
@@ -84,7 +84,7 @@ def test_a_failed_notification_is_one_warning_line_and_a_log_entry(tmp_path, cap
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    config = Config(notify_command=("no-such-notifier-xyz",), notify_webhook=f"http://127.0.0.1:{port}/")
+    config = Config(notify={"command": ("no-such-notifier-xyz",), "webhook": f"http://127.0.0.1:{port}/"})
     notify.task_held(task_run(tmp_path, config), TaskState("p", "1", "failed", reason="crashed"))
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2 and all(line.startswith("hive: warning: notify ") for line in lines), lines
@@ -98,7 +98,7 @@ def test_a_bug_while_notifying_is_logged_not_raised(tmp_path, monkeypatch, capsy
         raise KeyError("oops")
 
     monkeypatch.setattr("hive.notify.emit.deliver", bug)
-    config = dataclasses.replace(Config(), notify_webhook="http://127.0.0.1:9/")
+    config = dataclasses.replace(Config(), notify={"webhook": "http://127.0.0.1:9/"})
     notify.run_finished(Project(tmp_path, config, PlanSet((PLAN,))), {})
     err = capsys.readouterr().err
     assert err.startswith("hive: warning: internal error while notifying: KeyError('oops')")

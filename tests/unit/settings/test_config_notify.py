@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from hive.errors import HiveError
-from hive.settings.config import Config, load_config
+from hive.project import load_config
+from hive.settings.config import Config
 
 
 def load(tmp_path, body: str) -> Config:
@@ -23,15 +24,15 @@ def problem(tmp_path, body: str) -> str:
     return line
 
 
-def test_notify_is_off_by_default():
-    assert Config().notify_command == () and Config().notify_webhook == ""
+def test_notify_is_off_by_default(tmp_path):
+    assert Config().notify == {}
+    assert load_config(tmp_path / "missing.toml").notify == {}
 
 
 def test_a_command_and_a_webhook_are_read(tmp_path):
     config = load(tmp_path, 'command = ["notify.py", "--to", "me"]\nwebhook = "https://hooks.example.com/x?y=1"\n')
-    assert config.notify_command == ("notify.py", "--to", "me")
-    assert config.notify_webhook == "https://hooks.example.com/x?y=1"
-    assert load(tmp_path, 'webhook = "http://127.0.0.1:8080/"\n').notify_webhook == "http://127.0.0.1:8080/"
+    assert config.notify == {"command": ("notify.py", "--to", "me"), "webhook": "https://hooks.example.com/x?y=1"}
+    assert load(tmp_path, 'webhook = "http://127.0.0.1:8080/"\n').notify == {"webhook": "http://127.0.0.1:8080/"}
 
 
 @pytest.mark.parametrize("value", ['"notify-send Hive done"', "[]", "[1, 2]", "true"])

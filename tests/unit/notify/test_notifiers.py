@@ -1,4 +1,4 @@
-"""hive/notify/send.py: an event reaches a command (on stdin, no shell) and a webhook
+"""hive/notifiers: an event reaches a command (on stdin, no shell) and a webhook
 (a JSON POST); every way that can fail comes back as one line, never raised."""
 
 from __future__ import annotations
@@ -14,8 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from hive.notify import send
-from hive.notify.send import deliver
+from hive.notifiers import command as command_channel
+from hive.notifiers import deliver as deliver_to
+from hive.notifiers import webhook as webhook_channel
+
+
+def deliver(event: dict, root: Path, command: tuple[str, ...], webhook: str) -> list[str]:
+    """`[notify]` as the config holds it: a channel not set is absent."""
+    return deliver_to(event, root, {k: v for k, v in (("command", command), ("webhook", webhook)) if v})
+
 
 EVENT = {"event": "blocked", "task": "p:1", "reason": 'it\'s $(rm -rf ~) `x`; "quoted"'}
 
@@ -106,7 +113,7 @@ def test_a_webhook_nobody_listens_on_is_a_problem_line(tmp_path):
 
 
 def test_a_slow_webhook_is_given_up_after_its_timeout(tmp_path, monkeypatch):
-    monkeypatch.setattr(send, "WEBHOOK_TIMEOUT", 0.2)
+    monkeypatch.setattr(webhook_channel, "TIMEOUT", 0.2)
     hook = Webhook(delay=1.0)
     try:
         started = time.monotonic()
@@ -138,7 +145,7 @@ def test_a_command_that_is_not_executable_is_a_problem_line(tmp_path):
 
 
 def test_a_hanging_command_is_stopped_at_its_timeout(tmp_path, monkeypatch):
-    monkeypatch.setattr(send, "COMMAND_TIMEOUT", 0.5)
+    monkeypatch.setattr(command_channel, "TIMEOUT", 0.5)
     started = time.monotonic()
     (problem,) = deliver(EVENT, tmp_path, (sys.executable, "-c", "import time; time.sleep(30)"), "")
     assert time.monotonic() - started < 5
