@@ -21,7 +21,10 @@ _TRUE = ("1", "yes", "true", "on")  # what doit takes as true in DOIT_SEEK_FILE
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)  # `--version` and `--help` print (and exit) here
+    except BrokenPipeError:  # `hive --version | head -1`
+        return _reader_gone()
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -30,10 +33,8 @@ def main(argv: list[str] | None = None) -> int:
         code = _verb(args.func)(args) or 0
         sys.stdout.flush()
         return code
-    except BrokenPipeError:
-        # `hive status --json | head`: the reader has what it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    except BrokenPipeError:  # `hive status --json | head`
+        return _reader_gone()
     except KeyboardInterrupt:
         return crashsafe.exit_code(crashsafe.stopped_by())
     except Exception as e:  # noqa: BLE001 — the one error edge: user errors plainly, bugs to the log
@@ -44,6 +45,13 @@ def main(argv: list[str] | None = None) -> int:
         for line in failure.message.splitlines():
             print(f"hive: error: {line}", file=sys.stderr)
         return EXIT_USER_ERROR
+
+
+def _reader_gone() -> int:
+    """The reader of our output closed it (it has what it wanted): leave quietly, and never
+    write to the closed pipe again (Python's last flush would print a traceback)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
 
 
 def doit_hint(root: Path) -> list[str]:
