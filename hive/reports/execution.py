@@ -10,6 +10,7 @@ from hive.lifecycle import STATES, State, shown_state
 from hive.plan.model import Plan
 from hive.plan.parser import display_path
 from hive.render import render
+from hive.store import agent_signals
 from hive.store.files import atomic_write
 from hive.store.paths import Paths
 from hive.store.state import StateStore, TaskState
@@ -50,6 +51,11 @@ def execution_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, 
                     "usage": described(used),
                 }
             )
+        notes = [
+            {"key": plan.key(task.id), "attempt": n.get("attempt", "?"), "text": _cell(str(n.get("text", "")))}
+            for task in plan.tasks
+            for n in agent_signals.notes(paths, plan.name, task.id)
+        ]
         states = [r["state"] for r in rows]
         every_state += states
         sections.append(
@@ -59,6 +65,7 @@ def execution_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, 
                 "file": display_path(plan.path),
                 "status": terminal_status(states),
                 "rows": rows,
+                "notes": notes,
             }
         )
     counts = {str(s): every_state.count(s) for s in STATES}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from hive.lifecycle import ORDER, Progress, State, progress, shown_state
 from hive.output import duration, log_size
 from hive.plan import discovered
 from hive.project import load_project
-from hive.store import usage
+from hive.store import agent_signals, usage
 from hive.store.files import HeldLock
 from hive.store.names import task_key
 from hive.store.paths import Paths
@@ -50,6 +51,7 @@ class TaskStatus:
     cost_usd: float | None = None  # None: tokens were used at a price nobody knew
     type: str = "auto"  # the task's Type (`gate` for a hard-stop gate)
     node: str = ""  # the host its agent runs on (a remote executor)
+    notes: tuple[dict[str, Any], ...] = ()  # its agents' `hive note`s ({attempt, time, text}), oldest first
 
     @property
     def key(self) -> str:
@@ -75,6 +77,7 @@ def collect(root: Path) -> list[TaskStatus]:
                     TaskStatus(plan.name, task.id, task.title, State.PLANNED, draft=not plan.approved, type=task.type)
                 )
                 continue
+            notes = tuple(agent_signals.notes(paths, plan.name, task.id)) if st.attempt else ()
             running = st.state == State.IN_PROGRESS
             holder = HeldLock(paths.claim_lock(plan.name, task.id)).holder() if running else None
             alive, where = False, None
@@ -116,6 +119,7 @@ def collect(root: Path) -> list[TaskStatus]:
                     **used,
                     type=task.type,
                     node=st.node if running else "",
+                    notes=notes,
                 )
             )
     return rows
@@ -195,25 +199,40 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
     key_w = max([len(r.key) for r in rows] + [4])
     for r in sorted(rows, key=lambda r: (ORDER.index(r.state) if r.state in ORDER else 9, r.plan)):
         state = r.state + (" (draft)" if r.draft else "")
-        detail = r.reason.strip().splitlines()[0] if r.reason.strip() else ""
-        if r.state == State.IN_PROGRESS:
-            extra = [f"worker {r.worker}", f"attempt {r.attempt}"] + ([f"on node {r.node}"] if r.node else [])
-            if r.elapsed is not None:
-                extra.append(f"running {duration(r.elapsed)}")
-            if r.idle is not None:
-                extra.append(f"last output {duration(r.idle)} ago" + (" — STUCK?" if r.stuck else ""))
-            if r.session:
-                extra.append(f"`hive attach {r.key}`")
-            detail = ", ".join(extra) + (f" — {detail}" if detail else "")
-        elif r.state == State.DONE and r.commit:
-            detail = f"merged {r.commit[:10]}, {len(r.files)} file(s)"
-        elif r.state in (State.BLOCKED, State.FAILED) and r.worktree:
-            detail += f" (work kept in {r.worktree})"
-        elif r.state == State.PAUSED and r.resume_at:
-            detail = f"resumes at {time.strftime('%H:%M:%S', time.localtime(r.resume_at))} — {detail}"
-        if r.tokens_in or r.tokens_out:
-            detail += f"  [{_usage(r.tokens_in, r.tokens_out, r.cost_usd)}]"
-        lines.append(f"  {r.key:<{key_w}}  {state:<15} {r.title[:50]:<50}  {detail}".rstrip())
+        lines.append(f"  {r.key:<{key_w}}  {state:<15} {r.title[:50]:<50}  {_detail(r)}".rstrip())
+        if r.notes:  # the last thing its agent said of where it is (`hive note`)
+            lines.append(f"  {'':<{key_w}}    note: {shown_note(r.notes[-1])}")
         if r.output_tail:
             lines += [f"  {'':<{key_w}}    | {line}" for line in r.output_tail.splitlines()[-3:]]
     return "\n".join(lines)
+
+
+def _detail(r: TaskStatus) -> str:
+    """What a task's row says after its title."""
+    detail = r.reason.strip().splitlines()[0] if r.reason.strip() else ""
+    if r.state == State.IN_PROGRESS:
+        extra = [f"worker {r.worker}", f"attempt {r.attempt}"] + ([f"on node {r.node}"] if r.node else [])
+        if r.elapsed is not None:
+            extra.append(f"running {duration(r.elapsed)}")
+        if r.idle is not None:
+            extra.append(f"last output {duration(r.idle)} ago" + (" — STUCK?" if r.stuck else ""))
+        if r.session:
+            extra.append(f"`hive attach {r.key}`")
+        detail = ", ".join(extra) + (f" — {detail}" if detail else "")
+    elif r.state == State.DONE and r.commit:
+        detail = f"merged {r.commit[:10]}, {len(r.files)} file(s)"
+    elif r.state in (State.BLOCKED, State.FAILED) and r.worktree:
+        detail += f" (work kept in {r.worktree})"
+    elif r.state == State.PAUSED and r.resume_at:
+        detail = f"resumes at {time.strftime('%H:%M:%S', time.localtime(r.resume_at))} — {detail}"
+    if r.tokens_in or r.tokens_out:
+        detail += f"  [{_usage(r.tokens_in, r.tokens_out, r.cost_usd)}]"
+    return detail
+
+
+def shown_note(note: Mapping[str, Any], width: int = 100) -> str:
+    """One `hive note` on one line: its text's first line (cut at `width`), and its attempt."""
+    text = str(note.get("text", "")).strip()
+    line = text.splitlines()[0] if text else ""
+    line = line if len(line) <= width else line[: width - 1] + "…"
+    return f"{line} (attempt {note.get('attempt', '?')})"

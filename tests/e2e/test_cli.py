@@ -165,6 +165,8 @@ def test_status_json_has_a_stable_shape(repo):
 
     ### Task 2: Second
     **Depends on:** 1
+    fake: note schema written, migrating next
+    fake: note connecting to the database
     fake: signal blocked cannot reach the database
     """,
     )
@@ -176,8 +178,13 @@ def test_status_json_has_a_stable_shape(repo):
         assert key in by_id["1"]
     assert by_id["1"]["state"] == "done" and len(by_id["1"]["commit"]) == 40
     assert by_id["2"]["state"] == "blocked" and "database" in by_id["2"]["reason"]
+    assert [n["text"] for n in by_id["2"]["notes"]] == ["schema written, migrating next", "connecting to the database"]
+    assert by_id["1"]["notes"] == []
     text = repo.hive("status").stdout
     assert "1/2 done" in text and "cannot reach the database" in text
+    assert "note: connecting to the database (attempt 1)" in text and "migrating next" not in text  # the last one
+    report = (repo.root / ".hive" / "report.md").read_text()
+    assert "- s:2 (attempt 1): schema written, migrating next\n- s:2 (attempt 1): connecting to the database" in report
 
 
 def test_retry_reopens_a_blocked_task_which_then_runs_again(repo):
