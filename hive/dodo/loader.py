@@ -23,8 +23,11 @@ from hive.dodo.uptodate import AllDone, DoneCheck, describe
 from hive.engine.job import Job
 from hive.errors import HiveError
 from hive.executors import capabilities
+from hive.lifecycle import shown_state
 from hive.plan.done import StateView
+from hive.plan.model import Plan
 from hive.project import Project, load_project
+from hive.reports import skipped
 from hive.store import usage
 from hive.store.paths import DOIT_DB
 
@@ -36,6 +39,7 @@ def generate_tasks(project: Project, view: StateView | None = None) -> Iterator[
         view = StateView(project.root, project.config.main_branch)
     for plan in project.plans.plans:
         checks = {t.id: DoneCheck(view, plan.key(t.id), t.text_hash) for t in plan.tasks}
+        waits = _skipped(plan, view) if plan.approved else {}
         done = sum(c.recorded_done() for c in checks.values())
         summary = f"{done}/{len(checks)} done" if plan.approved else "draft"
         yield {
@@ -51,9 +55,16 @@ def generate_tasks(project: Project, view: StateView | None = None) -> Iterator[
                 "actions": [(run_task, [Job(project.root, plan, task, project.config)])],
                 "task_dep": [plan.key(dep) for dep in task.depends_on],
                 "uptodate": [checks[task.id]],
-                "doc": describe(plan, task, view),
+                "doc": describe(plan, task, view, waits.get(task.id, "")),
             }
     yield {"basename": NOTHING_TASK, "actions": [_nothing_to_do], "doc": "no approved plan to run", "uptodate": [False]}
+
+
+def _skipped(plan: Plan, view: StateView) -> dict[str, str]:
+    """Task id -> why it does not run (it waits for a stopped task), for `doit list`."""
+    shown = {t.id: shown_state(st, t.text_hash) for t in plan.tasks if (st := view.get(plan.key(t.id)))}
+    by_key = {plan.key(task_id): state for task_id, state in shown.items()}
+    return {task_id: skipped.reason(why, by_key) for task_id, why in skipped.skipped_because(plan, shown).items()}
 
 
 def run_task(job: Job) -> object:
@@ -73,6 +84,8 @@ def doit_config(project: Project | None) -> dict[str, Any]:
 
     approved = [p.name for p in project.plans.plans if p.approved] if project else []
     threads = {"par_type": "thread"} if project and capabilities(project.config.executor).threads_only else {}
+    # unattended, a run that stopped every task at the first failure read as a stalled run (issue 23)
+    keep_going = {"continue": True} if project is None or project.config.keep_going else {}
     return {
         "backend": "sqlite3",
         "dep_file": DOIT_DB,
@@ -80,6 +93,7 @@ def doit_config(project: Project | None) -> dict[str, Any]:
         "default_tasks": approved or [NOTHING_TASK],
         "subtasks": True,
         **threads,
+        **keep_going,
     }
 
 

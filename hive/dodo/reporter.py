@@ -42,6 +42,7 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
         self.live = sys.stderr.isatty()
         # under `-P thread` doit calls a reporter from its worker threads and its main thread
         self.lock = threading.RLock()
+        self.started = time.monotonic()
 
     def initialize(self, tasks: dict[str, DoitTask], selected_tasks: list[str]) -> None:
         # SIGTERM and Ctrl-C are handled by hive.crashsafe (installed by the dodo loader):
@@ -104,6 +105,7 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
             self.states = self.store.read_all()  # other runs may have finished tasks too
             self._write_report()
             self._notify_finished()
+            self._summary()
         super().complete_run()
         crashsafe.run_finished()
 
@@ -120,6 +122,14 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
             self._write_report()
         self._progress()
 
+    def _summary(self) -> None:
+        """The run's last line: what its tasks came to, and where to look."""
+        if self.project is not None:
+            from hive.reports.execution import run_summary
+
+            line = run_summary(self.project.paths, self.plans, self.states, time.monotonic() - self.started)
+            print(f"hive: {line}", file=sys.stderr, flush=True)
+
     def _notify_finished(self) -> None:
         if self.project is not None:
             from hive import notify  # a real run only, like reconcile
@@ -130,7 +140,7 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
         if self.plans and self.project is not None:
             from hive.reports.execution import write_report
 
-            write_report(self.project.paths, self.plans, self.states)
+            write_report(self.project.paths, self.plans, self.states, time.monotonic() - self.started)
 
     def _progress(self) -> None:
         """One line, rewritten in place: quiet when stderr is not a terminal."""

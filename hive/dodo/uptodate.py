@@ -47,12 +47,14 @@ class AllDone:
         return f"hive: not done yet: {', '.join(pending[:10])}" + (" …" if len(pending) > 10 else "")
 
 
-def describe(plan: Plan, task: Task, view: StateView) -> str:
-    """The doc line `doit list` shows: title and current state."""
+def describe(plan: Plan, task: Task, view: StateView, skipped: str = "") -> str:
+    """The doc line `doit list` shows: title and current state (`skipped`: why it does not run)."""
     if not plan.approved:
         return f"{task.title}  [draft plan: hive approve {plan.path.parent.name}/{plan.path.name}]"
     st = view.get(plan.key(task.id))
-    if st is None or st.state == State.PLANNED:
+    if skipped:
+        state = skipped
+    elif st is None or st.state == State.PLANNED:
         state = "pending"
     elif shown_state(st, task.text_hash) == State.PLANNED:
         state = f"pending (changed since {st.state})"

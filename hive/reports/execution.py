@@ -5,38 +5,81 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from hive.lifecycle import STATES, State, shown_state
+from hive.output import duration
 from hive.plan.model import Plan
 from hive.plan.parser import display_path
 from hive.render import render
+from hive.reports.skipped import reason as skip_reason
+from hive.reports.skipped import skipped_because
 from hive.store import agent_signals
 from hive.store.files import atomic_write
 from hive.store.paths import Paths
 from hive.store.state import StateStore, TaskState
 from hive.store.usage import Totals, described, task_totals
 
+SKIPPED, SKIPPED_ICON = "skipped", "⏭️"  # a planned task that waits for a stopped one
 
-def terminal_status(states: list[str]) -> str:
-    if any(s in (State.PLANNED, State.IN_PROGRESS, State.PAUSED) for s in states):
+
+def terminal_status(states: list[str], skipped: int = 0) -> str:
+    """`skipped`: how many of the planned tasks wait for a stopped one (they cannot run)."""
+    if states.count(State.PLANNED) > skipped or any(s in (State.IN_PROGRESS, State.PAUSED) for s in states):
         return "in_progress"
     if State.AWAITING_HUMAN in states:
         return "awaiting_human"
     return "complete" if all(s == State.DONE for s in states) else "completed_with_failures"
 
 
-def execution_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, TaskState] | None = None) -> str:
-    """`recorded`: every task's state by `plan:ID` if the caller keeps them (else read)."""
-    recorded = StateStore(paths).read_all() if recorded is None else recorded
-    sections, every_state = [], []
-    spent = Totals()
+def execution_report(
+    paths: Paths,
+    plans: tuple[Plan, ...],
+    recorded: dict[str, TaskState] | None = None,
+    run_seconds: float | None = None,
+) -> str:
+    """`recorded`: every task's state by `plan:ID` if the caller keeps them (else read);
+    `run_seconds`: how long the run writing it has taken so far."""
+    sections, spent = _sections(paths, plans, StateStore(paths).read_all() if recorded is None else recorded)
+    every_state = [r["state"] for p in sections for r in p["rows"]]
+    skipped = sum(r["shown"] == SKIPPED for p in sections for r in p["rows"])
+    merges = sorted(
+        (
+            {"commit": r["commit"], "key": r["key"], "title": r["title"]}
+            for p in sections
+            for r in p["rows"]
+            if r["commit"]
+        ),
+        key=lambda m: m["key"],
+    )
+    return render(
+        "report.md.j2",
+        status=terminal_status(every_state, skipped) if every_state else "complete",
+        updated=time.strftime("%Y-%m-%d %H:%M:%S"),
+        run_time=duration(run_seconds) if run_seconds is not None else "",
+        total=len(every_state),
+        counts={str(s): every_state.count(s) for s in STATES},
+        plans=sections,
+        merges=merges,
+        spent=described(spent),
+    )
+
+
+def _sections(
+    paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, TaskState]
+) -> tuple[list[dict[str, Any]], Totals]:
+    """Each approved plan: its rows (one per task), its notes and its status; and the usage."""
+    sections, spent = [], Totals()
     for plan in plans:
         if not plan.approved:
             continue
+        recorded_of = {t.id: recorded.get(plan.key(t.id)) or TaskState(plan.name, t.id) for t in plan.tasks}
+        shown = {t.id: shown_state(recorded_of[t.id], t.text_hash) for t in plan.tasks}
+        waits = skipped_because(plan, shown)
+        shown_by_key = {plan.key(task_id): state for task_id, state in shown.items()}
         rows = []
         for task in plan.tasks:
-            st = recorded.get(plan.key(task.id)) or TaskState(plan.name, task.id)
-            state = shown_state(st, task.text_hash)
+            st, state, why = recorded_of[task.id], shown[task.id], waits.get(task.id, ())
             used = task_totals(st)
             spent.merge(used)
             rows.append(
@@ -44,10 +87,11 @@ def execution_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, 
                     "key": plan.key(task.id),
                     "title": _cell(task.title),
                     "state": state,
-                    "icon": STATES[state].icon,
+                    "shown": SKIPPED if why else state,
+                    "icon": SKIPPED_ICON if why else STATES[state].icon,
                     "commit": st.merge_commit if state == State.DONE else "",
                     "files": _files(st.files) if state == State.DONE else "",
-                    "reason": _cell(_evidence(st, state)),
+                    "reason": _cell(skip_reason(why, shown_by_key) if why else _evidence(st, state)),
                     "usage": described(used),
                 }
             )
@@ -56,32 +100,51 @@ def execution_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, 
             for task in plan.tasks
             for n in agent_signals.notes(paths, plan.name, task.id)
         ]
-        states = [r["state"] for r in rows]
-        every_state += states
+        status = terminal_status([r["state"] for r in rows], len(waits))
         sections.append(
             {
                 "name": plan.name,
                 "title": plan.title,
                 "file": display_path(plan.path),
-                "status": terminal_status(states),
+                "status": status,
                 "rows": rows,
                 "notes": notes,
             }
         )
-    counts = {str(s): every_state.count(s) for s in STATES}
-    return render(
-        "report.md.j2",
-        status=terminal_status(every_state) if every_state else "complete",
-        updated=time.strftime("%Y-%m-%d %H:%M:%S"),
-        total=len(every_state),
-        counts=counts,
-        plans=sections,
-        spent=described(spent),
-    )
+    return sections, spent
 
 
-def write_report(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, TaskState] | None = None) -> Path:
-    atomic_write(paths.report, execution_report(paths, plans, recorded))
+# How a run's last line names what its tasks came to, in this order.
+_TALLIED = (
+    ("done", "done"),
+    ("failed", "failed"),
+    ("blocked", "blocked"),
+    ("too_big", "too big"),
+    ("skipped", "skipped"),
+    ("awaiting_human", "awaiting you"),
+    ("paused", "paused"),
+    ("planned", "not run"),
+    ("in_progress", "running"),
+)
+
+
+def run_summary(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, TaskState], run_seconds: float) -> str:
+    """A `doit` run's last line: `run finished in 12m04s — 5 done, 1 failed, 2 skipped, 1
+    awaiting you (`hive status`); report: .hive/report.md`."""
+    sections, _ = _sections(paths, plans, recorded)
+    shown = [r["shown"] for p in sections for r in p["rows"]]
+    told = ", ".join(f"{shown.count(state)} {words}" for state, words in _TALLIED if shown.count(state))
+    report = display_path(paths.report)
+    return f"run finished in {duration(run_seconds)} — {told or 'no tasks'} (`hive status`); report: {report}"
+
+
+def write_report(
+    paths: Paths,
+    plans: tuple[Plan, ...],
+    recorded: dict[str, TaskState] | None = None,
+    run_seconds: float | None = None,
+) -> Path:
+    atomic_write(paths.report, execution_report(paths, plans, recorded, run_seconds))
     return paths.report
 
 

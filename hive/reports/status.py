@@ -17,6 +17,7 @@ from hive.lifecycle import ORDER, Progress, State, progress, shown_state
 from hive.output import duration, log_size
 from hive.plan import discovered
 from hive.project import load_project
+from hive.reports import skipped
 from hive.store import agent_signals, usage
 from hive.store.files import HeldLock
 from hive.store.names import task_key
@@ -52,6 +53,7 @@ class TaskStatus:
     type: str = "auto"  # the task's Type (`gate` for a hard-stop gate)
     node: str = ""  # the host its agent runs on (a remote executor)
     notes: tuple[dict[str, Any], ...] = ()  # its agents' `hive note`s ({attempt, time, text}), oldest first
+    skipped_because: tuple[str, ...] = ()  # planned, but waits for these stopped tasks (reports.skipped)
 
     @property
     def key(self) -> str:
@@ -70,11 +72,24 @@ def collect(root: Path) -> list[TaskStatus]:
     now = time.time()
     cannot_ask = ""  # why the executor cannot be asked about running agents (a Ray cluster that is down)
     for plan in project.plans.plans:
+        shown = {t.id: shown_state(s, t.text_hash) for t in plan.tasks if (s := states.get(plan.key(t.id)))}
+        waits = skipped.skipped_because(plan, shown) if plan.approved else {}
+        shown_by_key = {plan.key(task_id): state for task_id, state in shown.items()}
         for task in plan.tasks:
             st = states.get(plan.key(task.id))
+            why = waits.get(task.id, ())
             if st is None:
                 rows.append(
-                    TaskStatus(plan.name, task.id, task.title, State.PLANNED, draft=not plan.approved, type=task.type)
+                    TaskStatus(
+                        plan.name,
+                        task.id,
+                        task.title,
+                        State.PLANNED,
+                        skipped.reason(why, shown_by_key) if why else "",
+                        draft=not plan.approved,
+                        type=task.type,
+                        skipped_because=why,
+                    )
                 )
                 continue
             notes = tuple(agent_signals.notes(paths, plan.name, task.id)) if st.attempt else ()
@@ -93,6 +108,7 @@ def collect(root: Path) -> list[TaskStatus]:
             state = shown_state(st, task.text_hash)
             reason = next_step(where, st.session, executor.kind) if where and not holder else st.reason
             reason = cannot_ask if running and cannot_ask else reason
+            reason = skipped.reason(why, shown_by_key) if why else reason
             used = usage.task_totals(st).as_json()
             rows.append(
                 TaskStatus(
@@ -120,6 +136,7 @@ def collect(root: Path) -> list[TaskStatus]:
                     type=task.type,
                     node=st.node if running else "",
                     notes=notes,
+                    skipped_because=why,
                 )
             )
     return rows
@@ -198,7 +215,7 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
         lines[0] += "  " + _usage(spent["tokens_in"], spent["tokens_out"], spent["cost_usd"])
     key_w = max([len(r.key) for r in rows] + [4])
     for r in sorted(rows, key=lambda r: (ORDER.index(r.state) if r.state in ORDER else 9, r.plan)):
-        state = r.state + (" (draft)" if r.draft else "")
+        state = ("skipped" if r.skipped_because else r.state) + (" (draft)" if r.draft else "")
         lines.append(f"  {r.key:<{key_w}}  {state:<15} {r.title[:50]:<50}  {_detail(r)}".rstrip())
         if r.notes:  # the last thing its agent said of where it is (`hive note`)
             lines.append(f"  {'':<{key_w}}    note: {shown_note(r.notes[-1])}")

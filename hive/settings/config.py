@@ -42,6 +42,7 @@ class Config:
     stop_patience: float = 5.0
     rate_limit_backoff: float = 60.0  # the first pause when the CLI did not say when its limit resets
     max_attempts: int = 2
+    keep_going: bool = True  # doit's `continue`: a stopped task skips only its dependents
     main_branch: str = "main"
     auto_merge: bool = True
     require_tests: bool = False

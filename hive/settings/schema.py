@@ -76,6 +76,9 @@ KEYS: tuple[Key, ...] = (
     Key("execution", "max_attempts", "max_attempts", "posint", 2,
         "How many attempts a task gets; a failed one is tried again with continuation context while attempts "
         "remain. Interruptions and rate-limit pauses do not count."),
+    Key("execution", "keep_going", "keep_going", "bool", True,
+        "A failed, blocked or waiting task stops only the tasks that depend on it; the others run "
+        "(doit's `-c`). false: a run stops at the first task that does not finish."),
     Key("execution", "stop_patience", "stop_patience", "duration", "5s",
         "Stopping an agent sends SIGINT, then SIGTERM, then SIGKILL, this long apart."),
     Key("execution", "rate_limit_backoff", "rate_limit_backoff", "duration", "60s",

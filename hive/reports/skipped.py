@@ -1,0 +1,43 @@
+"""Which tasks a run skips, and why: a planned task that waits (directly, or through other
+waiting tasks) for one that failed, is blocked, too big or waits for a human does not run
+until that one is done. `doit list`, `hive status`, the report and a run's last line say so
+with the tasks it waits for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hive.lifecycle import State
+from hive.plan.model import Plan
+
+STOPPED = (State.FAILED, State.BLOCKED, State.TOO_BIG, State.AWAITING_HUMAN)  # a task behind one waits
+
+
+def skipped_because(plan: Plan, shown: Mapping[str, State]) -> dict[str, tuple[str, ...]]:
+    """Task id -> the keys of the stopped tasks it waits for, for each planned task that waits
+    for one (`shown`: each task's shown state by id; a task not in it has not run)."""
+    causes: dict[str, tuple[str, ...]] = {}
+
+    def of(task_id: str) -> tuple[str, ...]:
+        if task_id not in causes:
+            causes[task_id] = ()  # a plan is a DAG (checked on load); this only ends a walk early
+            found: list[str] = []
+            for dep in plan.task(task_id).depends_on:
+                state = shown.get(dep, State.PLANNED)
+                if state in STOPPED:
+                    found.append(plan.key(dep))
+                elif state != State.DONE:
+                    found += of(dep)
+            causes[task_id] = tuple(dict.fromkeys(found))
+        return causes[task_id]
+
+    return {
+        task.id: why
+        for task in plan.tasks
+        if shown.get(task.id, State.PLANNED) == State.PLANNED and (why := of(task.id))
+    }
+
+
+def reason(waits_for: tuple[str, ...], shown_by_key: Mapping[str, State]) -> str:
+    """`skipped: waits for auth:2 (failed), auth:3 (blocked)`."""
+    return "skipped: waits for " + ", ".join(f"{key} ({shown_by_key.get(key, State.PLANNED)})" for key in waits_for)
