@@ -132,6 +132,7 @@ class TaskRunner:
                 outcome = self._step(d, h.read(), worker)
                 st = finish(h, h.read(), outcome)
             if st.state == State.DONE:
+                notify.task_done(h, st)
                 return True
             if st.state == State.PAUSED:
                 notify.task_paused(h, st)

@@ -13,9 +13,9 @@ from hive.notifiers import deliver
 from hive.notify import events
 from hive.output import say
 from hive.settings.config import Config
+from hive.store import usage
 from hive.store.paths import Paths
 from hive.store.state import TaskState
-from hive.store.usage import run_started
 
 if TYPE_CHECKING:
     from hive.engine.task import TaskContext
@@ -25,36 +25,49 @@ if TYPE_CHECKING:
 def task_held(h: TaskContext, st: TaskState) -> None:
     """The run stops at this task: failed for good, blocked, too big, over its budget,
     or waiting for a human (a checkpoint, a gate, a review)."""
-    if _wanted(h.cfg):
-        event = events.held_event(h.task, st, h.cfg.budget_task_usd)
-        if event:
-            _send(h.cfg, h.paths, events.task_payload(event, h.root, h.job.plan, h.task, st))
+    event = events.held_event(h.task, st, h.cfg.budget_task_usd)
+    if event and _wanted(h.cfg, event):
+        _send(h.cfg, h.paths, events.task_payload(event, h.root, h.job.plan, h.task, st))
+
+
+def task_done(h: TaskContext, st: TaskState) -> None:
+    """The task's work is merged into main (off unless `[notify] events` asks for it)."""
+    if _wanted(h.cfg, events.TASK_DONE):
+        show = f"git show {st.merge_commit[:10]}" if st.merge_commit else events.STATUS
+        _send(h.cfg, h.paths, events.task_payload(events.TASK_DONE, h.root, h.job.plan, h.task, st, show))
 
 
 def task_paused(h: TaskContext, st: TaskState) -> None:
     """A rate limit paused the task; the run goes on by itself at its resume time."""
-    if _wanted(h.cfg):
+    if _wanted(h.cfg, events.PAUSED):
         _send(h.cfg, h.paths, events.task_payload(events.PAUSED, h.root, h.job.plan, h.task, st, events.STATUS))
 
 
 def run_budget(h: TaskContext, reason: str) -> None:
     """The run's `[budget] run_usd` is spent: said once per run, though every task
     that is not started any more passes here."""
-    if not _wanted(h.cfg) or not _first_time(h.paths, f"budget-{run_started():.3f}"):
+    if not _wanted(h.cfg, events.BUDGET) or not _first_time(h.paths, f"budget-{usage.run_started():.3f}"):
         return
     payload = events.task_payload(events.BUDGET, h.root, h.job.plan, h.task, h.read(), events.STATUS, reason)
     _send(h.cfg, h.paths, payload)
 
 
+def run_started(project: Project, states: Mapping[str, TaskState]) -> None:
+    """A `doit` run that runs tasks began (off unless `[notify] events` asks for it)."""
+    if _wanted(project.config, events.RUN_STARTED):
+        _send(project.config, project.paths, events.run_started_payload(project.root, project.plans.plans, states))
+
+
 def run_finished(project: Project, states: Mapping[str, TaskState]) -> None:
     """A `doit` run ended: every approved plan's tasks counted by state."""
-    if _wanted(project.config):
+    if _wanted(project.config, events.RUN_FINISHED):
         payload = events.run_finished_payload(project.root, project.plans.plans, states)
         _send(project.config, project.paths, payload)
 
 
-def _wanted(config: Config) -> bool:
-    return any(config.notify.values())
+def _wanted(config: Config, event: str) -> bool:
+    """A channel is set, and `[notify] events` names the event."""
+    return any(config.notify.values()) and event in config.notify_events
 
 
 def _first_time(paths: Paths, name: str) -> bool:

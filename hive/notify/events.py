@@ -12,6 +12,7 @@ from typing import Any
 from hive.lifecycle import STATES, State, TaskType, shown_state
 from hive.plan.model import Plan, Task
 from hive.reports.checkpoint import how_to_answer
+from hive.settings.schema import NOTIFY_EVENTS
 from hive.store.state import TaskState
 from hive.store.usage import task_totals
 
@@ -22,8 +23,10 @@ BLOCKED = "blocked"
 TOO_BIG = "too_big"
 PAUSED = "paused"
 BUDGET = "budget"
+TASK_DONE = "task_done"
+RUN_STARTED = "run_started"
 RUN_FINISHED = "run_finished"
-EVENTS = (CHECKPOINT, GATE, FAILED, BLOCKED, TOO_BIG, PAUSED, BUDGET, RUN_FINISHED)
+EVENTS = NOTIFY_EVENTS  # `[notify] events` chooses among them
 
 STATUS = "hive status"
 
@@ -66,6 +69,25 @@ def task_payload(
         command=command,
         logs=logs,
         attempt=st.attempt,
+    )
+
+
+def run_started_payload(root: Path, plans: Iterable[Plan], states: Mapping[str, TaskState]) -> dict[str, Any]:
+    """The start of a `doit` run: how many tasks of the approved plans are left to do."""
+    approved = [p for p in plans if p.approved]
+    left = [
+        t for p in approved for t in p.tasks
+        if shown_state(states.get(p.key(t.id)) or TaskState(p.name, t.id), t.text_hash) != State.DONE
+    ]  # fmt: skip
+    names = [p.name for p in approved]
+    return payload(
+        RUN_STARTED,
+        root,
+        plan=names[0] if len(names) == 1 else "",
+        state="in_progress",
+        reason=f"{len(left)} task(s) to do",
+        command=STATUS,
+        plans=names,
     )
 
 
@@ -119,7 +141,8 @@ def payload(  # noqa: PLR0913 — one keyword-only argument per field every even
 ) -> dict[str, Any]:
     """Every event has these keys ("" when they do not apply); `text` is one line for
     a human (what chat webhooks such as Slack's show)."""
-    text = f"hive: {task} ({title}): {_headed(event, reason)}" if task else f"hive: run finished ({state}): {reason}"
+    run = "run started" if event == RUN_STARTED else f"run finished ({state})"
+    text = f"hive: {task} ({title}): {_headed(event, reason)}" if task else f"hive: {run}: {reason}"
     text += f" — `{command}`" if command else ""
     return {
         "event": event,

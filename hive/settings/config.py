@@ -15,7 +15,7 @@ from hive.agent_clis.profile import AgentProfile
 from hive.errors import HiveError
 from hive.settings.agents import profile_from_table
 from hive.settings.prices import DEFAULT_PRICES, Price, prices_from_table
-from hive.settings.schema import KINDS, Key, by_section
+from hive.settings.schema import DEFAULT_NOTIFY_EVENTS, KINDS, NOTIFY_EVENTS, Key, by_section
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
@@ -63,6 +63,7 @@ class Config:
     # [notify]: each channel's value by its key (hive.notifiers: `command`, an argv run with one JSON
     # event on stdin; `webhook`, an http(s) URL each event is POSTed to); a channel not set is absent
     notify: dict[str, Any] = field(default_factory=dict)
+    notify_events: tuple[str, ...] = DEFAULT_NOTIFY_EVENTS  # which events the channels are told of
 
     def profile_name(self, plan_agent: str, task_agent: str) -> str:
         """The agent profile a task runs with: its own, else its plan's, else the default."""
@@ -123,16 +124,22 @@ def _load_table(
         except HiveError as e:
             return e.problems
         return []
-    if section not in _SCHEMA and section != "notify":
-        known = ", ".join(sorted([*_SCHEMA, "agents", "notify", "prices"]))
+    if section not in _SCHEMA:
+        known = ", ".join(sorted([*_SCHEMA, "agents", "prices"]))
         return [f"{path}: unknown section [{section}]; known: {known}"]
     if not isinstance(table, dict):
         return [f"{path}: {section} must be a table [{section}]"]
     if section == "executor":
         return _load_executor(path, table, executors, values)
-    if section == "notify":
-        values["notify"], problems = (dict(table), []) if channels is None else _options(path, section, table, channels)
-        return problems
+    if section == "notify":  # the schema's keys (events) and each channel's
+        own = {k: v for k, v in table.items() if k in _SCHEMA["notify"]}
+        rest = {k: v for k, v in table.items() if k not in own}
+        problems = _load_section(path, section, own, values)
+        if channels is None:
+            values["notify"] = rest
+            return problems
+        values["notify"], found = _options(path, section, rest, channels, besides=tuple(_SCHEMA["notify"]))
+        return problems + found
     return _load_section(path, section, table, values)
 
 
@@ -216,6 +223,11 @@ def convert(value: Any, kind: str, where: str) -> Any:
         return parse_duration(value, where)
     if kind in ("argv", "url"):
         return _notify_value(value, kind, where)
+    if kind == "events":
+        unknown = [v for v in value if v not in NOTIFY_EVENTS] if isinstance(value, list) else None
+        if unknown is None or not all(isinstance(v, str) for v in value) or unknown:
+            raise HiveError(f"{where} = {value!r} must be a list of event names: {', '.join(NOTIFY_EVENTS)}")
+        return tuple(value)
     ok = {
         "str": isinstance(value, str),
         "profile": isinstance(value, str),  # which profiles exist is checked once all are read

@@ -46,7 +46,15 @@ KINDS: dict[str, str] = {
     "env": "a table of strings",
     "stream": "the name of a stream reader",
     "seconds": "a number of seconds >= 0",
+    "events": "a list of event names",
 }
+
+# What `[notify]` can tell (hive.notify.events builds each), and what it tells unless `events` says
+NOTIFY_EVENTS = (
+    "checkpoint", "gate", "failed", "blocked", "too_big", "paused", "budget",
+    "task_done", "run_started", "run_finished",
+)  # fmt: skip
+DEFAULT_NOTIFY_EVENTS = tuple(e for e in NOTIFY_EVENTS if e not in ("task_done", "run_started"))
 
 SECTIONS: dict[str, str] = {
     "agent": "Which agent profile runs a task.",
@@ -112,6 +120,9 @@ KEYS: tuple[Key, ...] = (
         "Stop after a task that at least this many tasks depend on (0 = off; 3 is a good value)."),
     Key("budget", "task_usd", "budget_task_usd", "usd", 0,
         "USD per task over its attempts: Claude gets `--max-budget-usd`, other agents are stopped at it."),
+    Key("notify", "events", "notify_events", "events", list(DEFAULT_NOTIFY_EVENTS),
+        "Which events the channels below are told of: " + ", ".join(NOTIFY_EVENTS) + " (`task_done` and "
+        "`run_started` are off by default)."),
     Key("budget", "run_usd", "budget_run_usd", "usd", 0,
         "USD per `doit` run: at the cap no new task starts, running agents finish, and doit exits 1."),
 )  # fmt: skip

@@ -159,6 +159,32 @@ def test_a_run_without_a_held_task_still_exits_0_when_the_notifier_fails(repo):
     assert "hive: warning: notify command" in r.stderr
 
 
+def test_events_chosen_in_the_config_are_the_ones_sent_task_done_and_run_started_included(repo, tmp_path):
+    out = tmp_path / "events.jsonl"
+    repo.configure(extra=recorder(out) + 'events = ["run_started", "task_done", "run_finished"]\n')
+    repo.write_plan(
+        "p",
+        """
+    ### Task 1: Works
+    fake: write a.txt a
+    fake: commit works
+    fake: signal done
+    """,
+    )
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    got = received(out)
+    assert [e["event"] for e in got] == ["run_started", "task_done", "run_finished"]
+    started, done, _ = got
+    assert (
+        started["reason"] == "1 task(s) to do"
+        and started["text"] == "hive: run started: 1 task(s) to do — `hive status`"
+    )
+    commit = repo.state("p", "1")["merge_commit"]
+    assert done["task"] == "p:1" and done["state"] == "done" and done["command"] == f"git show {commit[:10]}"
+    assert all(set(e) >= KEYS for e in got)
+
+
 def test_a_checkpoint_is_told_once_with_the_command_that_answers_it(repo, tmp_path):
     out = tmp_path / "events.jsonl"
     repo.configure(extra=recorder(out))

@@ -113,8 +113,8 @@ def test_run_finished_counts_every_approved_task_by_state():
 
 
 def test_every_event_has_the_same_keys():
-    assert set(payload(EVENTS[0], ROOT)) == KEYS
-    assert len(set(EVENTS)) == 8
+    assert {event: set(payload(event, ROOT)) for event in EVENTS} == {event: KEYS for event in EVENTS}
+    assert len(set(EVENTS)) == len(EVENTS) == 10
 
 
 @pytest.mark.parametrize(

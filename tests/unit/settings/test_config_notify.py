@@ -8,6 +8,7 @@ import pytest
 from hive.errors import HiveError
 from hive.project import load_config
 from hive.settings.config import Config
+from hive.settings.schema import DEFAULT_NOTIFY_EVENTS
 
 
 def load(tmp_path, body: str) -> Config:
@@ -61,4 +62,12 @@ def test_a_webhook_must_be_an_http_or_https_url(tmp_path, value):
 
 def test_an_unknown_notify_key_names_the_known_ones(tmp_path):
     line = problem(tmp_path, 'email = "me@example.com"\n')
-    assert "unknown key notify.email; known: command, webhook" in line
+    assert "unknown key notify.email; known: events, command, webhook" in line
+
+
+def test_events_choose_what_the_channels_are_told_and_an_unknown_one_is_named(tmp_path):
+    assert Config().notify_events == DEFAULT_NOTIFY_EVENTS and "task_done" not in DEFAULT_NOTIFY_EVENTS
+    config = load(tmp_path, 'events = ["task_done", "run_finished"]\ncommand = ["n.py"]\n')
+    assert config.notify_events == ("task_done", "run_finished") and config.notify == {"command": ("n.py",)}
+    line = problem(tmp_path, 'events = ["task_finished"]\n')
+    assert "notify.events = ['task_finished'] must be a list of event names: checkpoint, gate" in line
