@@ -6,9 +6,11 @@ import argparse
 import re
 from pathlib import Path
 
+from hive.adapters import proc
 from hive.cli.main import doit_hint
-from hive.errors import HiveError
+from hive.errors import CommandError, HiveError
 from hive.lifecycle import Resume, State
+from hive.output import tail
 from hive.plan import discovered
 from hive.plan.graph import load_plan
 from hive.plan.model import Plan, Task
@@ -93,6 +95,8 @@ def approve_task(
     if reject is not None:
         return _reject(store, plan, task, key, reject, reject_task)
     answer = _answer(key, task, choice, done)
+    if done and task.verify:
+        _verify_done(root, store, st, key, task.verify, project.config.task_timeout)
     store.update(
         plan_name,
         task_id,
@@ -104,6 +108,32 @@ def approve_task(
         event=f"answered: {answer}",
     )
     return f"{key}: {answer} — run `doit` to continue"
+
+
+def _verify_done(root: Path, store: StateStore, st: TaskState, key: str, verify: str, timeout: float) -> None:
+    """A manual step with a `**Verify:**` is done when its check says so ("I'll verify after",
+    seed 001): run in the repository like a task's Verify; if it fails, the checkpoint stays
+    awaiting the human, with what the check printed."""
+    try:
+        check = proc.run(
+            ["bash", "-c", verify],
+            cwd=root,
+            check=False,
+            env=proc.clean_env({"HIVE_TASK": key, "HIVE_ROOT": str(root)}),
+            timeout=timeout,
+        )
+        code, output = check.code, check.output
+    except CommandError as e:  # it timed out
+        code, output = e.code, e.output
+    if code == 0:
+        return
+    said = tail(output, 30)
+    reason = f"--done, but its Verify failed (exit {code}): {verify}"
+    store.update(st.plan, st.id, expect=(State.AWAITING_HUMAN,), reason=reason, output_tail=said, event=reason)
+    raise HiveError(
+        f"{key}: its Verify failed (exit {code}): {verify}" + (f"\n{said}" if said else ""),
+        f"{key} stays awaiting you: finish the step, then `hive approve {key} --done` again",
+    )
 
 
 def _answer(key: str, task: Task, choice: str | None, done: bool) -> str:

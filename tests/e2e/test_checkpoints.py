@@ -103,6 +103,34 @@ def test_human_action_checkpoint_is_answered_with_done(repo):
     assert repo.starts() == ["h:2"]
 
 
+def test_a_manual_step_with_a_verify_is_done_only_when_its_check_passes(repo):
+    """Seed 001's "I'll verify after": `--done` runs the checkpoint's Verify in the repository."""
+    repo.write_plan(
+        "h",
+        """
+    ### Task 1: Put the API key in place
+    **Type:** checkpoint:human-action
+    **Verify:** test -f .secrets/api-key || { echo "no .secrets/api-key yet"; exit 2; }
+    Save the key from the provider's dashboard as .secrets/api-key.
+
+    ### Task 2: Continue
+    **Depends on:** 1
+    fake: signal done
+    """,
+    )
+    assert repo.doit().returncode == 1
+    r = repo.hive("approve", "h:1", "--done")
+    assert r.returncode == 3 and "its Verify failed (exit 2)" in r.stderr and "no .secrets/api-key yet" in r.stderr
+    assert "h:1 stays awaiting you" in r.stderr
+    st = repo.state("h", "1")
+    assert st["state"] == "awaiting_human" and "no .secrets/api-key yet" in st["output_tail"]
+    (repo.root / ".secrets").mkdir()
+    (repo.root / ".secrets" / "api-key").write_text("k\n")
+    assert repo.hive("approve", "h:1", "--done").returncode == 0
+    assert repo.doit().returncode == 0
+    assert repo.starts() == ["h:2"]
+
+
 def test_reject_reopens_the_task_before_the_checkpoint_with_the_feedback(repo):
     repo.write_plan(
         "p",
