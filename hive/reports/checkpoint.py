@@ -3,6 +3,8 @@ and the exact commands that answer it."""
 
 from __future__ import annotations
 
+import re
+
 from hive.lifecycle import State, TaskType, progress, shown_state
 from hive.plan.model import Plan, Task
 from hive.plan.parser import display_path
@@ -25,6 +27,40 @@ def answer_commands(key: str, task: Task) -> list[str]:
     return [f"hive approve {key}", f'hive approve {key} --reject "what is wrong"']
 
 
+_OPTION_LINE = re.compile(r"^\s*[-*]\s+\*\*(?P<name>[^*]+?):?\*\*:?\s*(?P<text>.*)$")
+
+# What the run waits for at each kind of stop (the seed's "Current task" section)
+_STATUS = {
+    "human-verify": "awaiting verification",
+    "decision": "awaiting decision",
+    "human-action": "awaiting your manual step",
+    "gate": "stopped at a gate",
+}
+
+
+def option_texts(task: Task) -> dict[str, str]:
+    """Each of a decision's options with its text, from a `- **Postgres:** pros, cons` list in
+    its description (the seed's pros and cons table); an option the list leaves out gets ""."""
+    found = {}
+    for line in task.description.splitlines():
+        m = _OPTION_LINE.match(line)
+        if m:
+            found[m.group("name").strip().lower()] = m.group("text").strip()
+    return {option: found.get(option.lower(), "") for option in task.options}
+
+
+def blocked_by(task: Task, dependencies: list[str]) -> str:
+    """What the run waits for, said specifically (the seed: "Blocked by is specific")."""
+    kind, after = checkpoint_kind(task), ", ".join(dependencies) or "the plan's start"
+    if kind == "decision":
+        return f"your choice between {', '.join(task.options)}"
+    if kind == "human-action":
+        return f"a step only you can do: {task.title}"
+    if kind == "human-verify":
+        return f"your check of what {after} built"
+    return f"the hard stop after {after}"
+
+
 def how_to_answer(key: str, task: Task) -> str:
     """One line for status and errors."""
     if checkpoint_kind(task) == "decision":
@@ -42,6 +78,7 @@ def checkpoint_report(store: StateStore, plan: Plan, task: Task, main_branch: st
         for t in plan.tasks
         if t.type != TaskType.GATE and shown[t.id] == State.DONE
     ]
+    dependencies = [d for d in dependency_results(store, plan, task) if "_gate-" not in d.key]
     return render(
         "checkpoint.md.j2",
         key=key,
@@ -54,5 +91,8 @@ def checkpoint_report(store: StateStore, plan: Plan, task: Task, main_branch: st
         completed=completed,
         main_branch=main_branch,
         answers=answer_commands(key, task),
-        dependencies=[d for d in dependency_results(store, plan, task) if "_gate-" not in d.key],
+        dependencies=dependencies,
+        status=_STATUS[checkpoint_kind(task)],
+        blocked_by=blocked_by(task, [d.key for d in dependencies]),
+        options=option_texts(task),
     )

@@ -35,6 +35,8 @@ def test_human_verify_checkpoint_stops_reports_and_resumes_after_approval(repo):
         "Open page.html and check the heading.",
         "hive approve p:2",
         'hive approve p:2 --reject "what is wrong"',
+        "### Current task\n\n**Task p:2:** Check the page\n**Status:** awaiting verification\n"
+        "**Blocked by:** your check of what p:1 built",
     ):
         assert expected in r.stderr, expected
     saved = (repo.root / ".hive" / "checkpoints" / "p" / "2.md").read_text()
@@ -59,7 +61,10 @@ def test_decision_checkpoint_needs_one_of_its_options_and_later_agents_see_the_c
     ### Task 1: Pick a database
     **Type:** checkpoint:decision
     **Options:** Postgres, SQLite
-    Postgres scales; SQLite is one file.
+    Which database does the shop keep its orders in?
+
+    - **Postgres:** scales to many writers; needs a server to run
+    - **SQLite:** one file, nothing to run; one writer at a time
 
     ### Task 2: Use it
     **Depends on:** 1
@@ -70,6 +75,8 @@ def test_decision_checkpoint_needs_one_of_its_options_and_later_agents_see_the_c
     r = repo.doit()
     assert r.returncode == 1
     assert "**Options:** Postgres | SQLite" in r.stderr and "hive approve d:1 --choice SQLite" in r.stderr
+    assert "**Blocked by:** your choice between Postgres, SQLite" in r.stderr
+    assert "- **SQLite:** one file, nothing to run; one writer at a time" in r.stderr
     bad = repo.hive("approve", "d:1", "--choice", "Mongo")
     assert bad.returncode == 3 and "'Mongo' is not one of its options" in bad.stderr
     assert "--choice Postgres" in bad.stderr
