@@ -229,13 +229,16 @@ def test_hive_stop_stops_the_agent_in_stages_and_blocks_the_task(repo):
     r = repo.hive("stop", "s:a")
     assert r.returncode == 0, r.stderr
     assert "sending SIGINT" in r.stdout and "agent stopped" in r.stdout
+    # the run keeps going ([execution] keep_going): s:b runs, and s:c, which waits for s:a, is skipped
+    wait_for(lambda: repo.starts() == ["s:a", "s:b"], what="the run to go on with s:b")
+    repo.go()
     assert run.wait(timeout=60) == 1, run.stderr()
     st = repo.state("s", "a")
     assert st["state"] == "blocked" and "stopped by `hive stop`" in st["reason"]
+    assert repo.state("s", "b")["state"] == "done" and repo.state("s", "c")["state"] == "planned"
     assert repo.hive("retry", "s:a").returncode == 0
-    repo.go()
     assert repo.doit().returncode == 0
-    assert repo.starts().count("s:a") == 2
+    assert repo.starts().count("s:a") == 2 and repo.starts().count("s:b") == 1
 
 
 def test_reconcile_reports_leftover_worktrees_with_the_command_to_remove_them(repo):
