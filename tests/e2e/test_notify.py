@@ -17,6 +17,13 @@ import pytest
 from test_budgets_and_pauses import LIMITED_AT_FIRST, usage_event
 from test_budgets_and_pauses import configure as configure_priced_stream
 
+ONE_TASK_THAT_WORKS = """
+### Task 1: Works
+fake: write a.txt a
+fake: commit works
+fake: signal done
+"""
+
 KEYS = {"event", "task", "plan", "title", "state", "reason", "command", "logs", "repo", "time", "text"}
 
 
@@ -145,15 +152,7 @@ def test_an_unreachable_webhook_and_a_missing_command_only_warn(repo):
 
 def test_a_run_without_a_held_task_still_exits_0_when_the_notifier_fails(repo):
     repo.configure(extra='\n[notify]\ncommand = ["no-such-notifier-xyz"]\n')
-    repo.write_plan(
-        "p",
-        """
-    ### Task 1: Works
-    fake: write a.txt a
-    fake: commit works
-    fake: signal done
-    """,
-    )
+    repo.write_plan("p", ONE_TASK_THAT_WORKS)
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     assert "hive: warning: notify command" in r.stderr
@@ -162,15 +161,7 @@ def test_a_run_without_a_held_task_still_exits_0_when_the_notifier_fails(repo):
 def test_events_chosen_in_the_config_are_the_ones_sent_task_done_and_run_started_included(repo, tmp_path):
     out = tmp_path / "events.jsonl"
     repo.configure(extra=recorder(out) + 'events = ["run_started", "task_done", "run_finished"]\n')
-    repo.write_plan(
-        "p",
-        """
-    ### Task 1: Works
-    fake: write a.txt a
-    fake: commit works
-    fake: signal done
-    """,
-    )
+    repo.write_plan("p", ONE_TASK_THAT_WORKS)
     r = repo.doit()
     assert r.returncode == 0, r.stderr
     got = received(out)

@@ -198,7 +198,10 @@ def check_leftovers(sb: Sandbox) -> None:
         sb.findings.add("tmux sessions left", ", ".join(sessions))
     debug = sb.root / ".hive" / "hive.log"
     if debug.exists():
-        sb.findings.add(".hive/hive.log (Hive's internal-error log) exists", tail(debug.read_text(), 1)[:300])
+        logged = debug.read_text(errors="replace")
+        titles = [line[4:120] for line in logged.splitlines() if line.startswith("--- ")]
+        said = f"{len(logged)} bytes; entries: {'; '.join(titles[:3]) or 'none'}; last line: {tail(logged, 1)[:200]}"
+        sb.findings.add(".hive/hive.log (Hive's internal-error log) exists", said)
     deadline = time.monotonic() + LINGER_S
     while (procs := sb.processes()) and time.monotonic() < deadline:
         time.sleep(0.2)
