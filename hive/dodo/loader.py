@@ -63,8 +63,7 @@ def generate_tasks(project: Project, view: StateView | None = None) -> Iterator[
 def _skipped(plan: Plan, view: StateView) -> dict[str, str]:
     """Task id -> why it does not run (it waits for a stopped task), for `doit list`."""
     shown = {t.id: shown_state(st, t.text_hash) for t in plan.tasks if (st := view.get(plan.key(t.id)))}
-    by_key = {plan.key(task_id): state for task_id, state in shown.items()}
-    return {task_id: skipped.reason(why, by_key) for task_id, why in skipped.skipped_because(plan, shown).items()}
+    return {task_id: skip.reason for task_id, skip in skipped.skips(plan, shown).items()}
 
 
 def run_task(job: Job) -> object:

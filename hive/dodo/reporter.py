@@ -66,10 +66,10 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
             self.states = self.store.read_all()
         for line in lines:
             print(f"hive: {line}", file=sys.stderr, flush=True)
-        self.plans = self.project.plans.plans
+        self.plans = self.project.plans.plans  # states: re-read one task at a time, as each finishes
         from hive import notify
 
-        notify.run_started(self.project, self.states)  # states: re-read one task at a time, as each finishes
+        notify.run_started(self.project, self.states)
         self.total = len(_selected_subtasks(tasks, selected_tasks))
         # Load the runner and its templates once here: forked workers inherit them
         # instead of each importing them while the first agents start.

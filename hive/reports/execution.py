@@ -12,8 +12,7 @@ from hive.output import duration
 from hive.plan.model import Plan
 from hive.plan.parser import display_path
 from hive.render import render
-from hive.reports.skipped import reason as skip_reason
-from hive.reports.skipped import skipped_because
+from hive.reports import skipped
 from hive.store import agent_signals
 from hive.store.files import atomic_write
 from hive.store.paths import Paths
@@ -23,9 +22,9 @@ from hive.store.usage import Totals, described, task_totals
 SKIPPED, SKIPPED_ICON = "skipped", "⏭️"  # a planned task that waits for a stopped one
 
 
-def terminal_status(states: list[str], skipped: int = 0) -> str:
-    """`skipped`: how many of the planned tasks wait for a stopped one (they cannot run)."""
-    if states.count(State.PLANNED) > skipped or any(s in (State.IN_PROGRESS, State.PAUSED) for s in states):
+def terminal_status(states: list[str], waiting: int = 0) -> str:
+    """`waiting`: how many of the planned tasks are skipped (they wait for a stopped one)."""
+    if states.count(State.PLANNED) > waiting or any(s in (State.IN_PROGRESS, State.PAUSED) for s in states):
         return "in_progress"
     if State.AWAITING_HUMAN in states:
         return "awaiting_human"
@@ -42,7 +41,7 @@ def execution_report(
     `run_seconds`: how long the run writing it has taken so far."""
     sections, spent = _sections(paths, plans, StateStore(paths).read_all() if recorded is None else recorded)
     every_state = [r["state"] for p in sections for r in p["rows"]]
-    skipped = sum(r["shown"] == SKIPPED for p in sections for r in p["rows"])
+    waiting = sum(r["shown"] == SKIPPED for p in sections for r in p["rows"])
     merges = sorted(
         (
             {"commit": r["commit"], "key": r["key"], "title": r["title"]}
@@ -54,7 +53,7 @@ def execution_report(
     )
     return render(
         "report.md.j2",
-        status=terminal_status(every_state, skipped) if every_state else "complete",
+        status=terminal_status(every_state, waiting) if every_state else "complete",
         updated=time.strftime("%Y-%m-%d %H:%M:%S"),
         run_time=duration(run_seconds) if run_seconds is not None else "",
         total=len(every_state),
@@ -75,11 +74,10 @@ def _sections(
             continue
         recorded_of = {t.id: recorded.get(plan.key(t.id)) or TaskState(plan.name, t.id) for t in plan.tasks}
         shown = {t.id: shown_state(recorded_of[t.id], t.text_hash) for t in plan.tasks}
-        waits = skipped_because(plan, shown)
-        shown_by_key = {plan.key(task_id): state for task_id, state in shown.items()}
+        skips = skipped.skips(plan, shown)
         rows = []
         for task in plan.tasks:
-            st, state, why = recorded_of[task.id], shown[task.id], waits.get(task.id, ())
+            st, state, skip = recorded_of[task.id], shown[task.id], skips.get(task.id)
             used = task_totals(st)
             spent.merge(used)
             rows.append(
@@ -87,11 +85,11 @@ def _sections(
                     "key": plan.key(task.id),
                     "title": _cell(task.title),
                     "state": state,
-                    "shown": SKIPPED if why else state,
-                    "icon": SKIPPED_ICON if why else STATES[state].icon,
+                    "shown": SKIPPED if skip else state,
+                    "icon": SKIPPED_ICON if skip else STATES[state].icon,
                     "commit": st.merge_commit if state == State.DONE else "",
                     "files": _files(st.files) if state == State.DONE else "",
-                    "reason": _cell(skip_reason(why, shown_by_key) if why else _evidence(st, state)),
+                    "reason": _cell(skip.reason if skip else _evidence(st, state)),
                     "usage": described(used),
                 }
             )
@@ -100,7 +98,7 @@ def _sections(
             for task in plan.tasks
             for n in agent_signals.notes(paths, plan.name, task.id)
         ]
-        status = terminal_status([r["state"] for r in rows], len(waits))
+        status = terminal_status([r["state"] for r in rows], len(skips))
         sections.append(
             {
                 "name": plan.name,

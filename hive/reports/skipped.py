@@ -6,6 +6,7 @@ with the tasks it waits for."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from hive.lifecycle import State
 from hive.plan.model import Plan
@@ -41,3 +42,15 @@ def skipped_because(plan: Plan, shown: Mapping[str, State]) -> dict[str, tuple[s
 def reason(waits_for: tuple[str, ...], shown_by_key: Mapping[str, State]) -> str:
     """`skipped: waits for auth:2 (failed), auth:3 (blocked)`."""
     return "skipped: waits for " + ", ".join(f"{key} ({shown_by_key.get(key, State.PLANNED)})" for key in waits_for)
+
+
+@dataclass(frozen=True)
+class Skip:
+    waits_for: tuple[str, ...]  # the keys of the stopped tasks it waits for
+    reason: str  # `skipped: waits for …`, for people
+
+
+def skips(plan: Plan, shown: Mapping[str, State]) -> dict[str, Skip]:
+    """`skipped_because`, each with its sentence: what `doit list`, `hive status` and the report show."""
+    by_key = {plan.key(task_id): state for task_id, state in shown.items()}
+    return {task_id: Skip(why, reason(why, by_key)) for task_id, why in skipped_because(plan, shown).items()}

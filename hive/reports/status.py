@@ -73,11 +73,11 @@ def collect(root: Path) -> list[TaskStatus]:
     cannot_ask = ""  # why the executor cannot be asked about running agents (a Ray cluster that is down)
     for plan in project.plans.plans:
         shown = {t.id: shown_state(s, t.text_hash) for t in plan.tasks if (s := states.get(plan.key(t.id)))}
-        waits = skipped.skipped_because(plan, shown) if plan.approved else {}
-        shown_by_key = {plan.key(task_id): state for task_id, state in shown.items()}
+        skips = skipped.skips(plan, shown) if plan.approved else {}
         for task in plan.tasks:
             st = states.get(plan.key(task.id))
-            why = waits.get(task.id, ())
+            skip = skips.get(task.id)
+            why = skip.waits_for if skip else ()
             if st is None:
                 rows.append(
                     TaskStatus(
@@ -85,7 +85,7 @@ def collect(root: Path) -> list[TaskStatus]:
                         task.id,
                         task.title,
                         State.PLANNED,
-                        skipped.reason(why, shown_by_key) if why else "",
+                        skip.reason if skip else "",
                         draft=not plan.approved,
                         type=task.type,
                         skipped_because=why,
@@ -108,7 +108,7 @@ def collect(root: Path) -> list[TaskStatus]:
             state = shown_state(st, task.text_hash)
             reason = next_step(where, st.session, executor.kind) if where and not holder else st.reason
             reason = cannot_ask if running and cannot_ask else reason
-            reason = skipped.reason(why, shown_by_key) if why else reason
+            reason = skip.reason if skip else reason
             used = usage.task_totals(st).as_json()
             rows.append(
                 TaskStatus(
