@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hive.adapters import git, gitmerge
-from hive.adapters.proc import Result, clean_env, run
 from hive.crashsafe import crash_point
 from hive.errors import CommandError, HiveError
 from hive.lifecycle import State
@@ -151,11 +150,6 @@ def copy_files(root: Path, worktree: Path, files: tuple[str, ...]) -> list[str]:
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest)
         copied.append(name)
     return copied
-
-
-def run_setup(worktree: Path, command: str, env: dict[str, str], timeout: float) -> Result:
-    """The user's own setup command (e.g. `npm ci`) — theirs to run, so through bash -c."""
-    return run(["bash", "-c", command], cwd=worktree, check=False, env=clean_env(env), timeout=timeout)
 
 
 def untracked(worktree: Path) -> list[str]:

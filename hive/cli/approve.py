@@ -115,13 +115,7 @@ def _verify_done(root: Path, store: StateStore, st: TaskState, key: str, verify:
     seed 001): run in the repository like a task's Verify; if it fails, the checkpoint stays
     awaiting the human, with what the check printed."""
     try:
-        check = proc.run(
-            ["bash", "-c", verify],
-            cwd=root,
-            check=False,
-            env=proc.clean_env({"HIVE_TASK": key, "HIVE_ROOT": str(root)}),
-            timeout=timeout,
-        )
+        check = proc.run_users_command(verify, root, {"HIVE_TASK": key, "HIVE_ROOT": str(root)}, timeout)
         code, output = check.code, check.output
     except CommandError as e:  # it timed out
         code, output = e.code, e.output

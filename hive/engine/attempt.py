@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from hive.adapters import git, worktrees
+from hive.adapters import git, proc, worktrees
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
 from hive.crashsafe import crash_point
@@ -77,7 +77,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     worktrees.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored])
     caps = h.executor.capabilities
     if h.cfg.worktree_setup and not caps.remote_checkout:  # a host elsewhere runs it in its own checkout
-        setup = worktrees.run_setup(wt, h.cfg.worktree_setup, env, h.cfg.task_timeout)
+        setup = proc.run_users_command(h.cfg.worktree_setup, wt, env, h.cfg.task_timeout)
         if setup.code != 0:
             raise HiveError(
                 f"worktree setup command failed (exit {setup.code}): {h.cfg.worktree_setup}\n"

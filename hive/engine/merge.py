@@ -17,7 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from hive.adapters import git, gitmerge
-from hive.adapters.proc import clean_env, run
+from hive.adapters.proc import run_users_command
 from hive.crashsafe import crash_point, uninterruptible
 from hive.output import tail
 from hive.store.files import locked
@@ -113,7 +113,7 @@ def _attempt(
             f"{', '.join(lost[:10])}; merge by hand or `hive retry`",
         )
     for label, command in req.checks:
-        check = run(["bash", "-c", command], cwd=wt, check=False, env=clean_env(req.env), timeout=req.check_timeout)
+        check = run_users_command(command, wt, req.env, req.check_timeout)
         if check.code != 0:
             back_to_branch()
             return MergeResult(

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from hive.adapters import git, procfs, worktrees
+from hive.adapters import git, proc, procfs, worktrees
 from hive.errors import CommandError, HiveError
 from hive.executors.base import AgentRef, Launch
 from hive.executors.ray import lifeline
@@ -141,7 +141,7 @@ class Attempt:
         env["PATH"] = f"{shims}{os.pathsep}{os.environ.get('PATH', '')}"  # this node's PATH, not the controller's
         env["GIT_CEILING_DIRECTORIES"] = str(self.worktree.parent)  # its git never looks above its worktree
         if spec.setup:
-            done = worktrees.run_setup(self.worktree, spec.setup, {**os.environ, **env}, spec.setup_timeout)
+            done = proc.run_users_command(spec.setup, self.worktree, {**os.environ, **env}, spec.setup_timeout)
             if done.code != 0:
                 raise HiveError(f"worktree setup command failed on {self.node.ip} (exit {done.code}): {spec.setup}")
         self.token = self.node.tmux.start(
