@@ -65,9 +65,9 @@ def execution_report(
 
 
 def _sections(
-    paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, TaskState]
+    paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, TaskState], with_notes: bool = True
 ) -> tuple[list[dict[str, Any]], Totals]:
-    """Each approved plan: its rows (one per task), its notes and its status; and the usage."""
+    """Each approved plan: its rows (one per task), its notes (`with_notes`) and its status; and the usage."""
     sections, spent = [], Totals()
     for plan in plans:
         if not plan.approved:
@@ -93,10 +93,11 @@ def _sections(
                     "usage": described(used),
                 }
             )
+        noted = agent_signals.notes_of(paths, ((plan.name, t.id) for t in plan.tasks)) if with_notes else {}
         notes = [
             {"key": plan.key(task.id), "attempt": n.get("attempt", "?"), "text": _cell(str(n.get("text", "")))}
             for task in plan.tasks
-            for n in agent_signals.notes(paths, plan.name, task.id)
+            for n in noted.get((plan.name, task.id), ())
         ]
         status = terminal_status([r["state"] for r in rows], len(skips))
         sections.append(
@@ -129,7 +130,7 @@ _TALLIED = (
 def run_summary(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, TaskState], run_seconds: float) -> str:
     """A `doit` run's last line: `run finished in 12m04s — 5 done, 1 failed, 2 skipped, 1
     awaiting you (`hive status`); report: .hive/report.md`."""
-    sections, _ = _sections(paths, plans, recorded)
+    sections, _ = _sections(paths, plans, recorded, with_notes=False)
     shown = [r["shown"] for p in sections for r in p["rows"]]
     told = ", ".join(f"{shown.count(state)} {words}" for state, words in _TALLIED if shown.count(state))
     report = display_path(paths.report)

@@ -74,6 +74,7 @@ def collect(root: Path) -> list[TaskStatus]:
     for plan in project.plans.plans:
         shown = {t.id: shown_state(s, t.text_hash) for t in plan.tasks if (s := states.get(plan.key(t.id)))}
         skips = skipped.skips(plan, shown) if plan.approved else {}
+        noted = agent_signals.notes_of(paths, ((plan.name, t.id) for t in plan.tasks if t.id in shown))
         for task in plan.tasks:
             st = states.get(plan.key(task.id))
             skip = skips.get(task.id)
@@ -92,7 +93,7 @@ def collect(root: Path) -> list[TaskStatus]:
                     )
                 )
                 continue
-            notes = tuple(agent_signals.notes(paths, plan.name, task.id)) if st.attempt else ()
+            notes = tuple(noted.get((plan.name, task.id), ()))
             running = st.state == State.IN_PROGRESS
             holder = HeldLock(paths.claim_lock(plan.name, task.id)).holder() if running else None
             alive, where = False, None

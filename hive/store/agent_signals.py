@@ -9,6 +9,7 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,17 @@ def read(path: Path) -> Signal | None:
 def add_note(who: AgentIdentity, text: str) -> None:
     path = Paths(who.root).notes_file(who.plan, who.task_id)
     append_line(path, json.dumps({"attempt": who.attempt, "time": time.time(), "text": text}))
+
+
+def notes_of(paths: Paths, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The notes of each (plan, task id) that has any, the folder listed once: a report
+    rewritten as each task of a long plan finishes must not try to open every task's file."""
+    try:
+        present = {entry.name for entry in os.scandir(paths.notes)}
+    except FileNotFoundError:
+        return {}
+    wanted = [t for t in tasks if paths.notes_file(*t).name in present]
+    return {t: found for t in wanted if (found := notes(paths, *t))}
 
 
 def notes(paths: Paths, plan: str, task_id: str) -> list[dict[str, Any]]:

@@ -107,8 +107,12 @@ class Paths:
     def signal_file(self, plan: str, task_id: str, attempt: int) -> Path:
         return self.hive / "signals" / f"{names.attempt_name(plan, task_id, attempt)}.json"
 
+    @property
+    def notes(self) -> Path:
+        return self.hive / "notes"
+
     def notes_file(self, plan: str, task_id: str) -> Path:
-        return self.hive / "notes" / f"{names.stem(plan, task_id)}.jsonl"
+        return self.notes / f"{names.stem(plan, task_id)}.jsonl"
 
     def log_file(self, plan: str, task_id: str) -> Path:
         return self.hive / "logs" / _safe(plan) / f"{_safe(task_id)}.log"
