@@ -146,8 +146,17 @@ def _parser() -> argparse.ArgumentParser:
     r = add("retry", "retry:run", f"re-open a {', '.join(RETRYABLE[:-1])} or {RETRYABLE[-1]} task")
     r.add_argument("task", help="<plan>:<ID>")
     r.add_argument("--force", action="store_true", help="also re-open a done task")
-    pl = add("plan", "plan:run", "plan with an interactive agent; it writes plans/<goal>.md as a draft")
-    pl.add_argument("goal", nargs="+", help="what the plan is for, in a few words (it names the plan file)")
+    pl = add(
+        "plan",
+        "plan:run",
+        "plan with an interactive agent; it writes plans/<goal>.md as a draft, or (--split) splits a too_big task",
+    )
+    pl.add_argument("goal", nargs="*", help="what the plan is for, in a few words (it names the plan file)")
+    pl.add_argument(
+        "--split",
+        metavar="PLAN:ID",
+        help="instead of a goal: a too_big task, which the agent replaces in its plan by smaller tasks ID.1, ID.2, ...",
+    )
     cl = add("cleanup", "cleanup:run", "remove worktrees, branches and sessions that finished tasks left behind")
     cl.add_argument(
         "--force",

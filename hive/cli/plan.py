@@ -62,8 +62,15 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
             "planning.md.j2", goal=goal, root=root, slug=slug, existing=existing, plan_file=plan_file.relative_to(root)
         ),
     )
-    profile = config.agents[config.planner]
     prompt = f'Read {brief} and follow it: plan "{goal}" with me and write {plan_file.relative_to(root)}.'
+    return launch(root, slug, plan_file, prompt, config)
+
+
+def launch(root: Path, slug: str, target: Path, prompt: str, config: Config) -> PlanningSession:
+    """Start the planner profile on the brief already written for `slug`, to write `target`."""
+    paths = Paths(root)
+    brief = paths.planning_file(slug, "brief")
+    profile = config.agents[config.planner]
     session = f"hive-plan-{slug}"
     env = {
         "HIVE_ROOT": str(root),
@@ -85,7 +92,7 @@ def start(root: Path, goal: str, config: Config) -> PlanningSession:
             close_on_exit=True,
         )
     )
-    return PlanningSession(root, slug, plan_file, session, brief, LOCAL, profile.stall_patterns)
+    return PlanningSession(root, slug, target, session, brief, LOCAL, profile.stall_patterns)
 
 
 def interact(s: PlanningSession) -> None:
@@ -123,7 +130,7 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
                 f"the planning agent is still running (`{' '.join(s.agent().attach_argv())}` "
                 f"to go back to it); when it has written {rel}, review it and `hive approve {rel}`"
             ]
-        raise HiveError(f"the planning agent {_ended(root, s)} without writing {rel}", *_last_words(root, s))
+        raise HiveError(f"the planning agent {ended(root, s)} without writing {rel}", *last_words(root, s))
     text = s.plan_file.read_bytes().decode("utf-8")
     lines = []
     if _STATUS_APPROVED.search(text):
@@ -140,12 +147,12 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
     return lines + [f"{rel}: a valid draft with {len(plan.tasks)} tasks. Review it, then `hive approve {rel}`."]
 
 
-def _ended(root: Path, s: PlanningSession) -> str:
+def ended(root: Path, s: PlanningSession) -> str:
     status = exit_status(Paths(root).planning_file(s.slug, "exit"), SYSTEM_CLOCK, patience=0.5)
     return "ended" if status is None else f"exited with status {status}"
 
 
-def _last_words(root: Path, s: PlanningSession, count: int = 5) -> list[str]:
+def last_words(root: Path, s: PlanningSession, count: int = 5) -> list[str]:
     """The end of the agent's output (as its terminal showed it), and where the rest is."""
     log = Paths(root).planning_file(s.slug, "log")
     try:
@@ -157,6 +164,15 @@ def _last_words(root: Path, s: PlanningSession, count: int = 5) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if bool(args.goal) == bool(args.split):
+        raise HiveError(
+            'hive plan needs a goal or --split, not both: `hive plan "Add OAuth login"` writes a new plan; '
+            "`hive plan --split auth:3` splits a task an agent said is too big"
+        )
+    if args.split:
+        from hive.cli import split
+
+        return split.run(args)
     root = find_root()
     config = load_repo_config(root)
     session = start(root, " ".join(args.goal), config)

@@ -60,8 +60,10 @@ def check_agents(plan: Plan, config: Config) -> list[str]:
     return problems
 
 
-def load_plan(path: Path, config: Config) -> tuple[Plan, nx.DiGraph, list[str]]:
-    plan, problems = parse_plan(path)
+def load_plan(path: Path, config: Config, text: str | None = None) -> tuple[Plan, nx.DiGraph, list[str]]:
+    """Parse and check one plan: the file, or `text` as that file would read (a change
+    is checked before it is written: `hive plan --split`)."""
+    plan, problems = parse_plan(path, text)
     graph, graph_problems = build_graph(plan)
     return plan, graph, problems + graph_problems + check_agents(plan, config)
 

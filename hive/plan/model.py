@@ -35,6 +35,9 @@ class Task:
     script: str = ""
     hard_stop: bool = False
     field_lines: tuple[tuple[str, int], ...] = ()
+    # the section's last line (1-based): the task is lines `line`..`end` of its file, so a
+    # change to one task (`hive plan --split`) can splice the text and keep every other byte
+    end: int = 0
 
     @functools.cached_property
     def text_hash(self) -> str:

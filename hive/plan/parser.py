@@ -248,6 +248,7 @@ def _parse_task(
         script=fence.content if fence else "",
         hard_stop=bool(markers),
         field_lines=tuple(field_lines.items()),
+        end=end,
         **_convert_fields(path, task_id, values, field_lines, problems),
     )
     if task.type == TaskType.SCRIPT and not fence:

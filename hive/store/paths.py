@@ -151,9 +151,12 @@ class Paths:
         return (folder / "settled" if settled else folder) / f"{_safe(item)}.json"
 
     def planning_file(self, slug: str, kind: str) -> Path:
-        """A `hive plan` session's files: its brief, its log, its exit status, its environment."""
+        """A `hive plan` session's files: its brief, its log, its exit status, its environment;
+        for `--split`, the tasks the planner writes and the plan they would make if invalid."""
         where = {
             "brief": ("planning", ".md"),
+            "tasks": ("planning", "-tasks.md"),
+            "proposed": ("planning", "-proposed.md"),
             "log": ("logs/planning", ".log"),
             "exit": ("run", ".plan-exit"),
             "env": ("run", ".plan-env"),
