@@ -371,5 +371,10 @@ def _checked_fields(v: dict[str, str], bad: Callable[[str, str], None]) -> dict[
 def _id_list(value: str) -> tuple[str, ...]:
     if value.strip().lower() in ("", "none", "-", "n/a", "nothing"):
         return ()
-    items = (re.sub(r"^(task\s+)", "", s.strip(), flags=re.IGNORECASE).strip("` ") for s in value.split(","))
+    items = (dependency_id(s) for s in value.split(","))
     return tuple(s for s in items if s)
+
+
+def dependency_id(item: str) -> str:
+    """The ID one item of a `Depends on` list names (`Task 2` and `` `2` `` name 2)."""
+    return re.sub(r"^(task\s+)", "", item.strip(), flags=re.IGNORECASE).strip("` ")

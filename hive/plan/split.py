@@ -13,7 +13,7 @@ from pathlib import Path
 from hive.errors import HiveError
 from hive.plan.graph import load_plan
 from hive.plan.model import Plan
-from hive.plan.parser import display_path, parse_plan
+from hive.plan.parser import dependency_id, display_path, parse_plan
 from hive.settings.config import Config
 from hive.store.files import atomic_write
 
@@ -122,7 +122,7 @@ def rewire_line(line: str, old: str, new: tuple[str, ...]) -> str:
     if not m:  # the parser read this line as the field: it matches
         raise ValueError(f"not a field line: {line!r}")
     items = [s.strip() for s in m.group(2).split(",") if s.strip()]
-    ids = [re.sub(r"^task\s+", "", s, flags=re.IGNORECASE).strip("` ") for s in items]
+    ids = [dependency_id(s) for s in items]
     out: list[str] = []
     for item, item_id in zip(items, ids, strict=True):
         if item_id == old:

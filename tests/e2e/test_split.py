@@ -103,3 +103,61 @@ def test_a_too_big_task_split_by_the_planner_runs_as_its_parts_once_approved(rep
         assert repo.file_on_main(name) is not None, name
     log = repo.main_log()  # newest first
     assert log.index("the docs") < log.index("second half") < log.index("first half")
+
+
+REFUSED = """
+### Task 1: Small
+fake: signal done
+
+### Task m: Misnumbered
+fake: signal too-big misnumbered
+
+### Task b: Broken
+fake: signal too-big broken
+
+### Task s: Silent
+fake: signal too-big silent
+"""
+
+
+def test_split_refuses_what_it_cannot_split_and_never_leaves_a_broken_plan(repo):
+    path = repo.write_plan("q", REFUSED)
+    _planner(repo)
+    assert repo.doit("-c").returncode == 1
+    before = path.read_bytes()
+
+    def refused(*args: str) -> str:
+        r = repo.hive("plan", *args)
+        assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr
+        assert path.read_bytes() == before, "the plan is untouched"
+        return r.stderr
+
+    assert "needs a goal or --split, not both" in refused()
+    assert "needs a goal or --split, not both" in refused("Add login", "--split", "q:m")
+    assert "no plan named 'nope'" in refused("--split", "nope:m")
+    assert "plan q has no task '9'" in refused("--split", "q:9")
+    assert "q:1 is done: `hive plan --split` is for a task an agent said is too big" in refused("--split", "q:1")
+
+    err = refused("--split", "q:s")
+    assert "the planning agent exited with status 0 without writing .hive/planning/split-q-s-" in err
+    assert "| fake planner: nothing to split" in err
+
+    err = refused("--split", "q:b")
+    assert "depends on unknown task '99'" in err and "the plan with task b split is not valid" in err
+    assert "plans/q.md is unchanged" in err
+    proposed = next((repo.root / ".hive" / "planning").glob("split-q-b-*-proposed.md"))
+    assert "### Task b.1: First half" in proposed.read_text(), "the plan it would have been, to look at"
+
+    err = refused("--split", "q:m")
+    assert "the new tasks are numbered 7, 8; the tasks that replace task m must be numbered m.1, m.2" in err
+    tasks = next((repo.root / ".hive" / "planning").glob("split-q-m-*-tasks.md"))
+    assert f"fix the tasks in {tasks.relative_to(repo.root)} and run `hive plan --split q:m` again" in err
+    # the human fixes the planner's tasks; the next --split puts them in without a new planner
+    tasks.write_text(
+        tasks.read_text().replace("Task 7:", "Task m.1:").replace("Task 8:", "Task m.2:").replace(":** 7", ":** m.1")
+    )
+    r = repo.hive("plan", "--split", "q:m")
+    assert r.returncode == 0, r.stderr
+    assert "putting the tasks already written in" in r.stdout and "task m is now tasks m.1, m.2" in r.stdout
+    assert "### Task m.1: First half" in path.read_text() and not tasks.exists()
+    assert "planning agent (fakeplanner) started" not in r.stdout, "no planner was started again"
