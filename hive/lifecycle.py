@@ -91,7 +91,9 @@ STATES: dict[State, StateInfo] = {
         hint="`hive retry {key}` after fixing the cause (logs: `hive logs {key}`)",
     ),
     State.BLOCKED: StateInfo("⛔", 3, held=True, retryable=True, hint="resolve it, then `hive retry {key}`"),
-    State.TOO_BIG: StateInfo("🪓", 5, held=True, retryable=True, hint="split it in the plan, or `hive retry {key}`"),
+    State.TOO_BIG: StateInfo(
+        "🪓", 5, held=True, retryable=True, hint="`hive plan --split {key}` splits it, or `hive retry {key}`"
+    ),
     State.AWAITING_HUMAN: StateInfo("⏸", 2, held=True),
     State.PAUSED: StateInfo("💤", 1, hint="rate-limited: `doit` goes on by itself at its resume time"),
     State.IN_PROGRESS: StateInfo("⏳", 0),
