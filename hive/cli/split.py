@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive.cli.plan import PlanningSession, ended, interact, last_words, launch
+from hive.cli.planner import PlanningSession, ended, interact, last_words, launch
 from hive.errors import HiveError
 from hive.executors import LOCAL
 from hive.lifecycle import State

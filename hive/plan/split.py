@@ -108,7 +108,7 @@ def replacement(section: list[str], fragment: tuple[str, ...], newline: str) -> 
         gap -= 1
     out = [line + newline for line in body]
     trailing = section[gap:]
-    if not trailing and section and not section[-1].endswith(("\n", "\r")) and out:
+    if not trailing and section and not _ending(section[-1]) and out:
         out[-1] = out[-1][: -len(newline)]  # the plan ended without a newline: so does it still
     return out + trailing
 
@@ -116,8 +116,8 @@ def replacement(section: list[str], fragment: tuple[str, ...], newline: str) -> 
 def rewire_line(line: str, old: str, new: tuple[str, ...]) -> str:
     """A `**Depends on:** a, old, b` line made `**Depends on:** a, new..., b`; the other
     dependencies and the line's ending as they were."""
-    content = line.rstrip("\r\n")
-    ending = line[len(content) :]
+    ending = _ending(line)
+    content = line[: len(line) - len(ending)]
     m = _DEPENDS.match(content)
     if not m:  # the parser read this line as the field: it matches
         raise ValueError(f"not a field line: {line!r}")
@@ -138,13 +138,14 @@ def set_draft(lines: list[str]) -> bool:
     if not lines or lines[0].strip() != "---":
         return False
     for i in range(1, len(lines)):
-        content = lines[i].rstrip("\r\n")
+        ending = _ending(lines[i])
+        content = lines[i][: len(lines[i]) - len(ending)]
         if content.strip() in ("---", "..."):
             return False
         m = _STATUS.match(content)
         if m:
             was = m.group(2).strip("'\" ").lower() == "approved"
-            lines[i] = f"{m.group(1)}draft{m.group(3)}{lines[i][len(content) :]}"
+            lines[i] = f"{m.group(1)}draft{m.group(3)}{ending}"
             return was
     return False
 
@@ -186,6 +187,11 @@ def apply(path: Path, task_id: str, fragment_file: Path, config: Config, propose
         )
     atomic_write(path, split.text)
     return split
+
+
+def _ending(line: str) -> str:
+    """A line's line break as `str.splitlines(keepends=True)` (the parser's numbering) cut it."""
+    return line[len(line.splitlines()[0]) :] if line.splitlines() else line
 
 
 def _newline(text: str) -> str:
