@@ -98,6 +98,8 @@ def test_an_unanswered_question_holds_the_task_without_counting_and_the_answer_s
     assert rows["1"]["notes"][-1]["text"] == "waiting for the answer to 'Which database?'"
     assert [e["event"] for e in received(out)].count("question") == 1, "said once, though asked and then held"
 
+    approve = repo.hive("approve", "a:1")
+    assert approve.returncode == 3 and "a:1's agent asked a question: answer it with `hive answer a:1" in approve.stderr
     r = repo.hive("answer", "a:1", "SQLite,", "it", "is", "small")
     assert r.returncode == 0, r.stderr
     assert "its agent is not waiting any more, so its next attempt starts with every question and answer" in r.stdout
