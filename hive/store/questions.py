@@ -18,7 +18,7 @@ import json
 import os
 import shlex
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,10 +91,11 @@ def load(paths: Paths, plan: str, task_id: str) -> list[Question]:
     return out
 
 
-def waiting(questions: Iterable[Question]) -> Question | None:
-    """The question that waits for its answer (the latest unanswered one)."""
-    pending = [q for q in questions if not q.answered]
-    return pending[-1] if pending else None
+def waiting(questions: Sequence[Question]) -> Question | None:
+    """The question that waits for its answer: the task's last one, unanswered. An agent
+    asks one at a time, so an earlier one left unanswered was given up (its attempt was
+    interrupted, or its agent went on without it) and waits for nobody."""
+    return questions[-1] if questions and not questions[-1].answered else None
 
 
 def waited(questions: Iterable[Question], attempt: int, now: float) -> float:

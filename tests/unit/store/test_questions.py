@@ -96,3 +96,11 @@ def test_what_an_agent_asks_cannot_rewrite_the_terminal_of_whoever_reads_it(path
     ask(paths, "Which\x1b[2J\x1b]0;pwned\x07 database?\r", options=("Post\x1b[31mgres", "SQLite"))
     [q] = questions.load(paths, "shop", "3")
     assert (q.text, q.options) == ("Which database?", ("Postgres", "SQLite"))
+
+
+def test_only_the_last_question_can_wait_an_earlier_unanswered_one_was_given_up(paths: Paths):
+    ask(paths, "Asked by an attempt that was interrupted?")
+    ask(paths, "Asked by the next one?", attempt=2)
+    assert questions.waiting(questions.load(paths, "shop", "3")).text == "Asked by the next one?"
+    questions.answer(paths, "shop", "3", "yes")
+    assert questions.waiting(questions.load(paths, "shop", "3")) is None, "nothing waits for the given-up one"
