@@ -42,6 +42,9 @@ class Resume(StrEnum):
     MERGING = "merging"
     RESOLVE = "resolve"  # its merge conflicted with main: the next attempt merges main into its branch
     REVIEW = "review"  # `auto_merge = false`: verified, waiting for a human's `hive approve` to merge
+    # its agent asked a question (`hive ask`) and ended before the answer came: once
+    # `hive answer` gives it, the next attempt goes on with every question and answer
+    ANSWER = "answer"
 
 
 class State(StrEnum):
@@ -65,7 +68,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.FAILED: frozenset({State.PLANNED, State.IN_PROGRESS, State.FAILED}),
     State.BLOCKED: frozenset({State.PLANNED, State.BLOCKED}),
     State.TOO_BIG: frozenset({State.PLANNED, State.TOO_BIG}),
-    State.AWAITING_HUMAN: frozenset({State.PLANNED, State.DONE, State.AWAITING_HUMAN}),
+    State.AWAITING_HUMAN: frozenset({State.PLANNED, State.DONE, State.AWAITING_HUMAN, State.IN_PROGRESS}),
     State.DONE: frozenset({State.PLANNED, State.DONE}),
 }
 
@@ -135,6 +138,7 @@ class Kind(StrEnum):
     RATE_LIMITED = "rate_limited"
     OVER_BUDGET = "over_budget"
     LOST = "lost"  # the host it ran on (or the executor's hold on it) went away: not its fault
+    ASKED = "asked"  # it asked a question (`hive ask`) and ended, as told, before the answer came
 
 
 class Worktree(StrEnum):
@@ -194,6 +198,8 @@ OUTCOMES: dict[Kind, Rule] = {
     Kind.AGENT_ERROR: Rule(State.FAILED, Worktree.RETIRE, False, permanent=True),
     Kind.OVER_BUDGET: Rule(State.FAILED, Worktree.RETIRE, False, permanent=True),
     Kind.RATE_LIMITED: Rule(State.PAUSED, Worktree.RETIRE, False, counts=False),
+    # what it committed is kept; the next attempt starts once the question is answered
+    Kind.ASKED: Rule(State.AWAITING_HUMAN, Worktree.RETIRE, True, "asked: {reason}", counts=False),
     # like an orchestrator that died: the next attempt goes on from what was shipped back
     Kind.LOST: Rule(State.FAILED, Worktree.RETIRE, False, INTERRUPTED + ": {reason}", counts=False),
 }

@@ -55,6 +55,15 @@ def shown_line(line: str) -> str:
     return ANSI.sub("", line.rstrip("\r")).rsplit("\r", 1)[-1]
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(text: str) -> str:
+    """Text an agent wrote, safe to show on a human's terminal: no escapes, no control
+    characters (a question could otherwise rewrite the screen of whoever reads it)."""
+    return _CONTROL.sub("", ANSI.sub("", text))
+
+
 def tail(text: str, lines: int) -> str:
     """The last `lines` lines of a command's output, as it printed them."""
     return "\n".join(text.strip().splitlines()[-lines:])

@@ -23,6 +23,11 @@ context file's path as its argument. It reads the context file and follows
     fake: note TEXT...           hive note TEXT
     fake: discover TITLE [DETAILS]  hive discover TITLE --details DETAILS
     fake: signal KIND [REASON]   hive done | blocked | too-big
+    fake: ask QUESTION [OPTIONS] hive ask QUESTION [--options OPTIONS]; the answer it prints
+                                 replaces {answer} in the directives after it. A brief that
+                                 already answers QUESTION (a continuation attempt) is used
+                                 instead of asking again; with no answer yet it notes where
+                                 it is and exits 0, as `hive ask` tells it to
     fake: signal-login KIND      the same from a shell whose PATH was reset (like codex's `bash -lc`
                                  on Debian), using the command the brief gives for that case
     fake: crash [CODE]           exit with CODE (default 3) without signalling
@@ -79,10 +84,11 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
                 directives.append(shlex.split(line[len(prefix) :]))
     if not any(d and d[0] == "silent" for d in directives):
         print(f"fake agent: working on {task} attempt {attempt}", flush=True)
+    answer = ""
     for d in directives:
         if not d:
             continue
-        verb, args = d[0], d[1:]
+        verb, args = d[0], [a.replace("{answer}", answer) for a in d[1:]]
         if verb == "write":
             p = Path(args[0])
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -132,6 +138,10 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
         elif verb == "discover":
             details = " ".join(args[1:]).replace("\\n", "\n")
             subprocess.run(["hive", "discover", args[0], "--details", details], check=True)
+        elif verb == "ask":
+            answer = ask(text, args)
+            if answer is None:
+                return 0
         elif verb == "signal":
             kind, reason = args[0], " ".join(args[1:])
             # logged first: Hive may end this session the moment the signal lands
@@ -168,6 +178,22 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
     # Like an interactive agent, stay alive after signalling until Hive ends the session.
     while True:
         time.sleep(60)
+
+
+def ask(brief: str, args: list[str]) -> str | None:
+    """The answer to the question: from the brief if a human answered it already, else
+    from `hive ask` (None: no answer yet, and the agent was told to end its session)."""
+    known = re.search(re.escape(f"**{args[0]}**") + r".*\n\s*Answer: (.*)", brief)
+    if known:
+        print(f"fake agent: my brief answers {args[0]!r}: {known.group(1)}", flush=True)
+        return known.group(1).strip()
+    cmd = ["hive", "ask", args[0]] + (["--options", args[1]] if len(args) > 1 else [])
+    asked = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    print(asked.stderr + asked.stdout, end="", flush=True)
+    if asked.returncode != 0:
+        subprocess.run(["hive", "note", f"waiting for the answer to {args[0]!r}"], check=True)
+        return None
+    return asked.stdout.strip()
 
 
 if __name__ == "__main__":

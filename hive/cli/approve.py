@@ -92,6 +92,10 @@ def approve_task(
         raise HiveError(f"{key} is {st.state}, not awaiting an answer{hint}")
     if st.resume == Resume.REVIEW:
         return _answer_review(store, st, key, reject)
+    if st.resume == Resume.ANSWER:  # approving would record it done without the work its agent has left
+        raise HiveError(
+            f'{key}\'s agent asked a question: answer it with `hive answer {key} "..."` (`hive status` shows it)'
+        )
     if reject is not None:
         return _reject(store, plan, task, key, reject, reject_task)
     answer = _answer(key, task, choice, done)

@@ -101,6 +101,25 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _agent_verbs(add: Callable[[str, str, str], argparse.ArgumentParser]) -> None:
+    """The commands agents run (their brief lists them)."""
+    from hive.lifecycle import OUTCOMES, SIGNALS
+
+    for verb, kind in SIGNALS.items():
+        rule = OUTCOMES[kind]
+        s = add(verb, "agent:signal", f"(agents) signal that {rule.help}")
+        s.add_argument("--reason", "-r", required=rule.reason_required, help="one line for the human")
+    n = add("note", "agent:note", "(agents) record progress for the next attempt and the report")
+    n.add_argument("text", nargs="+", help="what this attempt did and what is next")
+    dv = add("discover", "agent:discover", "(agents) file work found on the way, for a human to approve into the plan")
+    dv.add_argument("title", help="the new task's title")
+    dv.add_argument("--details", "-d", help="what and why")
+    ak = add("ask", "agent:ask", "(agents) ask your human a question and wait for the answer (printed on stdout)")
+    ak.add_argument("question", help="the question, in one line")
+    ak.add_argument("--options", "-o", help="the answers to choose from, comma-separated (e.g. Postgres,SQLite)")
+    ak.add_argument("--details", "-d", help="what the human needs to know to answer")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="hive",
@@ -123,17 +142,9 @@ def _parser() -> argparse.ArgumentParser:
     d = add("demo", "demo:run", "run the example plan end to end in a scratch git repo (no LLM needed)")
     d.add_argument("--dir", help="directory for the scratch repo (default: a new temp dir)")
     d.add_argument("-n", "--workers", type=int, default=1, metavar="N", help="run with doit -n N")
-    from hive.lifecycle import OUTCOMES, RETRYABLE, SIGNALS
+    from hive.lifecycle import RETRYABLE
 
-    for verb, kind in SIGNALS.items():
-        rule = OUTCOMES[kind]
-        s = add(verb, "agent:signal", f"(agents) signal that {rule.help}")
-        s.add_argument("--reason", "-r", required=rule.reason_required, help="one line for the human")
-    n = add("note", "agent:note", "(agents) record progress for the next attempt and the report")
-    n.add_argument("text", nargs="+", help="what this attempt did and what is next")
-    dv = add("discover", "agent:discover", "(agents) file work found on the way, for a human to approve into the plan")
-    dv.add_argument("title", help="the new task's title")
-    dv.add_argument("--details", "-d", help="what and why")
+    _agent_verbs(add)
     s = add("status", "status:run", "every task's state and why")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     lg = add("logs", "logs:run", "show a task's agent output")
@@ -146,6 +157,10 @@ def _parser() -> argparse.ArgumentParser:
     r = add("retry", "retry:run", f"re-open a {', '.join(RETRYABLE[:-1])} or {RETRYABLE[-1]} task")
     r.add_argument("task", help="<plan>:<ID>")
     r.add_argument("--force", action="store_true", help="also re-open a done task")
+    an = add("answer", "answer:run", "answer the question a task's agent asked (`hive ask`)")
+    an.add_argument("task", help="<plan>:<ID> of the task that asked")
+    an.add_argument("text", nargs="*", help="the answer")
+    an.add_argument("--choice", metavar="OPTION", help="one of the question's options")
     pl = add(
         "plan",
         "plan:run",

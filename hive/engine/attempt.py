@@ -6,6 +6,7 @@ import os
 import time
 from pathlib import Path
 
+from hive import notify
 from hive.adapters import git, proc, worktrees
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
@@ -19,15 +20,16 @@ from hive.engine.brief import (
     render_context,
 )
 from hive.engine.limits import AttemptMeter, task_budget_left
-from hive.engine.supervise import Watch, wait
+from hive.engine.supervise import Hooks, Watch, wait
 from hive.engine.task import TaskContext, Worker
 from hive.errors import HiveError
 from hive.executors import AgentRef, Checkout, Launch
 from hive.lifecycle import Outcome, Resume, State
 from hive.output import clean_tail, duration, say
 from hive.reports.dependencies import dependency_results
-from hive.store import agent_signals, names
+from hive.store import agent_signals, names, questions
 from hive.store.files import atomic_write
+from hive.store.questions import Question
 from hive.store.state import TaskState
 
 
@@ -43,7 +45,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     # Recorded before anything is created, so a crash at any later line leaves a
     # record that names what to resume or clean up.
     st = h.update(
-        (State.PLANNED, State.FAILED, State.PAUSED),
+        (State.PLANNED, State.FAILED, State.PAUSED, State.AWAITING_HUMAN),
         state=State.IN_PROGRESS,
         attempt=attempt,
         attempts_used=st.attempts_used + 1,
@@ -220,6 +222,8 @@ def _brief(h: TaskContext, st: TaskState, wt: Path, resolve: Resolve | None = No
             project_instructions=original or "",
             hive=h.hive_command,
             resolve=resolve,
+            questions=tuple(questions.load(h.paths, h.plan_name, h.task.id)),
+            can_ask=not h.executor.capabilities.remote_checkout,
         )
     )
     worktrees.place_context(wt, name, text, tracked=original is not None)
@@ -252,6 +256,10 @@ def _agent_env(h: TaskContext, st: TaskState, wt: Path, worker: Worker) -> dict[
         # staged every change of theirs (seen in the soak)
         "GIT_CEILING_DIRECTORIES": os.pathsep.join(ceilings),
     }
+    if not h.executor.capabilities.remote_checkout:
+        # `hive ask` waits this long; on a host elsewhere its question would not reach this
+        # machine's human (not shipped yet), so there it says to use `hive blocked`
+        env["HIVE_ASK_WAIT"] = f"{h.cfg.ask_wait:g}"
     if not h.is_script:
         env.update(dict(h.profile().env))
     return env
@@ -287,8 +295,22 @@ def watch(h: TaskContext, st: TaskState) -> Outcome:
         linger=profile.linger if profile else 0.0,
         poll=h.executor.capabilities.poll,
         naps=h.executor.capabilities.naps,
+        attempt=st.attempt,
+        questions=lambda: questions.load(h.paths, plan, tid),
     )
-    return wait(w, on_stuck=lambda idle: _stuck(h, idle))
+    return wait(w, Hooks(stuck=lambda idle: _stuck(h, idle), question=lambda q: _question(h, q)))
+
+
+def _question(h: TaskContext, q: Question) -> None:
+    """Its agent asked its human (its clocks stop), or has its answer (they go on)."""
+    if q.answered:
+        h.update(None, event=f"answered: question {q.number}")
+        say(f"{h.key}: answered — its agent goes on")
+        return
+    h.update(None, event=f"asked: {q.text}")
+    options = f" (options: {', '.join(q.options)})" if q.options else ""
+    say(f"{h.key}: its agent asks: {q.text}{options} — answer with `{questions.answer_command(h.key, q)}`")
+    notify.question(h, q)
 
 
 def _stuck(h: TaskContext, idle: float) -> None:

@@ -16,6 +16,7 @@ from hive.render import render
 from hive.reports.dependencies import DependencyResult
 from hive.store import agent_signals
 from hive.store.paths import Paths
+from hive.store.questions import Question
 from hive.store.state import HistoryEntry, StateStore, TaskState
 
 
@@ -52,6 +53,8 @@ class ContextInput:
     decisions: tuple[str, ...] = ()
     hive: str = "hive"  # `hive` by its absolute path: a login shell (codex's `bash -lc`) resets PATH
     resolve: Resolve | None = None
+    questions: tuple[Question, ...] = ()  # what the task's agents asked their human so far, and the answers
+    can_ask: bool = True  # `hive ask` reaches a human from where the agent runs
 
 
 def render_context(ci: ContextInput) -> str:

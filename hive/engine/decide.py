@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from hive.executors.standing import Standing, Where
-from hive.lifecycle import HELD, State
+from hive.lifecycle import HELD, Resume, State
 from hive.store.agent_signals import Signal
 from hive.store.state import TaskState
 
@@ -34,6 +34,7 @@ class Facts:
     merged_already: bool = False  # `st.merging` is on main
     outdated: str = ""  # why a finished or held task must run again (lifecycle.Verdict.outdated)
     standing: Standing | None = None  # for a task recorded as running: where it stands
+    answered: bool = False  # every question its agents asked (`hive ask`) has its answer
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,9 @@ def decide(st: TaskState, facts: Facts, is_checkpoint: bool, max_attempts: int) 
     if st.state == State.DONE:
         return Decision(Step.DONE)
     if st.state in HELD:
-        return Decision(Step.HOLD)
+        # an agent's question (`hive ask`) that has its answer: the next attempt goes on with it
+        answered = st.state == State.AWAITING_HUMAN and st.resume == Resume.ANSWER and facts.answered
+        return Decision(Step.NEW if answered else Step.HOLD)
     # an interrupted attempt was given back when it was recorded (attempts_used): nothing here reads its reason
     if st.state == State.FAILED and (st.permanent or st.attempts_used >= max_attempts):
         return Decision(Step.HOLD)

@@ -12,7 +12,7 @@ from hive.engine.attempt import retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders, merge
 from hive.engine.task import TaskContext
-from hive.lifecycle import Ended, Outcome, Resume, State, Worktree
+from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
 from hive.output import prefixed, say
 from hive.store.state import TaskState
 
@@ -36,6 +36,8 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         changes["attempts_used"] = max(st.attempts_used - 1, 0)
     if outcome.history_outcome:
         changes["outcome"] = outcome.history_outcome
+    if outcome.kind == Kind.ASKED:
+        changes["resume"] = Resume.ANSWER
     if rule.state == State.PAUSED:
         until = pause_until(outcome.resume_at, st.pauses, time.time(), h.cfg.rate_limit_backoff)
         changes.update(resume_at=until, pauses=st.pauses + 1)

@@ -27,11 +27,13 @@ from hive.engine.supervise import signalled
 from hive.engine.task import Job, TaskContext, Worker
 from hive.errors import CommandError, HiveError, user_message
 from hive.executors.standing import Where, interrupted, next_step, standing
-from hive.lifecycle import STATES, Ended, Kind, Outcome, State, verdict
+from hive.lifecycle import STATES, Ended, Kind, Outcome, Resume, State, verdict
 from hive.output import first_line, prefixed, say
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
+from hive.store import questions
 from hive.store.files import HeldLock, atomic_write
 from hive.store.paths import Paths
+from hive.store.questions import asked_lines
 from hive.store.state import TaskState, history_entry
 
 __all__ = ["Job", "run_doit_task"]
@@ -137,6 +139,9 @@ class TaskRunner:
             if st.state == State.PAUSED:
                 notify.task_paused(h, st)
                 continue  # not an attempt that counts: wait for its resume time, then go on
+            if st.resume == Resume.ANSWER and self._answered():
+                say(f"{h.key}: its question was answered as its agent ended; the next attempt goes on with it")
+                continue
             if STATES[State(st.state)].retried and not st.permanent and st.attempts_used < h.cfg.max_attempts:
                 say(
                     f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
@@ -158,7 +163,12 @@ class TaskRunner:
             if st.state == State.IN_PROGRESS
             else verdict(st, h.task.text_hash, on_main, h.cfg.main_branch).outdated,
             standing=standing(h.paths, h.executor, st) if st.state == State.IN_PROGRESS else None,
+            answered=st.resume == Resume.ANSWER and self._answered(),
         )
+
+    def _answered(self) -> bool:
+        """Every question the task's agents asked has its answer."""
+        return questions.waiting(questions.load(self.h.paths, self.h.plan_name, self.h.task.id)) is None
 
     def _apply(self, d: Decision, st: TaskState) -> TaskState:
         """Record what the decision found before acting on it."""
@@ -258,6 +268,9 @@ class TaskRunner:
             # the checkpoint report goes to stderr: doit captures a task's stdout
             print("\n" + report.read_text(), file=sys.stderr, flush=True)
         lines = [f"{key} is {st.state}: {st.reason}", STATES[State(st.state)].hint.format(key=key)]
+        asked = questions.waiting(questions.load(self.h.paths, self.h.plan_name, self.h.task.id))
+        if st.resume == Resume.ANSWER and asked is not None:
+            lines += asked_lines(asked.text, asked.details, asked.options, questions.answer_command(key, asked))
         if st.state == State.BLOCKED and st.worktree and Path(st.worktree).exists():
             lines.append(f"its work is kept in {st.worktree} (branch {st.branch})")
         if st.output_tail:

@@ -23,8 +23,9 @@ from hive.executors import Agent
 from hive.executors.base import LOCAL_POLL
 from hive.lifecycle import Kind, Outcome
 from hive.output import clean_tail, duration, log_size
-from hive.store import agent_signals
+from hive.store import agent_signals, questions
 from hive.store.agent_signals import Signal
+from hive.store.questions import Question
 
 POLL = LOCAL_POLL
 UNREACHABLE_PATIENCE = 30.0  # an API the CLI cannot reach this long ends the attempt
@@ -76,6 +77,8 @@ class Watch:
     linger: float = 0.0  # after a signal, how long it may take to end its turn by itself
     poll: float = POLL  # a remote executor's news come at its own pace: no need to look more often
     naps: bool = False  # wait in `agent.nap` between two looks (its host's news cut it short): Capabilities.naps
+    attempt: int = 0
+    questions: Callable[[], list[Question]] | None = None  # the task's questions (`hive ask`), oldest first
 
 
 def output_tail(watch: Watch, lines: int = 20) -> str:
@@ -160,9 +163,17 @@ def troubled(trouble: Trouble, tail: str) -> Outcome:
     return Outcome(Kind.CRASHED, trouble.reason, tail)
 
 
-def wait(watch: Watch, on_stuck: Callable[[float], None] = lambda _idle: None, clock: Clock = SYSTEM_CLOCK) -> Outcome:
+@dataclass(frozen=True)
+class Hooks:
+    """What the engine is told while it waits, to record and pass on."""
+
+    stuck: Callable[[float], None] = lambda _idle: None  # no output for this long
+    question: Callable[[Question], None] = lambda _q: None  # asked (unanswered), then answered
+
+
+def wait(watch: Watch, hooks: Hooks = Hooks(), clock: Clock = SYSTEM_CLOCK) -> Outcome:
     follow = _Follow(watch)
-    outcome = _wait(watch, on_stuck, clock, follow)
+    outcome = _wait(watch, hooks, clock, follow)
     if watch.linger and outcome.rule.verb:
         # it signalled: let it end its turn, whose last event carries its usage
         deadline = clock.time() + watch.linger
@@ -183,14 +194,17 @@ class _Seen:
     next_thorough_check: float
     next_screen_check: float = 0.0
     warned: bool = False  # said it is stuck (once per silence)
+    asking: Question | None = None  # the question its agent waits on the answer to
+    waited: float = 0.0  # time spent waiting for answers: the timeout does not count it
 
 
-def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow: _Follow) -> Outcome:
+def _wait(watch: Watch, hooks: Hooks, clock: Clock, follow: _Follow) -> Outcome:
     size, now = log_size(watch.log_path), clock.time()
     seen = _Seen(size, size > watch.log_offset, now, next_thorough_check=now + 1.0)
     while True:
-        outcome = _look(watch, seen, clock, follow, on_stuck)
+        outcome = _look(watch, seen, clock, follow, hooks)
         if outcome is not None:
+            _questions(watch, seen, clock.time(), hooks)  # an answer it got since the last look is news too
             return outcome
         if watch.naps:
             watch.agent.nap(watch.poll)  # wakes when its host reports news
@@ -199,9 +213,7 @@ def _wait(watch: Watch, on_stuck: Callable[[float], None], clock: Clock, follow:
             clock.sleep(watch.poll)
 
 
-def _look(
-    watch: Watch, seen: _Seen, clock: Clock, follow: _Follow, on_stuck: Callable[[float], None]
-) -> Outcome | None:
+def _look(watch: Watch, seen: _Seen, clock: Clock, follow: _Follow, hooks: Hooks) -> Outcome | None:
     """One look at the attempt: how it ended, if it has (or must)."""
     # asked first: a remote executor brings the agent's signal over as it answers
     ended = watch.exit_file.exists() or not watch.agent.alive()
@@ -214,6 +226,9 @@ def _look(
     if not ended and now >= seen.next_thorough_check:
         seen.next_thorough_check = now + 1.0
         ended = not watch.agent.alive(thorough=True)
+        _questions(watch, seen, now, hooks)
+    if seen.asking is not None:
+        seen.last_change, seen.warned = now, False  # silence while it waits for its human is no stall
     if ended:
         return _exited(watch, seen.alive_seen, clock, follow)
     new_size = log_size(watch.log_path)
@@ -227,13 +242,30 @@ def _look(
     trouble = follow.trouble(now)
     if trouble:
         return troubled(trouble, output_tail(watch))
-    outcome = _not_started(watch, seen, now)
-    if outcome is None and now > watch.started_at + watch.timeout:
+    outcome = None if seen.asking else _not_started(watch, seen, now)
+    if outcome is None and now > watch.started_at + watch.timeout + seen.waited:
         outcome = Outcome(Kind.TIMEOUT, f"timeout: no signal after {duration(watch.timeout)}", output_tail(watch))
     if outcome is None and not seen.warned and now - seen.last_change > watch.stuck_threshold:
         seen.warned = True
-        on_stuck(now - seen.last_change)
+        hooks.stuck(now - seen.last_change)
     return outcome
+
+
+def _questions(watch: Watch, seen: _Seen, now: float, hooks: Hooks) -> None:
+    """Its agent's questions: the time spent waiting for answers (the clocks stop for
+    it), and news for the engine when it asks or is answered."""
+    if watch.questions is None:
+        return
+    asked = watch.questions()
+    seen.waited = questions.waited(asked, watch.attempt, now)
+    waiting = questions.waiting(asked)
+    waiting = waiting if waiting is not None and waiting.attempt == watch.attempt else None
+    before = seen.asking
+    if before is not None and (waiting is None or waiting.number != before.number):
+        hooks.question(next((q for q in asked if q.number == before.number), before))
+    if waiting is not None and (before is None or waiting.number != before.number):
+        hooks.question(waiting)
+    seen.asking = waiting
 
 
 def _not_started(watch: Watch, seen: _Seen, now: float) -> Outcome | None:
@@ -294,8 +326,9 @@ def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Ou
     if watch.reader is not None:
         watch.reader.close()
     over = follow.meter(clock.time(), final=True)
-    if sig:
-        return signalled(sig)
+    ended_itself = signalled(sig) if sig else _asked(watch)
+    if ended_itself:
+        return ended_itself
     if over and status != 0:
         return Outcome(Kind.OVER_BUDGET, over, output_tail(watch))
     if watch.grace is None:  # a script: its exit status says it all
@@ -312,6 +345,12 @@ def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Ou
         return troubled(trouble, tail)
     early = not alive_seen or clock.time() < watch.started_at + watch.grace
     return _agent_exited(watch, status, tail, early)
+
+
+def _asked(watch: Watch) -> Outcome | None:
+    """An agent whose `hive ask` gave up waiting told it to end: that is not a crash."""
+    unanswered = questions.left_unanswered(watch.questions(), watch.attempt) if watch.questions else None
+    return Outcome(Kind.ASKED, unanswered.text, output_tail(watch)) if unanswered else None
 
 
 def _agent_exited(watch: Watch, status: int | None, tail: str, early: bool) -> Outcome:

@@ -1,5 +1,5 @@
 """Notifications: each event a human should hear about during an unattended run
-(a checkpoint or gate reached, a task failed for good, blocked or too big, a rate
+(a checkpoint or gate reached, an agent's question, a task failed for good, blocked or too big, a rate
 limit, a budget, the end of the run; on request a task done and the start of a run)
 as one JSON object, to each channel `[notify]` sets (hive.notifiers: a command's stdin,
 a webhook), for the events `[notify] events` names.
@@ -10,6 +10,6 @@ a webhook), for the events `[notify] events` names.
 
 from __future__ import annotations
 
-from hive.notify.emit import run_budget, run_finished, run_started, task_done, task_held, task_paused
+from hive.notify.emit import question, run_budget, run_finished, run_started, task_done, task_held, task_paused
 
-__all__ = ["run_budget", "run_finished", "run_started", "task_done", "task_held", "task_paused"]
+__all__ = ["question", "run_budget", "run_finished", "run_started", "task_done", "task_held", "task_paused"]

@@ -13,8 +13,9 @@ from hive.notifiers import deliver
 from hive.notify import events
 from hive.output import say
 from hive.settings.config import Config
-from hive.store import usage
+from hive.store import names, questions, usage
 from hive.store.paths import Paths
+from hive.store.questions import Question
 from hive.store.state import TaskState
 
 if TYPE_CHECKING:
@@ -26,8 +27,21 @@ def task_held(h: TaskContext, st: TaskState) -> None:
     """The run stops at this task: failed for good, blocked, too big, over its budget,
     or waiting for a human (a checkpoint, a gate, a review)."""
     event = events.held_event(h.task, st, h.cfg.budget_task_usd)
+    if event == events.QUESTION:
+        asked = questions.waiting(questions.load(h.paths, h.plan_name, h.task.id))
+        if asked is not None:
+            question(h, asked)
+        return
     if event and _wanted(h.cfg, event):
         _send(h.cfg, h.paths, events.task_payload(event, h.root, h.job.plan, h.task, st))
+
+
+def question(h: TaskContext, asked: Question) -> None:
+    """A task's agent asks its human: said once per question, by whichever process sees
+    it first (the run watching the agent, or the one that finds it ended)."""
+    marker = f"question-{names.stem(h.plan_name, h.task.id)}-{asked.number}-{asked.asked_at:.0f}"
+    if _wanted(h.cfg, events.QUESTION) and _first_time(h.paths, marker):
+        _send(h.cfg, h.paths, events.question_payload(h.root, h.job.plan, h.task, h.read(), asked))
 
 
 def task_done(h: TaskContext, st: TaskState) -> None:

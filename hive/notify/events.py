@@ -9,15 +9,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hive.lifecycle import STATES, State, TaskType, shown_state
+from hive.lifecycle import STATES, Resume, State, TaskType, shown_state
 from hive.plan.model import Plan, Task
 from hive.reports.checkpoint import how_to_answer
 from hive.settings.schema import NOTIFY_EVENTS
+from hive.store.questions import Question, answer_command
 from hive.store.state import TaskState
 from hive.store.usage import task_totals
 
 CHECKPOINT = "checkpoint"
 GATE = "gate"
+QUESTION = "question"
 FAILED = "failed"
 BLOCKED = "blocked"
 TOO_BIG = "too_big"
@@ -33,6 +35,8 @@ STATUS = "hive status"
 
 def held_event(task: Task, st: TaskState, task_budget_usd: float) -> str | None:
     """The event for a task the run stops at (None: nothing a human must hear about)."""
+    if st.state == State.AWAITING_HUMAN and st.resume == Resume.ANSWER:
+        return QUESTION  # its agent asked, and ended before the answer
     if st.state == State.AWAITING_HUMAN:
         return GATE if task.type == TaskType.GATE else CHECKPOINT  # a review (auto_merge = false) is a checkpoint too
     if st.state == State.FAILED and task_budget_usd and task_totals(st).cost_usd >= task_budget_usd:
@@ -70,6 +74,20 @@ def task_payload(
         logs=logs,
         attempt=st.attempt,
     )
+
+
+def question_payload(root: Path, plan: Plan, task: Task, st: TaskState, question: Question) -> dict[str, Any]:
+    """A task's agent asks its human (`hive ask`): the question, its options and the
+    command that answers it."""
+    return {
+        **task_payload(
+            QUESTION, root, plan, task, st, answer_command(plan.key(task.id), question), f"asks: {question.text}"
+        ),
+        "state": State.AWAITING_HUMAN,
+        "question": question.text,
+        "options": list(question.options),
+        "details": question.details,
+    }
 
 
 def run_started_payload(root: Path, plans: Iterable[Plan], states: Mapping[str, TaskState]) -> dict[str, Any]:

@@ -13,15 +13,16 @@ from hive import executors
 from hive.errors import HiveError
 from hive.executors import AgentRef
 from hive.executors.standing import next_step, standing
-from hive.lifecycle import ORDER, Progress, State, progress, shown_state
+from hive.lifecycle import ORDER, Progress, Resume, State, progress, shown_state
 from hive.output import duration, log_size
 from hive.plan import discovered
 from hive.project import load_project
 from hive.reports import skipped
-from hive.store import agent_signals, usage
+from hive.store import agent_signals, questions, usage
 from hive.store.files import HeldLock
 from hive.store.names import task_key
 from hive.store.paths import Paths
+from hive.store.questions import Question, asked_lines
 from hive.store.state import StateStore
 
 
@@ -54,6 +55,10 @@ class TaskStatus:
     node: str = ""  # the host its agent runs on (a remote executor)
     notes: tuple[dict[str, Any], ...] = ()  # its agents' `hive note`s ({attempt, time, text}), oldest first
     skipped_because: tuple[str, ...] = ()  # planned, but waits for these stopped tasks (reports.skipped)
+    question: str = ""  # what its agent asks and waits on the answer to (`hive ask`)
+    options: tuple[str, ...] = ()  # the answers it offers to choose from
+    details: str = ""  # what it said the human needs to know
+    answer_command: str = ""  # the exact command that answers it
 
     @property
     def key(self) -> str:
@@ -75,6 +80,7 @@ def collect(root: Path) -> list[TaskStatus]:
         shown = {t.id: shown_state(s, t.text_hash) for t in plan.tasks if (s := states.get(plan.key(t.id)))}
         skips = skipped.skips(plan, shown) if plan.approved else {}
         noted = agent_signals.notes_of(paths, ((plan.name, t.id) for t in plan.tasks if t.id in shown))
+        asking = questions.waiting_questions(paths, ((plan.name, t.id) for t in plan.tasks if t.id in shown))
         for task in plan.tasks:
             st = states.get(plan.key(task.id))
             skip = skips.get(task.id)
@@ -111,6 +117,11 @@ def collect(root: Path) -> list[TaskStatus]:
             reason = cannot_ask if running and cannot_ask else reason
             reason = skip.reason if skip else reason
             used = usage.task_totals(st).as_json()
+            asked = asking.get((plan.name, task.id)) if state in (State.IN_PROGRESS, State.AWAITING_HUMAN) else None
+            if asked is not None:  # its agent waits for its human (or ended, told to, until the answer)
+                state, reason = State.AWAITING_HUMAN, f"asks: {asked.text}"
+            elif state == State.AWAITING_HUMAN and st.resume == Resume.ANSWER:
+                reason = "answered — its next attempt goes on with the answer (run `doit` if no run is going on)"
             rows.append(
                 TaskStatus(
                     plan.name,
@@ -138,9 +149,21 @@ def collect(root: Path) -> list[TaskStatus]:
                     node=st.node if running else "",
                     notes=notes,
                     skipped_because=why,
+                    **_question(plan.key(task.id), asked),
                 )
             )
     return rows
+
+
+def _question(key: str, asked: Question | None) -> dict[str, Any]:
+    if asked is None:
+        return {}
+    return {
+        "question": asked.text,
+        "options": asked.options,
+        "details": asked.details,
+        "answer_command": questions.answer_command(key, asked),
+    }
 
 
 def _kept(root: Path, worktree: str) -> bool:
@@ -218,6 +241,9 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
     for r in sorted(rows, key=lambda r: (ORDER.index(r.state) if r.state in ORDER else 9, r.plan)):
         state = ("skipped" if r.skipped_because else r.state) + (" (draft)" if r.draft else "")
         lines.append(f"  {r.key:<{key_w}}  {state:<15} {r.title[:50]:<50}  {_detail(r)}".rstrip())
+        if r.question:
+            asked = asked_lines(r.question, r.details, r.options, r.answer_command)[1:]  # the row says what it asks
+            lines += [f"  {'':<{key_w}}    {line.strip()}" for line in asked]
         if r.notes:  # the last thing its agent said of where it is (`hive note`)
             lines.append(f"  {'':<{key_w}}    note: {shown_note(r.notes[-1])}")
         if r.output_tail:

@@ -40,6 +40,7 @@ class Config:
     spawn_grace_period: float = 30.0
     stuck_threshold: float = 900.0
     stop_patience: float = 5.0
+    ask_wait: float = 480.0  # how long `hive ask` blocks before the agent is told to end its session
     rate_limit_backoff: float = 60.0  # the first pause when the CLI did not say when its limit resets
     max_attempts: int = 2
     keep_going: bool = True  # doit's `continue`: a stopped task skips only its dependents

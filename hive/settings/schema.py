@@ -51,7 +51,7 @@ KINDS: dict[str, str] = {
 
 # What `[notify]` can tell (hive.notify.events builds each), and what it tells unless `events` says
 NOTIFY_EVENTS = (
-    "checkpoint", "gate", "failed", "blocked", "too_big", "paused", "budget",
+    "checkpoint", "gate", "question", "failed", "blocked", "too_big", "paused", "budget",
     "task_done", "run_started", "run_finished",
 )  # fmt: skip
 DEFAULT_NOTIFY_EVENTS = tuple(e for e in NOTIFY_EVENTS if e not in ("task_done", "run_started"))
@@ -87,6 +87,10 @@ KEYS: tuple[Key, ...] = (
     Key("execution", "keep_going", "keep_going", "bool", True,
         "A failed, blocked or waiting task stops only the tasks that depend on it; the others run "
         "(doit's `-c`). false: a run stops at the first task that does not finish."),
+    Key("execution", "ask_wait", "ask_wait", "duration", "8m",
+        "How long an agent's `hive ask` waits for the answer before it tells the agent to commit, note "
+        "where it is and exit (it is started again with the answer). Keep it under the agent CLI's limit "
+        "for one tool call (Claude Code's Bash tool: 10 min at most)."),
     Key("execution", "stop_patience", "stop_patience", "duration", "5s",
         "Stopping an agent sends SIGINT, then SIGTERM, then SIGKILL, this long apart."),
     Key("execution", "rate_limit_backoff", "rate_limit_backoff", "duration", "60s",

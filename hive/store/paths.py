@@ -114,6 +114,14 @@ class Paths:
     def notes_file(self, plan: str, task_id: str) -> Path:
         return self.notes / f"{names.stem(plan, task_id)}.jsonl"
 
+    @property
+    def questions(self) -> Path:
+        return self.hive / "questions"
+
+    def questions_dir(self, plan: str, task_id: str) -> Path:
+        """A task's questions and answers (`store.questions`)."""
+        return self.questions / names.stem(plan, task_id)
+
     def log_file(self, plan: str, task_id: str) -> Path:
         return self.hive / "logs" / _safe(plan) / f"{_safe(task_id)}.log"
 

@@ -51,6 +51,18 @@ def _texts(content: Any) -> list[str]:
     return out
 
 
+def _result_text(output: Any) -> str:
+    """A tool result's text, whatever shape its API gives it (a string, text parts, JSON)."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        nested = [_result_text(p.get("content")) for p in output if isinstance(p, dict) and "content" in p]
+        return "\n".join(_texts(output) + nested)
+    if isinstance(output, dict):  # Gemini's {"output": "..."}: its strings, newlines kept
+        return "\n".join(_result_text(v) for v in output.values() if isinstance(v, (str, list, dict)))
+    return json.dumps(output) if output is not None else ""
+
+
 class Api:
     name = ""
 
@@ -78,16 +90,18 @@ class Anthropic(Api):
     def conversation(self, body: dict[str, Any]) -> Conversation:
         texts = _texts(body.get("system"))
         user: list[str] = []
-        results = 0
+        results, last = 0, ""
         for msg in body.get("messages") or []:
             if msg.get("role") != "user":
                 continue
             content = msg.get("content")
             if isinstance(content, list):
-                results += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        results, last = results + 1, _result_text(block.get("content"))
             user += _texts(content)
         tools = {t["name"]: t.get("input_schema") or {} for t in body.get("tools") or [] if "name" in t}
-        return Conversation(texts + user, user, results, tools)
+        return Conversation(texts + user, user, results, tools, last)
 
     def answer(self, body: dict[str, Any], conv: Conversation, main: bool, stream: bool) -> Response:
         turn = next_turn(conv) if main else Turn(text=TITLE)
@@ -181,7 +195,7 @@ class Responses(Api):
     def conversation(self, body: dict[str, Any]) -> Conversation:
         texts = _texts(body.get("instructions"))
         user: list[str] = []
-        results = 0
+        results, last = 0, ""
         tools_in: list[dict[str, Any]] = list(body.get("tools") or [])
         items = body.get("input")
         for item in [{"role": "user", "content": items}] if isinstance(items, str) else items or []:
@@ -189,7 +203,7 @@ class Responses(Api):
                 continue
             type_ = item.get("type", "message")
             if type_.endswith("_output"):
-                results += 1
+                results, last = results + 1, _result_text(item.get("output"))
             elif type_ == "additional_tools":  # Codex's default model: tools among the input items
                 tools_in += [t for t in item.get("tools") or [] if isinstance(t, dict)]
             elif type_ == "message" and item.get("role") in ("user", "developer", "system"):
@@ -205,7 +219,7 @@ class Responses(Api):
                     tools[t["name"]] = t.get("parameters") or ({CUSTOM: True} if t.get("type") == "custom" else {})
         if not any(name in tools for name in SHELL_TOOLS) and CODE_MODE_TOOL in tools:
             tools = {CODE_MODE_TOOL: tools[CODE_MODE_TOOL]}  # the shell is reached through it
-        return Conversation(texts, user, results, tools)
+        return Conversation(texts, user, results, tools, last)
 
     def is_main(self, body: dict[str, Any], conv: Conversation) -> bool:
         return True
@@ -304,11 +318,11 @@ class Chat(Api):
     def conversation(self, body: dict[str, Any]) -> Conversation:
         texts: list[str] = []
         user: list[str] = []
-        results = 0
+        results, last = 0, ""
         for msg in body.get("messages") or []:
             role = msg.get("role")
             if role == "tool":
-                results += 1
+                results, last = results + 1, _result_text(msg.get("content"))
             elif role in ("system", "developer", "user"):
                 got = _texts(msg.get("content"))
                 texts += got
@@ -319,7 +333,7 @@ class Chat(Api):
             for t in body.get("tools") or []
             if isinstance(t.get("function"), dict) and "name" in t["function"]
         }
-        return Conversation(texts, user, results, tools)
+        return Conversation(texts, user, results, tools, last)
 
     @staticmethod
     def _system(body: dict[str, Any]) -> str:
@@ -405,13 +419,13 @@ class Gemini(Api):
         system = body.get("systemInstruction") or body.get("system_instruction") or {}
         texts = _texts(system.get("parts") if isinstance(system, dict) else system)
         user: list[str] = []
-        results = 0
+        results, last = 0, ""
         for content in body.get("contents") or []:
             if content.get("role", "user") != "user":
                 continue
             for part in content.get("parts") or []:
                 if "functionResponse" in part:
-                    results += 1
+                    results, last = results + 1, _result_text(part["functionResponse"].get("response"))
                 elif isinstance(part.get("text"), str):
                     texts.append(part["text"])
                     user.append(part["text"])
@@ -419,7 +433,7 @@ class Gemini(Api):
         for tool in body.get("tools") or []:
             for decl in tool.get("functionDeclarations") or []:
                 tools[decl["name"]] = decl.get("parametersJsonSchema") or decl.get("parameters") or {}
-        return Conversation(texts, user, results, tools)
+        return Conversation(texts, user, results, tools, last)
 
     def answer(self, body: dict[str, Any], conv: Conversation, main: bool, stream: bool) -> Response:
         if main:

@@ -7,6 +7,10 @@ ignored):
     model> write: <path> :: <content>    a shell call writing <content> (``\\n`` = newline)
     model> say: <text>                   the final answer (default "done")
 
+In a run or write, `{result:REGEX}` stands for the first match of REGEX (its first group, if it has
+one) in the last tool result the model was sent: how a script uses what a tool call told it (an answer `hive ask`
+printed), which it cannot know otherwise.
+
 Every request is answered statelessly: the turn is the number of tool results the request
 already holds; turn i makes the i-th run/write call, and once they are all made the model
 gives its final text.
@@ -24,6 +28,7 @@ DIRECTIVE = re.compile(r"^model>\s*(run|write|say):\s?(.*)$")
 BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 HIVE_PATH = re.compile(r"if `hive` is not found, it is `([^`]+)`")
 ABS_PATH = re.compile(r"(?<![\w/.~])(/[^\s`'\"<>]+)")
+RESULT = re.compile(r"\{result:([^}]*)\}")
 DEFAULT_SAY = "done"
 
 # Shell tools by the name each CLI gives its own, tried in this order.
@@ -89,6 +94,7 @@ class Conversation:
     user_texts: list[str]  # the user's text only
     tool_results: int  # tool results already in the request: the turn number
     tools: dict[str, dict[str, Any]]  # name -> JSON schema of its parameters
+    last_result: str = ""  # the text of the last tool result in the request
 
     def hive_path(self) -> str | None:
         for text in self.texts:
@@ -166,8 +172,20 @@ def next_turn(conv: Conversation) -> Turn:
         name = shell_tool(conv.tools)
         if name is None:
             return Turn(text=f"(scripted model: no shell tool offered to run {step.shell()!r})")
-        return Turn(call=ToolCall(name, shell_arguments(conv.tools[name], step.shell())))
+        return Turn(call=ToolCall(name, shell_arguments(conv.tools[name], filled(step.shell(), conv.last_result))))
     return Turn(text=script.say)
+
+
+def filled(command: str, last_result: str) -> str:
+    """`command` with each `{result:REGEX}` replaced by REGEX's first match in the last tool result."""
+
+    def match(m: re.Match[str]) -> str:
+        found = re.search(m.group(1), last_result)
+        if not found:
+            return "<no match in the last tool result>"
+        return found.group(1) if found.re.groups else found.group(0)
+
+    return RESULT.sub(match, command)
 
 
 def whole_edit_reply(conv: Conversation) -> str:

@@ -327,3 +327,11 @@ def test_a_short_rate_limit_is_reported_then_waited_out(name, cli_paths, model_s
         "aider": "litellm.RateLimitError",
     }[name]
     assert reported in ran.output
+
+
+def test_a_script_uses_what_its_last_tool_call_printed():
+    from model_server.script import filled
+
+    printed = "hive: question 1 is with your human\nSQLite\n"
+    assert filled("printf %s {result:(?m)^(Postgres|SQLite)$}", printed) == "printf %s SQLite"
+    assert filled("echo {result:Postgres}", printed) == "echo <no match in the last tool result>"

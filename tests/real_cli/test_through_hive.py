@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from cli_setup import MODEL, cli_env
 from clis import cli_bin_dir
+from conftest import wait_for
 from model_server import ModelServer
 
 PROFILES = ("claude", "codex", "gemini", "aider")
@@ -42,6 +43,18 @@ model> write: login.html :: <h1>Please log in</h1>\\n<a href="/login">sign in</a
 model> run: git add login.html && git commit -qm "Add the login page"
 model> run: hive done
 model> say: the login page is committed
+"""
+
+
+ASK = """
+### Task 1: Storage
+Choose the database with your human, then record it.
+
+model> run: hive ask "Which database?" --options Postgres,SQLite
+model> write: db.txt :: {result:(?m)^(Postgres|SQLite)$}
+model> run: git add db.txt && git commit -qm "Use the chosen database"
+model> run: hive done
+model> say: the database is chosen
 """
 
 
@@ -152,3 +165,22 @@ def test_claude_is_held_to_the_tasks_budget(repo, cli_paths, model_server):
     st = repo.state("web", "1")
     assert (st["state"], st["attempt"], st["permanent"]) == ("failed", 1, True), st
     assert st["reason"].startswith("budget reached for this task"), st["reason"]
+
+
+@pytest.mark.parametrize("profile", ("claude", "codex", "gemini"))  # aider runs no shell command: it cannot ask
+def test_an_agent_asks_its_human_mid_task_and_uses_the_answer(repo, cli_paths, model_server, profile):
+    env = set_up(repo, profile, model_server, cli_paths)
+    repo.write_plan("web", ASK)
+    run = repo.start_doit(env=env)
+
+    def asked() -> bool:
+        assert run.running(), run.stderr()
+        return repo.status_json()["tasks"][0]["question"] == "Which database?"
+
+    wait_for(asked, timeout=120, what=f"{profile}'s question in `hive status`")
+    r = repo.hive("answer", "web:1", "--choice", "SQLite")
+    assert "its agent has your answer and goes on" in r.stdout, r.stdout + r.stderr
+    assert run.wait(timeout=300) == 0, run.stderr() + repo.hive("logs", "web:1").stdout
+    assert repo.file_on_main("db.txt") == "SQLite", "the model wrote what its tool call told it"
+    st = repo.state("web", "1")
+    assert (st["state"], st["attempts_used"]) == ("done", 1), st

@@ -83,9 +83,9 @@ def check_tasks_on_main(sb: Sandbox) -> None:
                 "a task has not exactly one merge commit on main",
                 f"{t.key}: {merged} `hive: merge {t.key} —` on main's first-parent history",
             )
-        if content.returncode != 0 or content.stdout != t.content + "\n":
+        if content.returncode != 0 or content.stdout != t.written + "\n":
             found = repr(content.stdout.strip()) if content.returncode == 0 else "missing"
-            sb.findings.add("a task's file on main is wrong", f"{t.file} is {found}, expected {t.content!r}")
+            sb.findings.add("a task's file on main is wrong", f"{t.file} is {found}, expected {t.written!r}")
 
 
 def check_no_respawn(sb: Sandbox) -> None:

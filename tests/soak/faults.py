@@ -1,10 +1,12 @@
 """Applying a trial's faults: a signal or kill -9 to a doit run, the tmux server killed, a worker
 node's death (through the executor's hook), the user committing to main mid-run, and a task's
-worktree deleted under its agent."""
+worktree deleted under its agent; and the human who answers the agents' questions."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -14,8 +16,8 @@ from .output import tail
 from .processes import hive_loaded, killpg
 from .records import read_spawns, read_state
 from .runs import RunRecord
-from .sandbox import Sandbox
-from .scenario import NODE_FAULTS, PLAN, PROCESS_FAULTS, Scenario, TimedFault
+from .sandbox import PY, Sandbox
+from .scenario import NODE_FAULTS, PLAN, PROCESS_FAULTS, Scenario, TaskSpec, TimedFault
 
 LOCK_RETRY_S = 6.0  # how long the "user" retries a git command that finds index.lock
 
@@ -132,3 +134,65 @@ class WorktreeRemoval:
             self.done = True
             for rec in recs:
                 rec.faults.append(f"rm -rf {wt.name} (attempt {starts[-1]})")
+
+
+_ASKED_TASK = re.compile(r"^Which way for task (\S+)\?$")
+
+
+class Answerer:
+    """The human at another terminal: answers each task's waiting question (`hive ask`) with
+    `hive answer --choice` its `answer_delay` after first seeing it, whatever runs or not."""
+
+    def __init__(self, sc: Scenario) -> None:
+        self.tasks = {t.id: t for t in sc.tasks if t.answer_delay is not None}
+        self.seen: dict[tuple[str, str], float] = {}  # (folder, question number) -> when first seen
+        self.running: list[tuple[str, subprocess.Popen]] = []
+
+    def poll(self, sb: Sandbox, now: float, at_once: bool = False) -> None:
+        if not self.tasks:
+            return
+        self._reap(sb)
+        for folder, number, task in self._waiting(sb):
+            first = self.seen.setdefault((folder, number), now)
+            if at_once or now - first >= (task.answer_delay or 0.0):
+                self.seen[(folder, number)] = float("inf")  # answered once: never again
+                cmd = [PY, "-m", "hive", "answer", task.key, "--choice", task.answer]
+                proc = subprocess.Popen(
+                    cmd, cwd=sb.root, env=sb.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+                )
+                self.running.append((task.key, proc))
+
+    def settle(self, sb: Sandbox) -> None:
+        """Between runs: what is asked is answered before the next run starts (a clean run must
+        not find a question nobody will answer in time)."""
+        self.poll(sb, time.monotonic(), at_once=True)
+        for _, proc in self.running:
+            proc.wait(timeout=30)
+        self._reap(sb)
+
+    def _waiting(self, sb: Sandbox) -> list[tuple[str, str, TaskSpec]]:
+        out = []
+        base = sb.root / ".hive" / "questions"
+        for folder in sorted(base.iterdir()) if base.is_dir() else []:
+            numbers = sorted(int(n[:-5]) for n in os.listdir(folder) if n.endswith(".json") and n[:-5].isdigit())
+            if not numbers or (folder / f"{numbers[-1]}.answer.json").exists():
+                continue
+            if self.seen.get((folder.name, str(numbers[-1]))) == float("inf"):
+                continue
+            try:
+                text = json.loads((folder / f"{numbers[-1]}.json").read_text())["text"]
+            except (OSError, ValueError, KeyError):
+                continue
+            m = _ASKED_TASK.match(text)
+            if m and m.group(1) in self.tasks:
+                out.append((folder.name, str(numbers[-1]), self.tasks[m.group(1)]))
+        return out
+
+    def _reap(self, sb: Sandbox) -> None:
+        for key, proc in list(self.running):
+            if proc.poll() is None:
+                continue
+            self.running.remove((key, proc))
+            said = proc.stdout.read() if proc.stdout else ""
+            if proc.returncode != 0 and "answered meanwhile" not in said:
+                sb.findings.add("`hive answer` failed", f"{key}: exit {proc.returncode}: {tail(said, 3)}")

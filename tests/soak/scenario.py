@@ -4,6 +4,7 @@ seed always makes the same scenario, which is what `--replay SEED` and test_soak
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass
 
@@ -26,6 +27,10 @@ RAY_STARTUP = 2.0
 NODE_KILL_P = 0.3
 RAY_DEATH_P = 0.25  # Ray dies on a node whose machine lives: its raylet, or Hive's actor there, SIGKILLed
 NODE_FAULTS = ("node-kill", "raylet-kill", "actor-kill")  # Ray only: what `target` (a worker node) suffers
+# A task's agent asks its human (`hive ask`) before its work, and the soak answers it after
+# ANSWER_DELAY seconds (faults.Answerer); not on Ray, whose agents cannot ask yet
+ASK_P = 0.3
+ANSWER_DELAY = (0.0, 0.8)
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,21 @@ class TaskSpec:
     sleep: float  # 0: no sleep
     sleep_first: bool  # sleep before the work (else between commit and signal)
     first_attempt: str = ""  # "" | "crash" | "silent": attempt 1 fails this way
+    answer_delay: float | None = None  # it asks its human first; the answer comes this long after
+
+    @property
+    def question(self) -> str:
+        return f"Which way for task {self.id}?"
+
+    @property
+    def answer(self) -> str:
+        """The option the soak chooses (the second: never what an agent would guess first)."""
+        return f"b{self.id}"
+
+    @property
+    def written(self) -> str:
+        """What its file holds once merged: the answer is part of it when it asked."""
+        return self.content + (f"-{self.answer}" if self.answer_delay is not None else "")
 
     @property
     def key(self) -> str:
@@ -87,6 +107,7 @@ class Scenario:
         for i, r in enumerate(self.rounds, 1):
             out += [f"r{i}:twin-start"] * (len(r.ns) > 1) + [f"r{i}:{f.describe()}" for f in r.faults]
         out += [f"{t.first_attempt}@1:{t.id}" for t in self.tasks if t.first_attempt]
+        out += [f"asks:{t.id}+{t.answer_delay:.2f}s" for t in self.tasks if t.answer_delay is not None]
         if self.rm_worktree:
             out.append(f"rm-worktree:{self.rm_worktree}+{self.rm_delay:.2f}s")
         return out
@@ -193,6 +214,11 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
         killed = [f.target for f in first.faults if f.kind == "node-kill"]
         node = killed[0] if killed and kind == "raylet-kill" else node  # one node down at most: the other runs the rest
         rounds[0] = Round(first.ns, in_order([*first.faults, TimedFault(kind, at, node)]))
+    if not ray:  # drawn last: a seed's plan and faults are what they were before tasks asked
+        tasks = tuple(
+            dataclasses.replace(t, answer_delay=round(rng.uniform(*ANSWER_DELAY), 2)) if rng.random() < ASK_P else t
+            for t in tasks
+        )
     return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay)
 
 
@@ -211,7 +237,10 @@ def render_plan(sc: Scenario) -> str:
             lines.append("fake@1: silent")  # no sign of life: a spawn failure after the grace period
         if t.sleep and t.sleep_first:
             lines.append(f"fake: sleep {t.sleep}")
-        lines += [f"fake: write {t.file} {t.content}", f"fake: commit-once {t.message}"]
+        if t.answer_delay is not None:
+            lines.append(f'fake: ask "{t.question}" a{t.id},{t.answer}')
+        written = f"{t.content}-{{answer}}" if t.answer_delay is not None else t.content
+        lines += [f"fake: write {t.file} {written}", f"fake: commit-once {t.message}"]
         if t.sleep and not t.sleep_first:
             lines.append(f"fake: sleep {t.sleep}")
         lines.append("fake: signal done")

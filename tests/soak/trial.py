@@ -46,6 +46,7 @@ class Trial(Sandbox):
     def __init__(self, sc: Scenario, verbose: bool = False, trace_git: bool = False) -> None:
         super().__init__(sc, verbose, trace_git)
         self.rm_worktree = faults.WorktreeRemoval(sc)
+        self.answerer = faults.Answerer(sc)
 
     # setup
     def setup(self) -> None:
@@ -128,12 +129,14 @@ class Trial(Sandbox):
                     pending.remove(f)
                     faults.apply(self, f, recs, procs, signalled, now - t0)
             self.rm_worktree.maybe_apply(self, recs)
+            self.answerer.poll(self, now)
             self._police(recs, procs, signalled, now)
             for rec, p in zip(recs, procs, strict=True):
                 if not rec.duration and p.poll() is not None:  # a twin may end long before the other
                     rec.duration = now - rec.started
             # a phase lasts a few milliseconds: look often while a fault waits for one
             time.sleep(FAST_POLL_S if any(f.trigger for f in pending) else POLL_S)
+        self.answerer.settle(self)
         for f in pending:
             self.notes.append(f"round {number}: {f.describe()} not applied (the run ended first)")
         for rec, p in zip(recs, procs, strict=True):

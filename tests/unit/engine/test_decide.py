@@ -193,6 +193,27 @@ ROWS = [
         Decision(Step.MERGE),
     ),
     Row("planned starts", st(State.PLANNED), Facts(), False, Decision(Step.NEW)),
+    Row(
+        "an agent's question without its answer waits for the human",
+        st(State.AWAITING_HUMAN, resume=Resume.ANSWER, reason="asked: which database?"),
+        Facts(answered=False),
+        False,
+        Decision(Step.HOLD),
+    ),
+    Row(
+        "an answered question starts the attempt that goes on with it",
+        st(State.AWAITING_HUMAN, resume=Resume.ANSWER, reason="asked: which database?"),
+        Facts(answered=True),
+        False,
+        Decision(Step.NEW),
+    ),
+    Row(
+        "an answer is not an approval: a review waits for `hive approve`",
+        st(State.AWAITING_HUMAN, resume=Resume.REVIEW),
+        Facts(answered=True),
+        False,
+        Decision(Step.HOLD),
+    ),
 ]
 
 

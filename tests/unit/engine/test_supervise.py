@@ -7,17 +7,18 @@ the spawn grace, stall and timeout rules run in milliseconds, not in minutes.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
 import pytest
 
-from hive.engine.supervise import POLL, STALL_QUIET, Watch, exit_status, output_tail, wait
+from hive.engine.supervise import POLL, STALL_QUIET, Hooks, Watch, exit_status, output_tail, wait
 from hive.executors import Agent, AgentRef
 from hive.lifecycle import SIGNALS, Kind, Outcome
 from hive.output import clean_tail
-from hive.store import agent_signals
+from hive.store import agent_signals, questions
 from hive.store.agent_signals import AgentIdentity
 from hive.store.paths import Paths
 
@@ -128,8 +129,10 @@ class Scene:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("")
 
-    def wait(self, w: Watch, on_stuck: Callable[[float], None] = lambda idle: None) -> Outcome:
-        return wait(w, on_stuck, self.clock)
+    def wait(
+        self, w: Watch, on_stuck: Callable[[float], None] = lambda idle: None, hooks: Hooks | None = None
+    ) -> Outcome:
+        return wait(w, hooks or Hooks(stuck=on_stuck), self.clock)
 
 
 @pytest.fixture
@@ -437,3 +440,79 @@ def test_a_remote_agents_signal_is_acted_on_as_its_host_reports_it_not_a_poll_la
     assert outcome.kind == Kind.DONE
     assert 20 <= scene.clock.elapsed < 21  # the signal its alive() brought over is read before the next nap
     assert naps and set(naps) == {1.0}  # it waited on the executor, not on its own clock
+
+
+# --- questions (`hive ask`): the clocks stop while the agent waits for its human ----------------
+
+
+def _ask(scene: Scene, number: int = 1, attempt: int = 1) -> None:
+    """What `hive ask` files, stamped with the scene's clock."""
+    folder = scene.paths.questions_dir("auth", "1")
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"attempt": attempt, "text": f"question {number}?", "options": [], "details": "", "time": scene.clock.now}
+    (folder / f"{number}.json").write_text(json.dumps(record))
+
+
+def _answer(scene: Scene, number: int = 1, delivered: bool = True) -> None:
+    folder = scene.paths.questions_dir("auth", "1")
+    (folder / f"{number}.answer.json").write_text(json.dumps({"answer": "yes", "choice": "", "time": scene.clock.now}))
+    if delivered:
+        (folder / f"{number}.delivered").write_text("")
+
+
+def _asking(scene: Scene, **changes) -> Watch:
+    return scene.watch(attempt=1, questions=lambda: questions.load(scene.paths, "auth", "1"), **changes)
+
+
+def test_time_spent_waiting_for_an_answer_does_not_count_against_the_timeout(scene: Scene):
+    heard: list[tuple[float, int, bool]] = []
+    scene.say("working")
+    scene.clock.after(10, lambda: _ask(scene))
+    scene.clock.after(200, lambda: _answer(scene))  # far beyond the 120 s timeout
+    scene.clock.after(250, lambda: scene.signal(Kind.DONE))
+    hooks = Hooks(question=lambda q: heard.append((scene.clock.elapsed, q.number, q.answered)))
+    assert scene.wait(_asking(scene), hooks=hooks).kind == Kind.DONE
+    assert [(n, answered) for _, n, answered in heard] == [(1, False), (1, True)]
+    assert 10 <= heard[0][0] <= 11.1 and 200 <= heard[1][0] <= 201.1, "each is news within a second"
+
+
+def test_the_timeout_counts_only_the_time_it_worked(scene: Scene):
+    scene.say("working")
+    scene.clock.after(10, lambda: _ask(scene))
+    scene.clock.after(110, lambda: _answer(scene))  # waited 100 s
+    outcome = scene.wait(_asking(scene))
+    assert outcome.kind == Kind.TIMEOUT
+    assert 220 <= scene.clock.elapsed <= 222, "120 s of work plus the 100 s it waited"
+
+
+def test_silence_while_it_waits_for_its_human_is_no_stall(scene: Scene):
+    stuck: list[float] = []
+    scene.say("working")
+    scene.clock.after(5, lambda: _ask(scene))
+    scene.clock.after(100, lambda: _answer(scene))
+    scene.clock.after(105, lambda: scene.signal(Kind.DONE))
+    assert scene.wait(_asking(scene, stuck_threshold=30), on_stuck=stuck.append).kind == Kind.DONE
+    assert stuck == []
+
+
+def test_an_agent_that_ends_as_its_ask_told_it_is_asked_not_crashed(scene: Scene):
+    scene.say("working")
+    scene.clock.after(20, lambda: _ask(scene))
+    scene.clock.after(40, lambda: scene.exit(0))
+    outcome = scene.wait(_asking(scene))
+    assert (outcome.kind, outcome.reason) == (Kind.ASKED, "question 1?")
+
+
+def test_an_agent_that_had_its_answer_and_then_exited_crashed(scene: Scene):
+    scene.say("working")
+    scene.clock.after(20, lambda: _ask(scene))
+    scene.clock.after(30, lambda: _answer(scene))
+    scene.clock.after(40, lambda: scene.exit(1))
+    assert scene.wait(_asking(scene)).kind == Kind.CRASHED
+
+
+def test_a_question_of_an_earlier_attempt_stops_no_clock(scene: Scene):
+    scene.say("working")
+    _ask(scene, attempt=0)  # asked by the attempt before, never answered
+    assert scene.wait(_asking(scene, timeout=30)).kind == Kind.TIMEOUT
+    assert scene.clock.elapsed < 32
