@@ -74,6 +74,7 @@ def ask(args: argparse.Namespace) -> int:
         if time.time() >= deadline:
             break
         time.sleep(ASK_POLL)
+    questions.mark_gave_up(paths, who.plan, who.task_id, q.number)
     print(
         f"hive: no answer yet to question {q.number}. Do not wait for it: commit your work "
         f'(git add -A && git commit -m "..."), record where you are with `hive note "..."`, then end your '

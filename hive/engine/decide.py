@@ -34,7 +34,7 @@ class Facts:
     merged_already: bool = False  # `st.merging` is on main
     outdated: str = ""  # why a finished or held task must run again (lifecycle.Verdict.outdated)
     standing: Standing | None = None  # for a task recorded as running: where it stands
-    answered: bool = False  # every question its agents asked (`hive ask`) has its answer
+    answered: bool = False  # the last question its agents asked (`hive ask`) has its answer
 
 
 @dataclass(frozen=True)

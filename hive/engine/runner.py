@@ -167,7 +167,7 @@ class TaskRunner:
         )
 
     def _answered(self) -> bool:
-        """Every question the task's agents asked has its answer."""
+        """No question of the task waits for its answer (questions.waiting)."""
         return questions.waiting(questions.load(self.h.paths, self.h.plan_name, self.h.task.id)) is None
 
     def _apply(self, d: Decision, st: TaskState) -> TaskState:

@@ -31,6 +31,9 @@ POLL = LOCAL_POLL
 UNREACHABLE_PATIENCE = 30.0  # an API the CLI cannot reach this long ends the attempt
 USAGE_EVERY = 1.0  # seconds between recordings of a running agent's usage
 STALL_QUIET = 1.0  # a stall pattern counts once the agent has printed nothing for this long
+# an agent its `hive ask` told to end its session (no answer in ask_wait) that is still
+# there this long after is ended by Hive: a TUI cannot quit itself
+ASK_END_GRACE = 90.0
 
 
 class Meter(Protocol):
@@ -195,6 +198,7 @@ class _Seen:
     next_screen_check: float = 0.0
     warned: bool = False  # said it is stuck (once per silence)
     asking: Question | None = None  # the question its agent waits on the answer to
+    told_to_end: Question | None = None  # a question whose `hive ask` gave up and told it to end
     waited: float = 0.0  # time spent waiting for answers: the timeout does not count it
 
 
@@ -242,6 +246,9 @@ def _look(watch: Watch, seen: _Seen, clock: Clock, follow: _Follow, hooks: Hooks
     trouble = follow.trouble(now)
     if trouble:
         return troubled(trouble, output_tail(watch))
+    told = seen.told_to_end
+    if told is not None and now - told.gave_up_at >= ASK_END_GRACE:
+        return Outcome(Kind.ASKED, told.text, output_tail(watch))  # it was told to end long ago
     outcome = None if seen.asking else _not_started(watch, seen, now)
     if outcome is None and now > watch.started_at + watch.timeout + seen.waited:
         outcome = Outcome(Kind.TIMEOUT, f"timeout: no signal after {duration(watch.timeout)}", output_tail(watch))
@@ -266,6 +273,7 @@ def _questions(watch: Watch, seen: _Seen, now: float, hooks: Hooks) -> None:
     if waiting is not None and (before is None or waiting.number != before.number):
         hooks.question(waiting)
     seen.asking = waiting
+    seen.told_to_end = questions.told_to_end(asked, watch.attempt)
 
 
 def _not_started(watch: Watch, seen: _Seen, now: float) -> Outcome | None:

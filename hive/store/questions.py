@@ -4,6 +4,7 @@ one folder per task under `.hive/questions/` (Paths.questions_dir), holding for 
 - `N.json`          the question, written once by the asking agent
 - `N.answer.json`   the human's answer, written once by `hive answer`
 - `N.delivered`     the asking `hive ask` printed the answer to its agent
+- `N.gave-up`       the asking `hive ask` stopped waiting and told its agent to end its session
 
 Each file is created whole and exclusively (the first writer wins), so a `kill -9` of
 anything leaves every question and answer readable, and two humans answering at once
@@ -41,6 +42,7 @@ class Question:
     choice: str = ""  # the option the human chose (`hive answer --choice`)
     answered_at: float = 0.0
     delivered: bool = False  # its `hive ask` got the answer and printed it
+    gave_up_at: float = 0.0  # when its `hive ask` stopped waiting (0: it did not)
 
     @property
     def answered(self) -> bool:
@@ -86,6 +88,7 @@ def load(paths: Paths, plan: str, task_id: str) -> list[Question]:
                 choice=str(answer.get("choice", "")) if answer else "",
                 answered_at=_float(answer.get("time")) if answer else 0.0,
                 delivered=f"{n}.delivered" in names,
+                gave_up_at=_mtime(folder / f"{n}.gave-up") if f"{n}.gave-up" in names else 0.0,
             )
         )
     return out
@@ -161,6 +164,18 @@ def mark_delivered(paths: Paths, plan: str, task_id: str, number: int) -> None:
     create_exclusive(paths.questions_dir(plan, task_id) / f"{number}.delivered", "")
 
 
+def mark_gave_up(paths: Paths, plan: str, task_id: str, number: int) -> None:
+    create_exclusive(paths.questions_dir(plan, task_id) / f"{number}.gave-up", "")
+
+
+def told_to_end(questions: Sequence[Question], attempt: int) -> Question | None:
+    """The attempt's question whose `hive ask` gave up and told its agent to end its session,
+    while the answer has not reached it: an agent still running then is stopped by Hive
+    after a while (a TUI cannot quit itself, and an idle one would hold its worker)."""
+    last = questions[-1] if questions else None
+    return last if last and last.attempt == attempt and last.gave_up_at and not last.delivered else None
+
+
 def waiting_questions(paths: Paths, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Question]:
     """Each (plan, task id)'s waiting question, the questions folder listed once."""
     try:
@@ -209,6 +224,13 @@ def _read(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _int(value: object) -> int:

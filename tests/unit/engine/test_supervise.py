@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
 import pytest
 
-from hive.engine.supervise import POLL, STALL_QUIET, Hooks, Watch, exit_status, output_tail, wait
+from hive.engine.supervise import ASK_END_GRACE, POLL, STALL_QUIET, Hooks, Watch, exit_status, output_tail, wait
 from hive.executors import Agent, AgentRef
 from hive.lifecycle import SIGNALS, Kind, Outcome
 from hive.output import clean_tail
@@ -516,3 +517,28 @@ def test_a_question_of_an_earlier_attempt_stops_no_clock(scene: Scene):
     _ask(scene, attempt=0)  # asked by the attempt before, never answered
     assert scene.wait(_asking(scene, timeout=30)).kind == Kind.TIMEOUT
     assert scene.clock.elapsed < 32
+
+
+def _gave_up(scene: Scene, number: int = 1) -> None:
+    """`hive ask` stopped waiting and told its agent to end its session."""
+    marker = scene.paths.questions_dir("auth", "1") / f"{number}.gave-up"
+    marker.write_text("")
+    os.utime(marker, (scene.clock.now, scene.clock.now))
+
+
+def test_an_agent_told_to_end_that_stays_is_ended_by_hive_after_a_while(scene: Scene):
+    scene.say("working")
+    scene.clock.after(10, lambda: _ask(scene))
+    scene.clock.after(40, lambda: _gave_up(scene))  # a TUI sits at its prompt: it cannot quit itself
+    outcome = scene.wait(_asking(scene))
+    assert (outcome.kind, outcome.reason) == (Kind.ASKED, "question 1?")
+    assert 40 + ASK_END_GRACE <= scene.clock.elapsed <= 40 + ASK_END_GRACE + 1.1
+
+
+def test_the_answer_it_got_by_asking_again_keeps_it_going(scene: Scene):
+    scene.say("working")
+    scene.clock.after(10, lambda: _ask(scene))
+    scene.clock.after(40, lambda: _gave_up(scene))
+    scene.clock.after(50, lambda: _answer(scene))  # asked again, the same question: it got its answer
+    scene.clock.after(40 + ASK_END_GRACE + 30, lambda: scene.signal(Kind.DONE))
+    assert scene.wait(_asking(scene, timeout=600)).kind == Kind.DONE
