@@ -12,7 +12,7 @@ from hive.cli.main import doit_hint
 from hive.configfile import config_toml
 from hive.errors import HiveError
 from hive.store.files import atomic_write
-from hive.store.paths import DOIT_DB_EXCLUDE, Paths
+from hive.store.paths import LOCAL_EXCLUDES, Paths
 
 # what a dodo.py that hands over to Hive contains (older ones import hive.compiler)
 DODO_MARKERS = ("hive.dodo import load_dodo", "hive.compiler import load_dodo")
@@ -50,8 +50,8 @@ def init(cwd: Path) -> tuple[Path, list[str]]:
     if not (root / "worktrees" / ".gitignore").exists():
         ensure_ignored_dir(root / "worktrees")
         done.append("created worktrees/ (git-ignored)")
-    if git.exclude_locally(root, DOIT_DB_EXCLUDE):
-        done.append("git-ignored .doit.db locally (.git/info/exclude)")
+    if [pattern for pattern in LOCAL_EXCLUDES if git.exclude_locally(root, pattern)]:
+        done.append("git-ignored .doit.db and dodo.py's bytecode locally (.git/info/exclude)")
     return root, done
 
 

@@ -17,6 +17,10 @@ from hive.store import names
 # killed mid-write (seen in the soak as a stray file in the user's `git status`)
 DOIT_DB = ".doit.db"
 DOIT_DB_EXCLUDE = f"/{DOIT_DB}*"
+# ... and the bytecode Python writes for dodo.py when doit imports it (a `__pycache__/` in the
+# user's `git status` after their first `doit`)
+DODO_BYTECODE_EXCLUDE = "/__pycache__/dodo.*.pyc"
+LOCAL_EXCLUDES = (DOIT_DB_EXCLUDE, DODO_BYTECODE_EXCLUDE)
 
 
 @dataclass(frozen=True)

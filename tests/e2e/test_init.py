@@ -33,8 +33,11 @@ def test_init_sets_up_the_repo_without_committing_and_is_idempotent(isolated):
     (root / ".hive" / "state" / "s.json").write_text("{}")
     (root / ".doit.db").write_text("")
     (root / ".doit.db-journal").write_text("")  # what a killed doit leaves beside it
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "dodo.cpython-311.pyc").write_bytes(b"")  # doit imported dodo.py
     status = git(root, "status", "--porcelain", "--untracked-files=all")
     assert "worktrees" not in status and ".hive/state" not in status and ".doit.db" not in status
+    assert "__pycache__" not in status
     assert "dodo.py" in status and ".hive/config.toml" in status, "what the user may commit stays visible"
     before = {p: p.read_bytes() for p in [root / "dodo.py", root / ".hive" / "config.toml"]}
     r = _init(root)
