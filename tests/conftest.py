@@ -216,6 +216,15 @@ class Repo:
             rows.append((task, int(attempt), float(at), event))
         return rows
 
+    def use_fake_planner(self) -> None:
+        """`hive plan` runs tests/fake_planner.py (an interactive profile) as its planner."""
+        cfg = self.root / ".hive" / "config.toml"
+        command = json.dumps([sys.executable, str(HERE / "fake_planner.py"), "{context_file}"])
+        cfg.write_text(
+            cfg.read_text().replace('default = "fake"', 'default = "fake"\nplanner = "fakeplanner"')
+            + f'\n[agents.fakeplanner]\ncommand = {command}\nmode = "interactive"\n'
+        )
+
     def go(self, name: str = "go") -> None:
         (self.root / ".hive" / "fake").mkdir(parents=True, exist_ok=True)
         (self.root / ".hive" / "fake" / name).write_text("")

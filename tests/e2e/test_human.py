@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import pty
 import struct
@@ -13,7 +12,7 @@ import termios
 import threading
 
 import pytest
-from conftest import HERE, read_pty, wait_for
+from conftest import read_pty, wait_for
 
 
 def test_discovered_work_waits_for_a_human_and_runs_only_once_approved(repo):
@@ -92,17 +91,8 @@ def test_discovered_work_can_be_discarded(repo):
     assert repo.hive("discover", "Another idea", env=env).stdout.count("w:D2") == 1, "numbers are never reused"
 
 
-def _planner(repo) -> None:
-    cfg = repo.root / ".hive" / "config.toml"
-    command = json.dumps([sys.executable, str(HERE / "fake_planner.py"), "{context_file}"])
-    cfg.write_text(
-        cfg.read_text().replace('default = "fake"', 'default = "fake"\nplanner = "fakeplanner"')
-        + f'\n[agents.fakeplanner]\ncommand = {command}\nmode = "interactive"\n'
-    )
-
-
 def test_hive_plan_runs_the_planning_agent_and_validates_its_draft(repo):
-    _planner(repo)
+    repo.use_fake_planner()
     r = repo.hive("plan", "Add OAuth login")
     assert r.returncode == 0, r.stderr
     plan = repo.root / "plans" / "add-oauth-login.md"
@@ -114,7 +104,7 @@ def test_hive_plan_runs_the_planning_agent_and_validates_its_draft(repo):
 
 
 def test_hive_plan_fails_on_an_invalid_plan_and_keeps_plans_draft(repo):
-    _planner(repo)
+    repo.use_fake_planner()
     r = repo.hive("plan", "broken and approved thing")
     assert r.returncode == 3, r.stdout
     assert "hive: error: plans/broken-and-approved-thing.md:" in r.stderr
@@ -129,7 +119,7 @@ def test_hive_plan_fails_on_an_invalid_plan_and_keeps_plans_draft(repo):
     ids=["planner-dies", "planner-writes-nothing"],
 )
 def test_hive_plan_fails_with_the_reason_when_the_planner_ends_without_a_plan(repo, goal, how):
-    _planner(repo)
+    repo.use_fake_planner()
     r = repo.hive("plan", goal)
     assert r.returncode == 3, r.stdout
     assert f"hive: error: the planning agent {how} without writing plans/{goal}.md" in r.stderr
@@ -186,7 +176,7 @@ def _plan_on_a_terminal(repo, goal: str, answer: bytes | None) -> tuple[int, str
 
 
 def test_hive_plan_on_a_terminal_comes_back_by_itself_when_the_planner_exits(repo):
-    _planner(repo)
+    repo.use_fake_planner()
     code, shown = _plan_on_a_terminal(repo, "ask", b"yes\r")
     assert code == 0, shown
     assert "C-b d leaves it running" in shown
@@ -196,7 +186,7 @@ def test_hive_plan_on_a_terminal_comes_back_by_itself_when_the_planner_exits(rep
 
 
 def test_hive_plan_on_a_terminal_fails_with_the_reason_when_the_planner_dies(repo):
-    _planner(repo)
+    repo.use_fake_planner()
     code, shown = _plan_on_a_terminal(repo, "crash", None)
     assert code == 3, shown
     assert "the planning agent exited with status 2 without writing plans/crash.md" in shown

@@ -4,11 +4,6 @@ approves the plan again `doit` runs them and merges their work."""
 
 from __future__ import annotations
 
-import json
-import sys
-
-from conftest import HERE
-
 PLAN = """
 # Report tool
 
@@ -52,18 +47,9 @@ fake: signal done
 """
 
 
-def _planner(repo) -> None:
-    cfg = repo.root / ".hive" / "config.toml"
-    command = json.dumps([sys.executable, str(HERE / "fake_planner.py"), "{context_file}"])
-    cfg.write_text(
-        cfg.read_text().replace('default = "fake"', 'default = "fake"\nplanner = "fakeplanner"')
-        + f'\n[agents.fakeplanner]\ncommand = {command}\nmode = "interactive"\n'
-    )
-
-
 def _too_big(repo, reason: str = "three tools in one"):
     path = repo.write_plan("r", PLAN.format(reason=reason))
-    _planner(repo)
+    repo.use_fake_planner()
     r = repo.doit()
     assert r.returncode == 1, r.stderr
     assert repo.state("r", "2")["state"] == "too_big"
@@ -122,7 +108,7 @@ fake: signal too-big silent
 
 def test_split_refuses_what_it_cannot_split_and_never_leaves_a_broken_plan(repo):
     path = repo.write_plan("q", REFUSED)
-    _planner(repo)
+    repo.use_fake_planner()
     assert repo.doit("-c").returncode == 1
     before = path.read_bytes()
 
