@@ -31,6 +31,9 @@ context file's path as its argument. It reads the context file and follows
     fake: signal-login KIND      the same from a shell whose PATH was reset (like codex's `bash -lc`
                                  on Debian), using the command the brief gives for that case
     fake: crash [CODE]           exit with CODE (default 3) without signalling
+    fake: try-write PATH         try to create PATH; print "try-write PATH: ok" or ": denied (error)"
+    fake: try-read PATH          try to read PATH; print "try-read PATH: ok", ": denied (error)"
+    fake: try-git DIR ARGS...    run `git -C DIR ARGS`; print "try-git DIR ARGS: exit N"
     fake: silent                 print nothing and wait forever
     fake: hang                   wait forever (after printing)
     fake: dump-context           copy the context file to .hive/fake/context-<task>-a<N>.md
@@ -154,6 +157,24 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
                 f.write(f"{task} {attempt} {time.time():.3f} signal-{args[0]}\n")
             hive = re.search(r"the same command is\s+`([^`]+)`", text).group(1)  # type: ignore[union-attr]
             subprocess.run(["env", "PATH=/usr/bin:/bin", "sh", "-c", f"{hive} {args[0]}"], check=True)
+        elif verb == "try-write":
+            try:
+                with open(args[0], "x") as f:
+                    f.write("written from a sandbox\n")
+                said = "ok"
+            except OSError as e:
+                said = f"denied ({e.strerror})"
+            print(f"fake agent: try-write {args[0]}: {said}", flush=True)
+        elif verb == "try-read":
+            try:
+                Path(args[0]).read_bytes()
+                said = "ok"
+            except OSError as e:
+                said = f"denied ({e.strerror})"
+            print(f"fake agent: try-read {args[0]}: {said}", flush=True)
+        elif verb == "try-git":
+            done = subprocess.run(["git", "-C", *args], capture_output=True, text=True, check=False)
+            print(f"fake agent: try-git {' '.join(args)}: exit {done.returncode}", flush=True)
         elif verb == "crash":
             return int(args[0]) if args else 3
         elif verb in ("silent", "hang"):

@@ -67,6 +67,12 @@ def feed(cwd: Path | str, data: bytes, *args: str) -> None:
         raise CommandError(argv, done.returncode, done.stderr.decode(errors="replace"))
 
 
+def env_with(cwd: Path | str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment Hive's git runs with in `cwd`, plus `extra` (for a command run
+    without `git()`, e.g. one fed binary data)."""
+    return {**_env(cwd), **(extra or {})}
+
+
 def _env(cwd: Path | str, discover: bool = False) -> dict[str, str]:
     """git's environment: never a repository above `cwd` unless `discover`."""
     env = {**_ENV} if discover else {**_ENV, "GIT_CEILING_DIRECTORIES": os.path.dirname(os.path.abspath(cwd))}

@@ -45,6 +45,8 @@ _PROMPTS = (
     r"Choose the text style",
 )
 
+STATE_PATHS = ("~/.claude", "~/.claude.json")  # its sessions, settings and onboarding state
+
 PROFILES = (
     # Headless `-p` skips the per-directory trust dialog (every worktree is a new
     # directory); stream-json prints as it works, which is the sign of life.
@@ -64,6 +66,7 @@ PROFILES = (
         mode="headless",
         stream="claude",
         budget_args=("--max-budget-usd", "{usd}"),
+        state_paths=STATE_PATHS,
     ),
     AgentProfile(
         "claude-interactive",
@@ -71,6 +74,7 @@ PROFILES = (
         context_file="CLAUDE.md",
         mode="interactive",
         stall_patterns=_PROMPTS,
+        state_paths=STATE_PATHS,
     ),
 )
 

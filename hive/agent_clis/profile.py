@@ -30,6 +30,7 @@ class AgentProfile:
     ignore: tuple[str, ...] = ()  # files it leaves in the worktree that are never the task's work
     linger: float = 0.0  # seconds it may take to end its turn after signalling (its usage comes last)
     model: str = ""  # the model it uses, for pricing when its output does not name it
+    state_paths: tuple[str, ...] = ()  # what the CLI writes outside the checkout (`~` = home): writable in the sandbox
 
     def budget_argv(self, usd: float) -> list[str]:
         return [a.replace("{usd}", f"{usd:.4f}") for a in self.budget_args]

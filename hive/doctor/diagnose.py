@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hive import executors
-from hive.checks import Check, fail, ok
+from hive.checks import Check, fail, ok, warn
 from hive.doctor.hosts import agent_checks, on_every_host
 from hive.doctor.profiles_used import ProfileUse, not_done, profiles_in_use
 from hive.doctor.repo import repo_checks, tool_checks
@@ -15,6 +15,7 @@ from hive.errors import HiveError
 from hive.executors import capabilities
 from hive.plan.model import Plan
 from hive.project import load_repo_config
+from hive.sandbox import policy
 from hive.settings.config import Config
 from hive.store.paths import Paths
 
@@ -32,6 +33,7 @@ def diagnose(root: Path) -> list[Check]:
     except HiveError as e:
         checks.append(_unreadable("plans", e))
     checks += tool_checks(capabilities(config.executor).local_tmux) + repo_checks(root, config.main_branch)
+    checks += sandbox_check(config, capabilities(config.executor).remote_checkout)
     uses = profiles_in_use(config, plans, not_done(root, config))
     if not uses:
         if config.default_agent not in config.agents:  # `default = "script"`: no agent at all
@@ -50,6 +52,19 @@ def diagnose(root: Path) -> list[Check]:
     for use in uses:
         checks += agent_checks(use, root, dirs)
     return checks
+
+
+def sandbox_check(config: Config, remote: bool) -> list[Check]:
+    """Whether agents will run in the sandbox `[sandbox] mode` asks for."""
+    if config.sandbox_mode == "off":
+        return []
+    refused, warnings = policy.preflight(config, remote)
+    fix = 'install bubblewrap where it runs, or set [sandbox] mode = "off" (docs/sandbox.md)'
+    if refused:
+        return [fail("sandbox", refused[0], fix)]
+    if warnings:
+        return [warn("sandbox", warnings[0].removeprefix("warning: "), fix)]
+    return [ok("sandbox", f"bubblewrap works: agents run sandboxed ([sandbox] mode = {config.sandbox_mode!r})")]
 
 
 def _load_plans(root: Path, config: Config) -> tuple[Plan, ...]:

@@ -24,6 +24,7 @@ from hive.engine.job import Job
 from hive.errors import HiveError
 from hive.executors import capabilities
 from hive.lifecycle import shown_state
+from hive.output import say
 from hive.plan.done import StateView
 from hive.plan.model import Plan
 from hive.project import Project, load_project
@@ -170,10 +171,17 @@ def _agents_can_start(project: Project, view: StateView) -> None:
     agent program (or Claude Code as root without IS_SANDBOX) would otherwise fail
     every task it runs, one by one with retries, after making each one's worktree."""
     from hive.doctor import preflight
+    from hive.sandbox import policy
 
     if not preflight.runs_tasks(sys.argv[1:]):  # `doit list` works without the agents, and stays fast
         return
-    if capabilities(project.config.executor).remote_checkout:  # `hive doctor` checks them on their hosts
+    remote = capabilities(project.config.executor).remote_checkout
+    refused, warnings = policy.preflight(project.config, remote)
+    if refused:
+        raise InvalidDodoFile(preflight.message(refused))
+    for warning in warnings:
+        say(warning)
+    if remote:  # `hive doctor` checks them on their hosts
         return
     from hive.doctor.profiles_used import pending
 

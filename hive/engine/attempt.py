@@ -27,6 +27,7 @@ from hive.executors import AgentRef, Checkout, Launch
 from hive.lifecycle import Outcome, Resume, State
 from hive.output import clean_tail, duration, say
 from hive.reports.dependencies import dependency_results
+from hive.sandbox import bwrap, gitdir, policy
 from hive.store import agent_signals, names, questions
 from hive.store.files import atomic_write
 from hive.store.questions import Question
@@ -99,10 +100,13 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         if caps.remote_checkout  # only a host elsewhere rebuilds the worktree: no git call for it here
         else None
     )
+    argv = _command(h, st, brief)
+    if h.sandboxed:
+        argv = _in_sandbox(h, st, wt, argv, base)
     agent = h.executor.start(
         Launch(
             AgentRef.of(h.root, st),
-            _command(h, st, brief),
+            argv,
             env,
             wt,
             log,
@@ -124,6 +128,29 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         f"(`hive attach {h.key}`), worktree {h.rel(wt)}"
     )
     return st
+
+
+def _in_sandbox(h: TaskContext, st: TaskState, wt: Path, argv: list[str], main: str) -> list[str]:
+    """`argv` run in the attempt's sandbox, committing into its own git directory."""
+    private = h.paths.private_gitdir(h.plan_name, h.task.id, st.attempt)
+    refs = {st.branch: git.rev_parse(h.root, f"refs/heads/{st.branch}"), h.cfg.main_branch: main}
+    shown = gitdir.create(h.root, wt, private, st.branch, refs)
+    state_paths = () if h.is_script else h.profile().state_paths
+    attempt = policy.Attempt(h.paths, h.plan_name, h.task.id, st.attempt, wt, tuple(argv), state_paths, shown, private)
+    return bwrap.command(policy.view(h.cfg, attempt), argv)
+
+
+def bring_back(h: TaskContext, st: TaskState) -> None:
+    """A sandboxed attempt's commits, from its own git directory into its branch (before
+    Hive touches either), then its private directory is gone: the attempt is over."""
+    private = h.paths.private_gitdir(h.plan_name, h.task.id, st.attempt)
+    if not private.exists():
+        return
+    if st.worktree and st.branch:
+        said = gitdir.bring_back(h.root, Path(st.worktree), private, st.branch)
+        if said:
+            say(f"{h.key}: {said}")
+    gitdir.remove(private)
 
 
 def start_merge_only(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
@@ -172,6 +199,7 @@ def retire_worktree(h: TaskContext, st: TaskState) -> None:
     next attempt starts from there), then it is removed. One that is not sound (a
     checkout that never completed) holds no work and is only cleared away."""
     wt = Path(st.worktree) if st.worktree else None
+    bring_back(h, st)  # before anything reads its branch or commits its leftovers
     if wt is None or not sound(h, wt):
         return
     worktrees.restore_branch(wt, st.branch)

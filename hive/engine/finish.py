@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hive.adapters import worktrees
-from hive.engine.attempt import retire_worktree, worktree_for_merge
+from hive.engine.attempt import bring_back, retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders, merge
 from hive.engine.task import TaskContext
@@ -23,6 +23,7 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
     left = h.agent(st).stop(h.cfg.stop_patience, rule.ended_by_itself, prefixed(say, h.key))
     if left:
         say(f"{h.key}: warning: {left}")
+    bring_back(h, st)
     if rule.worktree == Worktree.MERGE:
         return _merge(h, st, outcome)
     note = ""

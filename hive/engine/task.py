@@ -14,6 +14,7 @@ from hive.errors import HiveError
 from hive.executors import Agent, AgentRef, Executor, executor
 from hive.lifecycle import State, TaskType
 from hive.output import first_line, say
+from hive.sandbox import policy
 from hive.store import names
 from hive.store.paths import Paths
 from hive.store.state import StaleState, StateStore, TaskState
@@ -87,6 +88,11 @@ class TaskContext:
         st = self.store.close_attempt(st, state, reason, output_tail=output_tail, files=files, resume=resume, **changes)
         say(f"{self.key}: {state} — {first_line(reason)}" + (f" ({note})" if note else ""))
         return st
+
+    @property
+    def sandboxed(self) -> bool:
+        """Its agents run in the sandbox (hive.sandbox)."""
+        return policy.sandboxed(self.cfg, self.executor.capabilities.remote_checkout)
 
     def profile(self) -> AgentProfile:
         return self.cfg.agents[self.cfg.profile_name(self.job.plan.agent, self.task.agent)]

@@ -37,7 +37,7 @@ def profile_from_table(name: str, table: Any, base: AgentProfile | None, where: 
     changes["command"] = tuple(command)
     if "env" in changes:
         changes["env"] = tuple(sorted(changes["env"].items()))
-    for key in ("stall_patterns", "budget_args", "ignore"):
+    for key in ("stall_patterns", "budget_args", "ignore", "state_paths"):
         if key in changes:
             changes[key] = tuple(changes[key])
     return replace(start, name=name, **changes)
@@ -73,7 +73,7 @@ def _list_problems(table: dict[str, Any], where: str) -> list[str]:
                 re.compile(pattern)
             except re.error as e:
                 problems.append(f"{where}.stall_patterns: {pattern!r} is not a valid regular expression ({e})")
-    for key in ("budget_args", "ignore"):
+    for key in ("budget_args", "ignore", "state_paths"):
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             problems.append(f"{where}.{key} must be a list of strings")

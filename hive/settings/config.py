@@ -15,7 +15,7 @@ from hive.agent_clis.profile import AgentProfile
 from hive.errors import HiveError
 from hive.settings.agents import profile_from_table
 from hive.settings.prices import DEFAULT_PRICES, Price, prices_from_table
-from hive.settings.schema import DEFAULT_NOTIFY_EVENTS, KINDS, NOTIFY_EVENTS, Key, by_section
+from hive.settings.schema import DEFAULT_HIDDEN, DEFAULT_NOTIFY_EVENTS, KINDS, NOTIFY_EVENTS, Key, by_section
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
@@ -58,6 +58,9 @@ class Config:
     executor: str = "tmux"
     # the executor's own [executor] settings, as its plugin's keys checked them (hive.executors)
     executor_options: dict[str, Any] = field(default_factory=dict)
+    sandbox_mode: str = "off"  # "auto" | "on" | "off" (hive.sandbox)
+    sandbox_writable: tuple[str, ...] = ()
+    sandbox_hide: tuple[str, ...] = DEFAULT_HIDDEN
     budget_task_usd: float = 0.0  # 0 = no cap
     budget_run_usd: float = 0.0
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
@@ -239,6 +242,7 @@ def convert(value: Any, kind: str, where: str) -> Any:
         "nonnegint": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
         "strlist": isinstance(value, list) and all(isinstance(v, str) for v in value),
         "usd": isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
+        "sandboxmode": value in ("auto", "on", "off"),
     }[kind]
     if not ok:
         raise HiveError(f"{where} = {value!r} must be {KINDS[kind]}")

@@ -47,7 +47,15 @@ KINDS: dict[str, str] = {
     "stream": "the name of a stream reader",
     "seconds": "a number of seconds >= 0",
     "events": "a list of event names",
+    "sandboxmode": '"auto", "on" or "off"',
 }
+
+# What `[sandbox] hide` makes invisible to agents unless it says otherwise: credentials an
+# agent has no business reading (it writes code; it does not push, deploy or sign)
+DEFAULT_HIDDEN = (
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.git-credentials", "~/.docker",
+    "~/.kube", "~/.config/gcloud",
+)  # fmt: skip
 
 # What `[notify]` can tell (hive.notify.events builds each), and what it tells unless `events` says
 NOTIFY_EVENTS = (
@@ -67,6 +75,8 @@ SECTIONS: dict[str, str] = {
     "gates": "Hard stops that wait for a human (`<!-- checkpoint -->` markers in a plan always stop).",
     "budget": "Caps on what agents may spend.",
     "notify": "Tell a human when a run needs one. Off unless set.",
+    "sandbox": "What an agent can reach (bubblewrap): its own checkout and what its CLI must write; the "
+    "main repository, your home and other tasks stay out of its reach. See docs/sandbox.md.",
 }
 
 KEYS: tuple[Key, ...] = (
@@ -127,6 +137,15 @@ KEYS: tuple[Key, ...] = (
     Key("notify", "events", "notify_events", "events", list(DEFAULT_NOTIFY_EVENTS),
         "Which events the channels below are told of: " + ", ".join(NOTIFY_EVENTS) + " (`task_done` and "
         "`run_started` are off by default)."),
+    Key("sandbox", "mode", "sandbox_mode", "sandboxmode", "off",
+        '"on": every agent, script and check runs in a bubblewrap sandbox, and a run without bubblewrap '
+        'does not start; "auto": sandboxed where bubblewrap works, else one warning per run; "off": not '
+        "sandboxed. (Off by default until the sandbox covers the network too: docs/sandbox.md.)"),
+    Key("sandbox", "writable", "sandbox_writable", "strlist", [],
+        "More paths agents may write (`~` is your home), besides their checkout, a private /tmp and "
+        "their CLI's `state_paths`."),
+    Key("sandbox", "hide", "sandbox_hide", "strlist", list(DEFAULT_HIDDEN),
+        "Paths agents cannot see at all (`~` is your home)."),
     Key("budget", "run_usd", "budget_run_usd", "usd", 0,
         "USD per `doit` run: at the cap no new task starts, running agents finish, and doit exits 1."),
 )  # fmt: skip
@@ -159,6 +178,9 @@ AGENT_KEYS: tuple[Key, ...] = (
         "Seconds it may take to end its turn after signalling (its usage report comes last)."),
     Key("agents.NAME", "model", "model", "str", "",
         "The model it uses, for pricing when its output does not name one."),
+    Key("agents.NAME", "state_paths", "state_paths", "strlist", [],
+        "What the CLI itself must write outside the checkout (`~` is your home), writable in the sandbox, "
+        'e.g. ["~/.mycli"]. The built-in profiles set their own.'),
 )  # fmt: skip
 
 PRICES_EXAMPLE = {"claude-opus-*": {"input": 15.0, "output": 75.0}, "my-local-model": {"input": 0, "output": 0}}

@@ -108,8 +108,17 @@ class Paths:
     def claim_lock(self, plan: str, task_id: str) -> Path:
         return self.locks / "claims" / f"{names.stem(plan, task_id)}.lock"
 
+    def signal_dir(self, plan: str, task_id: str, attempt: int) -> Path:
+        """The attempt's own folder for its signal: the one `.hive` folder (with its task's
+        notes and questions) a sandboxed agent may write, so it cannot signal for another."""
+        return self.hive / "signals" / names.attempt_name(plan, task_id, attempt)
+
     def signal_file(self, plan: str, task_id: str, attempt: int) -> Path:
-        return self.hive / "signals" / f"{names.attempt_name(plan, task_id, attempt)}.json"
+        return self.signal_dir(plan, task_id, attempt) / "signal.json"
+
+    def private_gitdir(self, plan: str, task_id: str, attempt: int) -> Path:
+        """A sandboxed attempt's own git directory (hive.sandbox.gitdir)."""
+        return self.hive / "gitdirs" / names.attempt_name(plan, task_id, attempt)
 
     @property
     def notes(self) -> Path:

@@ -28,7 +28,7 @@ def test_a_done_signal_sent_after_ctrl_c_shows_as_signalled_not_stuck(repo):
     os.killpg(run.pid, signal.SIGINT)
     assert run.wait(timeout=30) == 130
     repo.go()
-    wait_for(lambda: list((repo.root / ".hive" / "signals").glob("*.json")), what="the done signal")
+    wait_for(lambda: list((repo.root / ".hive" / "signals").glob("*/signal.json")), what="the done signal")
     task = repo.status_json()["tasks"][0]
     assert task["state"] == "in_progress" and not task["stuck"]
     assert "signalled `done`" in task["reason"] and "next `doit`" in task["reason"]

@@ -60,7 +60,7 @@ def test_done_signal_sent_while_no_run_watches_is_merged_by_the_next_run(repo):
     wait_for(lambda: len(repo.starts()) == 2, what="both agents to start")
     kill_group(run)
     repo.go()
-    wait_for(lambda: len(list((repo.root / ".hive" / "signals").glob("*.json"))) == 2, what="agents to signal")
+    wait_for(lambda: len(list((repo.root / ".hive" / "signals").glob("*/signal.json"))) == 2, what="agents to signal")
     r = repo.doit("-n", "2")
     assert r.returncode == 0, r.stderr
     assert "signalled `done` while no run watched" in r.stderr

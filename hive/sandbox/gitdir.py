@@ -1,0 +1,125 @@
+"""A sandboxed attempt's own git directory.
+
+A git worktree's `.git` is a file pointing into the main repository's `.git`: commits write
+objects and refs there, so an agent that can commit in a worktree could move `main`, rewrite
+another task's branch or delete objects. In the sandbox the worktree's `.git` shows a file
+pointing to a private git directory instead (`Paths.private_gitdir`): its own refs, index and
+new objects, main's objects borrowed read-only through `objects/info/alternates`. Hive alone
+brings the agent's commits back into the task's branch (`bring_back`), without ever running
+git inside the agent's directory (whose config the agent controls): its tip is read from the
+ref file, its new objects are read through GIT_ALTERNATE_OBJECT_DIRECTORIES by the main
+repository's own git.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from hive.adapters import git
+from hive.crashsafe import uninterruptible
+from hive.errors import CommandError
+from hive.store.files import atomic_write
+
+SYNCED = "hive-synced"  # the branch's commit Hive last brought back (or started it at)
+_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+
+
+def gitfile(private: Path) -> Path:
+    """What the sandbox shows as the worktree's `.git`."""
+    return private.with_name(private.name + ".gitfile")
+
+
+def create(root: Path, worktree: Path, private: Path, branch: str, refs: dict[str, str]) -> Path:
+    """The attempt's private git directory for `worktree`, on `branch` (as its worktree is),
+    with `refs` (name -> commit: the branch, and main for a resolve attempt) and the worktree's
+    index and excludes. Returns the file to show as the worktree's `.git`."""
+    common = Path(git.git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip())
+    admin = Path(git.git(worktree, "rev-parse", "--path-format=absolute", "--git-dir").stdout.strip())
+    excludes = git.git(worktree, "config", "--get", "core.excludesFile", check=False).stdout.strip()
+    shutil.rmtree(private, ignore_errors=True)  # a half-made one of a run killed here
+    (private / "objects" / "info").mkdir(parents=True)
+    (private / "refs" / "tags").mkdir(parents=True)
+    (private / "objects" / "info" / "alternates").write_text(f"{common / 'objects'}\n")
+    for name, commit in refs.items():
+        ref = private / "refs" / "heads" / name
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        ref.write_text(f"{commit}\n")
+    (private / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
+    config = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+    if excludes:
+        config += f"\texcludesFile = {excludes}\n"
+    (private / "config").write_text(config)
+    if (admin / "index").exists():
+        shutil.copyfile(admin / "index", private / "index")
+    (private / SYNCED).write_text(f"{refs[branch]}\n")
+    atomic_write(gitfile(private), f"gitdir: {private}\n")
+    return gitfile(private)
+
+
+def tip(private: Path, branch: str) -> str:
+    """The agent's branch as its private directory records it ("" if it has none): the loose
+    ref, else its line in packed-refs, read as text."""
+    try:
+        loose = (private / "refs" / "heads" / branch).read_text().strip()
+    except OSError:
+        loose = ""
+    if _SHA.match(loose):
+        return loose
+    try:
+        packed = (private / "packed-refs").read_text().splitlines()
+    except OSError:
+        return ""
+    for line in packed:
+        sha, _, name = line.partition(" ")
+        if name == f"refs/heads/{branch}" and _SHA.match(sha):
+            return sha
+    return ""
+
+
+def bring_back(root: Path, worktree: Path, private: Path, branch: str) -> str:
+    """Make the task's branch in the main repository what the agent committed in its private
+    directory; then the worktree's index matches it. Idempotent, and safe to repeat after a
+    kill -9 at any line. Returns what it did, for the log ("" = nothing new)."""
+    if not private.is_dir():
+        return ""
+    new = tip(private, branch)
+    try:
+        synced = (private / SYNCED).read_text().strip()
+    except OSError:
+        synced = ""
+    ref = f"refs/heads/{branch}"
+    current = git.try_rev_parse(root, ref)
+    if not new or new == synced or not current:
+        return ""
+    if new != current:
+        _copy_objects(root, private, new, current)
+        if not git.update_ref(root, ref, new, current):
+            return ""
+    if worktree.is_dir():
+        git.git(worktree, "reset", "-q", check=False)  # its index: the agent's commit, files untouched
+    atomic_write(private / SYNCED, f"{new}\n")
+    return f"brought its commits back from its sandbox ({current[:10]} → {new[:10]})"
+
+
+def remove(private: Path) -> None:
+    shutil.rmtree(private, ignore_errors=True)
+    gitfile(private).unlink(missing_ok=True)
+
+
+def _copy_objects(root: Path, private: Path, new: str, have: str) -> None:
+    """The objects of `new` the main repository lacks, packed by its own git reading the
+    agent's objects (never the agent's config or hooks) and indexed into it."""
+    reading = git.env_with(root, {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(private / "objects")})
+    revs = f"{new}\n^{have}\n"
+    pack = ["git", "-C", str(root), "pack-objects", "--revs", "--stdout", "-q"]
+    index = ["git", "-C", str(root), "index-pack", "--stdin", "--strict"]
+    with uninterruptible():
+        packed = subprocess.run(pack, input=revs.encode(), capture_output=True, env=reading, check=False)
+        if packed.returncode != 0:
+            raise CommandError(pack, packed.returncode, packed.stderr.decode(errors="replace"))
+        indexed = subprocess.run(index, input=packed.stdout, capture_output=True, env=git.env_with(root), check=False)
+        if indexed.returncode != 0:
+            raise CommandError(index, indexed.returncode, indexed.stderr.decode(errors="replace"))

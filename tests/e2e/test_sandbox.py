@@ -1,0 +1,163 @@
+"""Issue 24: agents in a bubblewrap sandbox (`[sandbox] mode = "on"`), through real `doit`, tmux
+and the fake agent. As root nothing but the sandbox stops these writes (SANDBOX-NOTES.md), so a
+"denied" here proves the sandbox."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import uuid
+from pathlib import Path
+
+from conftest import wait_for
+
+
+def sandbox_on(repo) -> str:
+    """[sandbox] mode = "on", with the fake agent's own log folder writable (`writable`)."""
+    (repo.root / ".hive" / "fake").mkdir(exist_ok=True)
+    return f'\n[sandbox]\nmode = "on"\nwritable = ["{repo.root}/.hive/fake"]\n'
+
+
+TRIES = """
+### Task 1: Stay in your checkout
+fake: try-write {root}/main-checkout.txt
+fake: try-write {home}/in-home.txt
+fake: try-write {root}/worktrees/beside-me.txt
+fake: try-write /etc/{tag}
+fake: try-read {home}/.ssh/id_ed25519
+fake: try-write {root}/.git/refs/heads/evil
+fake: try-git {root} update-ref refs/heads/main HEAD
+fake: try-write {root}/.hive/state/forged.json
+fake: try-write {root}/.hive/signals/forged.json
+fake: try-write /tmp/{tag}
+fake: try-git . update-ref refs/heads/main HEAD
+fake: note working inside the sandbox
+fake: write a.txt a
+fake: commit work in the sandbox
+fake: signal done
+"""
+
+
+def _tried(repo) -> dict[str, str]:
+    """What each try printed, by its target."""
+    out = {}
+    for line in repo.hive("logs", "s:1", "-n", "200").stdout.splitlines():
+        if line.startswith("fake agent: try-"):
+            what, _, said = line.removeprefix("fake agent: ").rpartition(": ")
+            out[what] = said
+    return out
+
+
+def test_a_sandboxed_agent_writes_only_its_checkout_and_its_task_still_merges(repo):
+    home, tag = Path(os.environ["HOME"]), f"hive-sandbox-{uuid.uuid4().hex[:8]}"
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    repo.configure(extra=sandbox_on(repo))
+    repo.write_plan("s", TRIES.format(root=repo.root, home=home, tag=tag))
+    main_before = repo.git("rev-parse", "main")
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr + repo.hive("logs", "s:1").stdout
+    tried = _tried(repo)
+    for target in (
+        f"try-write {repo.root}/main-checkout.txt",
+        f"try-write {home}/in-home.txt",
+        f"try-write {repo.root}/worktrees/beside-me.txt",
+        f"try-write /etc/{tag}",
+        f"try-read {home}/.ssh/id_ed25519",
+        f"try-write {repo.root}/.git/refs/heads/evil",
+        f"try-write {repo.root}/.hive/state/forged.json",
+        f"try-write {repo.root}/.hive/signals/forged.json",
+    ):
+        assert tried.get(target, "").startswith("denied"), (target, tried)
+    assert tried[f"try-git {repo.root} update-ref refs/heads/main HEAD"] != "exit 0"
+    assert tried[f"try-write /tmp/{tag}"] == "ok", "its /tmp is its own"
+    assert tried["try-git . update-ref refs/heads/main HEAD"] == "exit 0", "main in its own git directory only"
+    for path in (
+        repo.root / "main-checkout.txt",
+        home / "in-home.txt",
+        repo.root / "worktrees" / "beside-me.txt",
+        Path("/etc") / tag,
+        Path("/tmp") / tag,
+        repo.root / ".git" / "refs" / "heads" / "evil",
+    ):
+        assert not path.exists(), path
+    assert repo.file_on_main("a.txt") == "a\n"
+    assert repo.git("rev-parse", "main^1") == main_before, "main moved only by Hive's merge"
+    first_parents = repo.git("log", "--first-parent", "--format=%s", "main").splitlines()
+    assert first_parents == ["hive: merge s:1 — Stay in your checkout", "initial commit"]
+    assert "work in the sandbox" in repo.git("log", "--format=%s", "main^2")
+    assert repo.status_json()["tasks"][0]["notes"][-1]["text"] == "working inside the sandbox"
+    assert not list((repo.root / ".hive" / "gitdirs").iterdir()), "its private git directory is gone"
+
+
+def test_kill9_of_doit_with_sandboxed_agents_then_the_next_run_reattaches_and_merges_once(repo):
+    repo.configure(extra=sandbox_on(repo))
+    repo.write_plan(
+        "s",
+        """
+        ### Task 1: Work, then wait
+        fake: write a.txt a
+        fake: commit committed in the sandbox before the crash
+        fake: wait-for .hive/fake/go
+        fake: signal done
+
+        ### Task 2: After it
+        **Depends on:** 1
+        fake: write b.txt b
+        fake: commit second
+        fake: signal done
+        """,
+    )
+    run = repo.start_doit()
+    wait_for(lambda: "a.txt" in _agent_files(repo), what="the agent's commit in its own git directory")
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait(timeout=10)
+    repo.go()
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert "re-attaching" in r.stderr or "found its `hive done` signal" in r.stderr
+    assert repo.file_on_main("a.txt") == "a\n" and repo.file_on_main("b.txt") == "b\n"
+    assert repo.starts() == ["s:1", "s:2"], "nothing ran twice"
+    assert repo.git("log", "--format=%s", "main").count("committed in the sandbox before the crash") == 1
+
+
+def _agent_files(repo) -> str:
+    """The files of the commits in any attempt's private git directory."""
+    out = []
+    for private in (repo.root / ".hive" / "gitdirs").glob("*"):
+        if private.is_dir():
+            log = subprocess.run(
+                ["git", "--git-dir", str(private), "log", "--name-only", "--format=", "-1"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            out.append(log.stdout)
+    return "".join(out)
+
+
+def test_a_script_task_runs_in_the_sandbox_too(repo):
+    repo.configure(extra=sandbox_on(repo))
+    repo.write_plan(
+        "s",
+        f"""
+        ### Task 1: A script
+        **Type:** script
+
+        ```bash
+        echo made-by-the-script > made.txt
+        if echo x > {repo.root}/from-script.txt; then echo "wrote the main checkout"; exit 1; fi
+        ```
+        """,
+    )
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr + repo.hive("logs", "s:1").stdout
+    assert repo.file_on_main("made.txt") == "made-by-the-script\n"
+    assert not (repo.root / "from-script.txt").exists()
+
+
+def test_doctor_says_the_agents_run_sandboxed(repo):
+    repo.configure(extra=sandbox_on(repo))
+    r = repo.hive("doctor")
+    assert "bubblewrap works: agents run sandboxed ([sandbox] mode = 'on')" in r.stdout, r.stdout

@@ -1,0 +1,116 @@
+"""hive/sandbox/gitdir.py with real git: an attempt's private git directory, and bringing the
+agent's commits back into the task's branch — once, after a kill -9 at any line, whatever the
+agent did to its directory's config."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hive.adapters import git
+from hive.sandbox import gitdir
+
+BRANCH = "hive/t-1-a1"
+
+
+def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    ).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(root, worktree, private git directory) of an attempt on BRANCH."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    run(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("a\n")
+    run(root, "add", "a.txt")
+    run(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "initial")
+    wt = tmp_path / "wt"
+    run(root, "worktree", "add", "-q", "-b", BRANCH, str(wt), "main")
+    private = tmp_path / "gitdirs" / "t-1-a1"
+    start = run(root, "rev-parse", "main")
+    shown = gitdir.create(root, wt, private, BRANCH, {BRANCH: start, "main": start})
+    assert shown.read_text() == f"gitdir: {private}\n"
+    return root, wt, private
+
+
+def agent_commit(wt: Path, private: Path, name: str, *extra: str) -> str:
+    """A commit as the sandboxed agent makes it: through its own git directory."""
+    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(wt)}
+    (wt / name).write_text(f"{name}\n")
+    run(wt, "add", name, env=env)
+    run(wt, "-c", "user.name=agent", "-c", "user.email=a@a", "commit", "-q", *extra, "-m", name, env=env)
+    return run(wt, "rev-parse", "HEAD", env=env)
+
+
+def test_the_agents_commits_reach_the_branch_and_nothing_else_moves(repo):
+    root, wt, private = repo
+    main = run(root, "rev-parse", "main")
+    run(wt, "update-ref", "refs/heads/main", main, env={"GIT_DIR": str(private)})  # its own main only
+    tip = agent_commit(wt, private, "b.txt")
+    assert run(root, "rev-parse", BRANCH) == main, "the main repository is untouched while it works"
+    assert "brought its commits back" in gitdir.bring_back(root, wt, private, BRANCH)
+    assert run(root, "rev-parse", BRANCH) == tip and run(root, "rev-parse", "main") == main
+    assert run(wt, "status", "--porcelain") == "", "the worktree's index matches its commit"
+    assert gitdir.bring_back(root, wt, private, BRANCH) == "", "nothing new the second time"
+
+
+def test_a_kill_between_the_ref_and_the_index_is_finished_by_the_next_call(repo):
+    root, wt, private = repo
+    tip = agent_commit(wt, private, "b.txt")
+    gitdir._copy_objects(root, private, tip, run(root, "rev-parse", BRANCH))
+    git.update_ref(root, f"refs/heads/{BRANCH}", tip)  # ...killed here: index and marker not yet
+    gitdir.bring_back(root, wt, private, BRANCH)
+    assert run(wt, "status", "--porcelain") == ""
+    assert (private / gitdir.SYNCED).read_text().strip() == tip
+
+
+def test_history_the_agent_rewrote_is_what_the_branch_becomes(repo):
+    root, wt, private = repo
+    agent_commit(wt, private, "b.txt")
+    gitdir.bring_back(root, wt, private, BRANCH)
+    amended = agent_commit(wt, private, "c.txt", "--amend")
+    gitdir.bring_back(root, wt, private, BRANCH)
+    assert run(root, "rev-parse", BRANCH) == amended
+    assert run(root, "cat-file", "-t", amended) == "commit", "its objects are the main repository's own now"
+
+
+def test_packed_refs_are_read_and_a_missing_branch_brings_nothing(repo):
+    root, wt, private = repo
+    tip = agent_commit(wt, private, "b.txt")
+    run(wt, "pack-refs", "--all", env={"GIT_DIR": str(private)})
+    assert not (private / "refs" / "heads" / BRANCH).exists()
+    assert gitdir.tip(private, BRANCH) == tip
+    (private / "packed-refs").write_text("# nothing\n")
+    assert gitdir.bring_back(root, wt, private, BRANCH) == ""
+
+
+def test_hive_never_runs_what_the_agents_git_config_says(repo, tmp_path):
+    root, wt, private = repo
+    marker = tmp_path / "pwned"
+    with open(private / "config", "a") as f:
+        f.write(f"[core]\n\tfsmonitor = touch {marker}\n\thooksPath = {tmp_path}\n")
+        f.write(f"[uploadpack]\n\tpackObjectsHook = touch {marker}\n")
+    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(wt), "GIT_CONFIG_GLOBAL": "/dev/null"}
+    (wt / "b.txt").write_text("b\n")
+    subprocess.run(["git", "-c", "core.fsmonitor=false", "add", "b.txt"], cwd=wt, env={**os.environ, **env}, check=True)
+    subprocess.run(
+        ["git", "-c", "core.fsmonitor=false", "-c", "user.name=a", "-c", "user.email=a@a", "commit", "-qm", "b"],
+        cwd=wt,
+        env={**os.environ, **env},
+        check=True,
+    )
+    assert gitdir.bring_back(root, wt, private, BRANCH)
+    assert not marker.exists()
+
+
+def test_remove_leaves_nothing(repo):
+    _, _, private = repo
+    gitdir.remove(private)
+    assert not private.exists() and not gitdir.gitfile(private).exists()
