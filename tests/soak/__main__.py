@@ -31,7 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--ray", action="store_true", help="on the Ray executor: a local cluster of a head and 2 worker nodes"
     )
+    ap.add_argument("--sandbox", action="store_true", help='agents in the bubblewrap sandbox ([sandbox] mode = "on")')
     args = ap.parse_args(argv)
+    if args.sandbox and args.ray:
+        ap.error("the Ray executor does not sandbox its agents yet: --sandbox or --ray, not both")
     seeds = [args.replay] if args.replay is not None else list(range(args.seed, args.seed + args.trials))
     t0 = time.monotonic()
     results = []
@@ -46,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                 keep=args.keep or args.keep_failed,
                 trace_git=args.trace_git,
                 on_ray=on_ray,
+                sandbox=args.sandbox,
             )
             if res.passed and args.keep_failed and not args.keep:
                 shutil.rmtree(res.dir, ignore_errors=True)

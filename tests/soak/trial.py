@@ -43,6 +43,8 @@ main_branch = "main"
 
 
 class Trial(Sandbox):
+    sandboxed = False  # agents in Hive's bubblewrap sandbox ([sandbox] mode = "on"): `--sandbox`
+
     def __init__(self, sc: Scenario, verbose: bool = False, trace_git: bool = False) -> None:
         super().__init__(sc, verbose, trace_git)
         self.rm_worktree = faults.WorktreeRemoval(sc)
@@ -73,6 +75,10 @@ class Trial(Sandbox):
                 executor=self.executor_config(),
             )
         )
+        if self.sandboxed:  # the fake agents log their starts and signals in .hive/fake: writable
+            (self.root / ".hive" / "fake").mkdir()
+            with open(self.root / ".hive" / "config.toml", "a") as f:
+                f.write(f'\n[sandbox]\nmode = "on"\nwritable = ["{self.root}/.hive/fake"]\n')
         (self.root / "plans" / f"{PLAN}.md").write_text(render_plan(self.sc))
         self.user = self._protect_user_work()
 
@@ -205,12 +211,22 @@ class Trial(Sandbox):
 TrialMaker = Callable[[Scenario, bool, bool], "Trial"]
 
 
+class SandboxedTrial(Trial):
+    sandboxed = True
+
+
 def run_trial(
-    seed: int, verbose: bool = False, keep: bool = False, trace_git: bool = False, on_ray: TrialMaker | None = None
+    seed: int,
+    verbose: bool = False,
+    keep: bool = False,
+    trace_git: bool = False,
+    on_ray: TrialMaker | None = None,
+    sandbox: bool = False,
 ) -> TrialResult:
-    """One trial; `on_ray` makes it on the Ray executor (ray.py's `RaySoak.trial`)."""
+    """One trial; `on_ray` makes it on the Ray executor (ray.py's `RaySoak.trial`); `sandbox`
+    runs its agents in the bubblewrap sandbox."""
     sc = make_scenario(seed, ray=on_ray is not None)
-    trial = (on_ray or Trial)(sc, verbose, trace_git)
+    trial = (on_ray or (SandboxedTrial if sandbox else Trial))(sc, verbose, trace_git)
     t0 = time.monotonic()
     trial.say(f"seed {seed}: {describe_plan(sc)}; faults: {', '.join(sc.fault_names()) or 'none'}; dir {trial.dir}")
     try:
