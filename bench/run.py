@@ -68,6 +68,11 @@ max_workers = 4
 """
 
 
+# `--sandbox`: every agent in Hive's bubblewrap sandbox (what it costs per attempt: issue 24)
+SANDBOXED = '\n[sandbox]\nmode = "on"\n'
+sandboxed = False
+
+
 class BenchError(Exception):
     pass
 
@@ -189,7 +194,7 @@ def new_repo(sb: Sandbox, name: str, hive: bool = True) -> Path:
     git(sb, root, "commit", "-q", "-m", "initial commit")
     if hive:
         sb.run([PY, "-m", "hive", "init"], root)
-        (root / ".hive" / "config.toml").write_text(CONFIG.format(agent=AGENT))
+        (root / ".hive" / "config.toml").write_text(CONFIG.format(agent=AGENT) + (SANDBOXED if sandboxed else ""))
     return root
 
 
@@ -689,12 +694,21 @@ def main() -> int:
         "--rev",
         help="benchmark Hive as committed at this git revision (e.g. HEAD) instead of the installed working tree",
     )
+    ap.add_argument("--sandbox", action="store_true", help='agents in the bubblewrap sandbox ([sandbox] mode = "on")')
     args = ap.parse_args()
     sleep = 1.0 if args.quick else 3.0
+    global sandboxed
+    sandboxed = args.sandbox
 
     started = time.perf_counter()
     sb = Sandbox()
-    results: dict = {"quick": args.quick, "agent_sleep_s": sleep, "errors": {}, "problems": []}
+    results: dict = {
+        "quick": args.quick,
+        "sandbox": args.sandbox,
+        "agent_sleep_s": sleep,
+        "errors": {},
+        "problems": [],
+    }
     problems: list[str] = results["problems"]
     print(f"bench: scratch dir {sb.dir}, tmux socket {sb.socket}", file=sys.stderr)
     try:
