@@ -36,6 +36,9 @@ class MergeRequest:
     checks: tuple[tuple[str, str], ...]  # (label, bash command) run on the merged result
     check_timeout: float
     env: dict[str, str]
+    # what the checks run inside: the sandbox's command line (hive.sandbox), or nothing — they
+    # run code the agent may have written
+    sandbox: tuple[str, ...] = ()
 
 
 class MergeStatus(StrEnum):
@@ -113,7 +116,7 @@ def _attempt(
             f"{', '.join(lost[:10])}; merge by hand or `hive retry`",
         )
     for label, command in req.checks:
-        check = run_users_command(command, wt, req.env, req.check_timeout)
+        check = run_users_command(command, wt, req.env, req.check_timeout, req.sandbox)
         if check.code != 0:
             back_to_branch()
             return MergeResult(

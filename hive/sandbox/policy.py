@@ -77,6 +77,16 @@ def view(config: Config, a: Attempt) -> bwrap.View:
     )
 
 
+def check_view(config: Config, root: Path, worktree: Path) -> bwrap.View:
+    """A Verify or test_command on the merged result runs code the agent may have written: it
+    writes only the task's checkout and a private /tmp, and sees what an agent sees."""
+    return bwrap.View(
+        readable=_outermost(path for path in _needed(root, ("bash",)) if _under_tmp(path)),
+        writable=(worktree,),
+        hidden=tuple(_home(config.sandbox_hide)),
+    )
+
+
 def _needed(root: Path, argv: tuple[str, ...]) -> Iterable[Path]:
     """What an agent runs from, wherever it is installed: the repository (its `.hive/bin/hive`,
     main's objects), the home of its CLI, Python and Hive, every PATH entry, and the files

@@ -161,3 +161,27 @@ def test_doctor_says_the_agents_run_sandboxed(repo):
     repo.configure(extra=sandbox_on(repo))
     r = repo.hive("doctor")
     assert "bubblewrap works: agents run sandboxed ([sandbox] mode = 'on')" in r.stdout, r.stdout
+
+
+def test_a_verify_runs_in_the_sandbox_writing_only_the_checkout(repo):
+    home = Path(os.environ["HOME"])
+    repo.configure(extra=sandbox_on(repo))
+    verify = (
+        f"if touch {repo.root}/from-verify.txt; then exit 1; fi; "
+        f"if touch {home}/from-verify.txt; then exit 1; fi; touch checked-here.txt && test -f a.txt"
+    )
+    repo.write_plan(
+        "s",
+        f"""
+        ### Task 1: Checked in the sandbox
+        **Verify:** {verify}
+
+        fake: write a.txt a
+        fake: commit work
+        fake: signal done
+        """,
+    )
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr + repo.hive("logs", "s:1").stdout
+    assert repo.file_on_main("a.txt") == "a\n"
+    assert not (repo.root / "from-verify.txt").exists() and not (home / "from-verify.txt").exists()
