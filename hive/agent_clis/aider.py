@@ -33,7 +33,7 @@ PROFILES = (
         exit_zero_is_done=True,
         stream="aider",
         ignore=(".aider*",),
-        state_paths=("~/.aider",),
+        state_paths=("~/.aider/",),
     ),
 )
 

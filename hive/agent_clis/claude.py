@@ -45,7 +45,7 @@ _PROMPTS = (
     r"Choose the text style",
 )
 
-STATE_PATHS = ("~/.claude", "~/.claude.json")  # its sessions, settings and onboarding state
+STATE_PATHS = ("~/.claude/", "~/.claude.json")  # its sessions, settings and onboarding state
 
 PROFILES = (
     # Headless `-p` skips the per-directory trust dialog (every worktree is a new

@@ -33,7 +33,7 @@ PROFILES = (
         context_file="AGENTS.md",
         mode="headless",
         stream="codex",
-        state_paths=("~/.codex",),
+        state_paths=("~/.codex/",),
         linger=15.0,  # its token counts come with `turn.completed`, after its last words
     ),
 )

@@ -23,7 +23,7 @@ PROFILES = (
         context_file="GEMINI.md",
         mode="headless",
         stream="gemini",
-        state_paths=("~/.gemini",),
+        state_paths=("~/.gemini/",),
         linger=15.0,  # its token stats come with the final `result` event
         # an untrusted folder makes gemini exit (or silently leave yolo mode)
         env=(("GEMINI_CLI_TRUST_WORKSPACE", "true"),),

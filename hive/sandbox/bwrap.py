@@ -6,7 +6,7 @@ import functools
 import shutil
 import subprocess
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 PROBE_TIMEOUT = 10.0
@@ -39,7 +39,6 @@ class View:
     writable: tuple[Path, ...] = ()
     files: tuple[tuple[Path, Path], ...] = ()  # (source, target): a file shown at target, read-only
     hidden: tuple[Path, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
 
 
 def command(view: View, argv: Iterable[str]) -> list[str]:
@@ -59,5 +58,6 @@ def command(view: View, argv: Iterable[str]) -> list[str]:
             out += ["--tmpfs", str(path)]
         elif path.exists():
             out += ["--ro-bind", "/dev/null", str(path)]
-    out += ["--unshare-pid", "--die-with-parent", "--"]
+    # its temporary files go to its own /tmp, wherever TMPDIR pointed (a read-only home, say)
+    out += ["--setenv", "TMPDIR", "/tmp", "--unshare-pid", "--die-with-parent", "--"]
     return out + list(argv)

@@ -67,7 +67,7 @@ def view(config: Config, a: Attempt) -> bwrap.View:
     own = [a.worktree, signals, questions, discovered, notes]
     if a.private_gitdir is not None:
         own.append(a.private_gitdir)
-    extra = [path for path in _home(a.state_paths + config.sandbox_writable) if path.exists()]
+    extra = _existing(a.state_paths + config.sandbox_writable)
     files = ((a.gitfile, a.worktree / ".git"),) if a.gitfile is not None else ()
     return bwrap.View(
         readable=_outermost(path for path in _needed(p.root, a.argv) if _under_tmp(path)),
@@ -107,6 +107,20 @@ def _needed(root: Path, argv: tuple[str, ...]) -> Iterable[Path]:
     for arg in argv[1:]:
         if arg.startswith("/") and os.path.exists(arg):
             yield Path(arg).parent
+
+
+def _existing(paths: Iterable[str]) -> list[Path]:
+    """Those that exist (bubblewrap binds only what does); one written as a folder (a trailing
+    `/`, as the profiles' `state_paths` write theirs) is made if missing: a CLI run the first
+    time in the sandbox could not make it in the read-only home."""
+    out = []
+    for raw in paths:
+        path = _home([raw])[0]
+        if raw.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            out.append(path)
+    return out
 
 
 def _home(paths: Iterable[str]) -> list[Path]:

@@ -142,8 +142,8 @@ KEYS: tuple[Key, ...] = (
         'does not start; "auto": sandboxed where bubblewrap works, else one warning per run; "off": not '
         "sandboxed. (Off by default until the sandbox covers the network too: docs/sandbox.md.)"),
     Key("sandbox", "writable", "sandbox_writable", "strlist", [],
-        "More paths agents may write (`~` is your home), besides their checkout, a private /tmp and "
-        "their CLI's `state_paths`."),
+        "More paths agents may write (`~` is your home; a folder ending with `/` is made if missing), "
+        "besides their checkout, a private /tmp and their CLI's `state_paths`."),
     Key("sandbox", "hide", "sandbox_hide", "strlist", list(DEFAULT_HIDDEN),
         "Paths agents cannot see at all (`~` is your home)."),
     Key("budget", "run_usd", "budget_run_usd", "usd", 0,
@@ -179,8 +179,9 @@ AGENT_KEYS: tuple[Key, ...] = (
     Key("agents.NAME", "model", "model", "str", "",
         "The model it uses, for pricing when its output does not name one."),
     Key("agents.NAME", "state_paths", "state_paths", "strlist", [],
-        "What the CLI itself must write outside the checkout (`~` is your home), writable in the sandbox, "
-        'e.g. ["~/.mycli"]. The built-in profiles set their own.'),
+        "What the CLI itself must write outside the checkout (`~` is your home), writable in the sandbox; "
+        'a folder ends with `/` (made if missing), e.g. ["~/.mycli/", "~/.mycli.json"]. The built-in '
+        "profiles set their own."),
 )  # fmt: skip
 
 PRICES_EXAMPLE = {"claude-opus-*": {"input": 15.0, "output": 75.0}, "my-local-model": {"input": 0, "output": 0}}

@@ -184,3 +184,21 @@ def test_an_agent_asks_its_human_mid_task_and_uses_the_answer(repo, cli_paths, m
     assert repo.file_on_main("db.txt") == "SQLite", "the model wrote what its tool call told it"
     st = repo.state("web", "1")
     assert (st["state"], st["attempts_used"]) == ("done", 1), st
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_task_merges_with_the_real_cli_in_the_sandbox(repo, cli_paths, model_server, profile):
+    """[sandbox] mode = "on": each CLI writes its checkout and its own state folder (made on the
+    first run), with its temporary files in its private /tmp; nothing else of the home."""
+    env = set_up(repo, profile, model_server, cli_paths)
+    home = Path(os.environ["HOME"])
+    before = sorted(p.name for p in home.iterdir())
+    cfg = repo.root / ".hive" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[sandbox]\nmode = "on"\n')
+    r = repo.doit(env=env, timeout=300)
+    assert r.returncode == 0, r.stderr + repo.hive("logs", "web:1").stdout
+    assert "Please log in" in (repo.file_on_main("login.html") or "")
+    assert repo.state("web", "1")["attempts_used"] == 1
+    made = sorted(set(p.name for p in home.iterdir()) - set(before))
+    state = {"claude": [".claude"], "codex": [".codex"], "gemini": [".gemini"], "aider": [".aider"]}[profile]
+    assert set(made) <= set(state), made

@@ -61,7 +61,8 @@ def test_writable_and_hide_come_from_the_config(attempt: policy.Attempt):
 def test_the_command_line_binds_in_order_and_hides_last(attempt: policy.Attempt):
     argv = bwrap.command(policy.view(Config(), attempt), ["python3", "agent.py"])
     assert argv[:10] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    assert argv[-5:] == ["--unshare-pid", "--die-with-parent", "--", "python3", "agent.py"]
+    end = ["--setenv", "TMPDIR", "/tmp", "--unshare-pid", "--die-with-parent", "--", "python3", "agent.py"]
+    assert argv[-8:] == end
     first_rw = argv.index("--bind")
     assert all(i < first_rw for i, a in enumerate(argv) if a == "--ro-bind" and argv[i + 1] != "/dev/null"
                and argv[i + 1] not in (str(attempt.gitfile), "/"))  # fmt: skip
