@@ -134,7 +134,7 @@ def _in_sandbox(h: TaskContext, st: TaskState, wt: Path, argv: list[str], main: 
     """`argv` run in the attempt's sandbox, committing into its own git directory."""
     private = h.paths.private_gitdir(h.plan_name, h.task.id, st.attempt)
     refs = {st.branch: git.rev_parse(h.root, f"refs/heads/{st.branch}"), h.cfg.main_branch: main}
-    shown = gitdir.create(h.root, wt, private, st.branch, refs)
+    shown = gitdir.create(private, wt, st.branch, refs, h.paths.excludes_file(h.plan_name, h.task.id, st.attempt))
     state_paths = () if h.is_script else h.profile().state_paths
     attempt = policy.Attempt(h.paths, h.plan_name, h.task.id, st.attempt, wt, tuple(argv), state_paths, shown, private)
     return bwrap.command(policy.view(h.cfg, attempt), argv)

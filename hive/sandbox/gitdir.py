@@ -32,13 +32,13 @@ def gitfile(private: Path) -> Path:
     return private.with_name(private.name + ".gitfile")
 
 
-def create(root: Path, worktree: Path, private: Path, branch: str, refs: dict[str, str]) -> Path:
+def create(private: Path, worktree: Path, branch: str, refs: dict[str, str], excludes: Path) -> Path:
     """The attempt's private git directory for `worktree`, on `branch` (as its worktree is),
-    with `refs` (name -> commit: the branch, and main for a resolve attempt) and the worktree's
-    index and excludes. Returns the file to show as the worktree's `.git`."""
-    common = Path(git.git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip())
-    admin = Path(git.git(worktree, "rev-parse", "--path-format=absolute", "--git-dir").stdout.strip())
-    excludes = git.git(worktree, "config", "--get", "core.excludesFile", check=False).stdout.strip()
+    with `refs` (name -> commit: the branch, and main for a resolve attempt), the worktree's
+    index and its `excludes` file. Returns the file to show as the worktree's `.git`. Read
+    from the worktree's own files, without a git command: it is on every attempt's path."""
+    admin = _admin_dir(worktree)
+    common = (admin / (admin / "commondir").read_text().strip()).resolve()
     shutil.rmtree(private, ignore_errors=True)  # a half-made one of a run killed here
     (private / "objects" / "info").mkdir(parents=True)
     (private / "refs" / "tags").mkdir(parents=True)
@@ -49,14 +49,22 @@ def create(root: Path, worktree: Path, private: Path, branch: str, refs: dict[st
         ref.write_text(f"{commit}\n")
     (private / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
     config = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
-    if excludes:
-        config += f"\texcludesFile = {excludes}\n"
+    config += f"\texcludesFile = {excludes}\n"
     (private / "config").write_text(config)
     if (admin / "index").exists():
         shutil.copyfile(admin / "index", private / "index")
     (private / SYNCED).write_text(f"{refs[branch]}\n")
     atomic_write(gitfile(private), f"gitdir: {private}\n")
     return gitfile(private)
+
+
+def _admin_dir(worktree: Path) -> Path:
+    """The main repository's folder for this worktree, as its `.git` file names it."""
+    pointer = (worktree / ".git").read_text().strip()
+    if not pointer.startswith("gitdir: "):
+        raise CommandError(["read", str(worktree / ".git")], 1, f"not a worktree's .git file: {pointer[:80]!r}")
+    admin = Path(pointer.removeprefix("gitdir: "))
+    return admin if admin.is_absolute() else (worktree / admin).resolve()
 
 
 def tip(private: Path, branch: str) -> str:

@@ -35,7 +35,7 @@ def repo(tmp_path: Path) -> tuple[Path, Path, Path]:
     run(root, "worktree", "add", "-q", "-b", BRANCH, str(wt), "main")
     private = tmp_path / "gitdirs" / "t-1-a1"
     start = run(root, "rev-parse", "main")
-    shown = gitdir.create(root, wt, private, BRANCH, {BRANCH: start, "main": start})
+    shown = gitdir.create(private, wt, BRANCH, {BRANCH: start, "main": start}, tmp_path / "excludes")
     assert shown.read_text() == f"gitdir: {private}\n"
     return root, wt, private
 
