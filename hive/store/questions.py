@@ -108,10 +108,11 @@ def waited(questions: Iterable[Question], attempt: int, now: float) -> float:
 
 
 def left_unanswered(questions: Iterable[Question], attempt: int) -> Question | None:
-    """A question the attempt asked whose answer never reached it (its `hive ask` gave
-    up waiting): an agent that ends then was told to, and is not a crash."""
-    missed = [q for q in questions if q.attempt == attempt and not q.delivered]
-    return missed[-1] if missed else None
+    """The attempt's last question, if its answer never reached it (its `hive ask` gave up
+    waiting): an agent that ends then was told to, and is not a crash. (One it asked before
+    and then got an answer to a later one was given up: its end says nothing of it.)"""
+    asked = [q for q in questions if q.attempt == attempt]
+    return asked[-1] if asked and not asked[-1].delivered else None
 
 
 def ask(

@@ -104,3 +104,11 @@ def test_only_the_last_question_can_wait_an_earlier_unanswered_one_was_given_up(
     assert questions.waiting(questions.load(paths, "shop", "3")).text == "Asked by the next one?"
     questions.answer(paths, "shop", "3", "yes")
     assert questions.waiting(questions.load(paths, "shop", "3")) is None, "nothing waits for the given-up one"
+
+
+def test_an_attempt_that_had_the_answer_to_its_last_question_did_not_end_asking(paths: Paths):
+    ask(paths, "Given up?")  # its tool call was cut short; it went on and asked another
+    ask(paths, "Which port?")
+    questions.answer(paths, "shop", "3", "8080")
+    questions.mark_delivered(paths, "shop", "3", 2)
+    assert questions.left_unanswered(questions.load(paths, "shop", "3"), 1) is None
