@@ -58,19 +58,30 @@ def git(
     return result
 
 
-def feed(cwd: Path | str, data: bytes, *args: str) -> None:
-    """Run git with `data` (binary: a pack) on its standard input."""
+UNPACK_LIMIT = 100  # git's fetch.unpackLimit
+
+
+def feed(cwd: Path | str, data: bytes, *args: str, env: dict[str, str] | None = None) -> bytes:
+    """Run git with `data` (binary: a pack, or revisions) on its standard input, with `env`
+    added to its environment; returns its standard output."""
     argv = ["git", "-C", str(cwd), *args]
     with uninterruptible():
-        done = subprocess.run(argv, input=data, env=_env(cwd), capture_output=True, check=False)
+        done = subprocess.run(argv, input=data, env={**_env(cwd), **(env or {})}, capture_output=True, check=False)
     if done.returncode != 0:
         raise CommandError(argv, done.returncode, done.stderr.decode(errors="replace"))
+    return done.stdout
 
 
-def env_with(cwd: Path | str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment Hive's git runs with in `cwd`, plus `extra` (for a command run
-    without `git()`, e.g. one fed binary data)."""
-    return {**_env(cwd), **(extra or {})}
+def store_pack(repo: Path | str, pack: bytes, strict: bool = False) -> None:
+    """Add a pack's objects to `repo`, touching no ref. Like git fetch, fewer than
+    UNPACK_LIMIT objects are stored loose and more as one pack: indexing each small one as
+    a pack of its own would leave thousands over a long run, and git looks in each for
+    every object. `strict`: the objects came from someone Hive does not trust (checked)."""
+    check = ["--strict"] if strict else []
+    if int.from_bytes(pack[8:12], "big") < UNPACK_LIMIT:
+        feed(repo, pack, "unpack-objects", "-q", *check)
+    else:
+        feed(repo, pack, "index-pack", "--stdin", "--fix-thin", *check)
 
 
 def _env(cwd: Path | str, discover: bool = False) -> dict[str, str]:

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 from hive.adapters import git
-from hive.crashsafe import uninterruptible
 from hive.errors import CommandError
 from hive.store.files import atomic_write
 
@@ -119,15 +117,7 @@ def remove(private: Path) -> None:
 
 def _copy_objects(root: Path, private: Path, new: str, have: str) -> None:
     """The objects of `new` the main repository lacks, packed by its own git reading the
-    agent's objects (never the agent's config or hooks) and indexed into it."""
-    reading = git.env_with(root, {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(private / "objects")})
-    revs = f"{new}\n^{have}\n"
-    pack = ["git", "-C", str(root), "pack-objects", "--revs", "--stdout", "-q"]
-    index = ["git", "-C", str(root), "index-pack", "--stdin", "--strict"]
-    with uninterruptible():
-        packed = subprocess.run(pack, input=revs.encode(), capture_output=True, env=reading, check=False)
-        if packed.returncode != 0:
-            raise CommandError(pack, packed.returncode, packed.stderr.decode(errors="replace"))
-        indexed = subprocess.run(index, input=packed.stdout, capture_output=True, env=git.env_with(root), check=False)
-        if indexed.returncode != 0:
-            raise CommandError(index, indexed.returncode, indexed.stderr.decode(errors="replace"))
+    agent's objects (never the agent's config or hooks), checked and stored in it."""
+    reading = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(private / "objects")}
+    pack = git.feed(root, f"{new}\n^{have}\n".encode(), "pack-objects", "--revs", "--stdout", "-q", env=reading)
+    git.store_pack(root, pack, strict=True)

@@ -14,7 +14,6 @@ from hive.errors import CommandError
 
 # Each poll ships at most this much new output; the rest follows on the next one.
 LOG_CHUNK = 1 << 20
-UNPACK_LIMIT = 100  # git's fetch.unpackLimit
 
 
 @dataclass(frozen=True)
@@ -104,13 +103,9 @@ def take_bundle(repo: Path, data: bytes) -> None:
     `git fetch` from it: that indexes even one commit as a pack of its own (a long run would
     leave thousands, and git looks in each for every object) and first walks the whole
     repository to check what it fetched is connected; the other side made the bundle against
-    commits this repository has. Like git fetch, fewer than UNPACK_LIMIT objects are stored
-    loose and more as one pack."""
+    commits this repository has (git.store_pack)."""
     _header, _, pack = data.partition(b"\n\n")
-    if int.from_bytes(pack[8:12], "big") < UNPACK_LIMIT:
-        git.feed(repo, pack, "unpack-objects", "-q")
-    else:
-        git.feed(repo, pack, "index-pack", "--stdin", "--fix-thin")
+    git.store_pack(repo, pack)
 
 
 def known_commits(repo: Path, tips: list[str]) -> list[str]:

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import git
 
+from hive.adapters.git import UNPACK_LIMIT
 from hive.executors.ray.cluster import project_id
 from hive.executors.ray.link import adopt
-from hive.executors.ray.shipping import UNPACK_LIMIT, create_bundle, known_commits, take_bundle
+from hive.executors.ray.shipping import create_bundle, known_commits, take_bundle
 
 
 def commit(repo: Path, name: str, text: str) -> str:

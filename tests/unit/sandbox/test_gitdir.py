@@ -59,6 +59,7 @@ def test_the_agents_commits_reach_the_branch_and_nothing_else_moves(repo):
     assert run(root, "rev-parse", BRANCH) == tip and run(root, "rev-parse", "main") == main
     assert run(wt, "status", "--porcelain") == "", "the worktree's index matches its commit"
     assert gitdir.bring_back(root, wt, private, BRANCH) == "", "nothing new the second time"
+    assert not list((root / ".git" / "objects" / "pack").glob("*.pack")), "a few objects are stored loose"
 
 
 def test_a_kill_between_the_ref_and_the_index_is_finished_by_the_next_call(repo):
