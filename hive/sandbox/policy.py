@@ -70,7 +70,7 @@ def view(config: Config, a: Attempt) -> bwrap.View:
     extra = _existing(a.state_paths + config.sandbox_writable)
     files = ((a.gitfile, a.worktree / ".git"),) if a.gitfile is not None else ()
     return bwrap.View(
-        readable=_outermost(path for path in _needed(p.root, a.argv) if _under_tmp(path)),
+        readable=_readable(p.root, a.argv),
         writable=tuple(own + extra),
         files=files,
         hidden=tuple(_home(config.sandbox_hide)),
@@ -81,10 +81,15 @@ def check_view(config: Config, root: Path, worktree: Path) -> bwrap.View:
     """A Verify or test_command on the merged result runs code the agent may have written: it
     writes only the task's checkout and a private /tmp, and sees what an agent sees."""
     return bwrap.View(
-        readable=_outermost(path for path in _needed(root, ("bash",)) if _under_tmp(path)),
+        readable=_readable(root, ("bash",)),
         writable=(worktree,),
         hidden=tuple(_home(config.sandbox_hide)),
     )
+
+
+def _readable(root: Path, argv: tuple[str, ...]) -> tuple[Path, ...]:
+    """What it runs from that lies in /tmp, to bind back read-only into its own /tmp."""
+    return _outermost(path for path in _needed(root, argv) if _under_tmp(path))
 
 
 def _needed(root: Path, argv: tuple[str, ...]) -> Iterable[Path]:

@@ -15,6 +15,7 @@ and so does the next attempt's brief.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -125,7 +126,7 @@ def ask(
     last = questions[-1] if questions else None
     if last is not None and last.attempt == attempt and last.text == plain(text) and not last.delivered:
         return last
-    number, now = (questions[-1].number if questions else 0) + 1, time.time()
+    number, now = (last.number if last else 0) + 1, time.time()
     record = {"attempt": attempt, "text": text, "options": list(options), "details": details, "time": now}
     folder = paths.questions_dir(plan, task_id)
     while not create_exclusive(folder / f"{number}.json", json.dumps(record)):
@@ -148,17 +149,7 @@ def answer(paths: Paths, plan: str, task_id: str, text: str, choice: str = "") -
     record = {"answer": text, "choice": choice, "time": now}
     if not create_exclusive(paths.questions_dir(plan, task_id) / f"{question.number}.answer.json", json.dumps(record)):
         raise HiveError(f"{plan}:{task_id}: question {question.number} was answered meanwhile (`hive status` shows it)")
-    return Question(
-        question.number,
-        question.attempt,
-        question.text,
-        question.options,
-        question.details,
-        question.asked_at,
-        text,
-        choice,
-        now,
-    )
+    return dataclasses.replace(question, answer=text, choice=choice, answered_at=now)
 
 
 def mark_delivered(paths: Paths, plan: str, task_id: str, number: int) -> None:
