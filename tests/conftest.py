@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -369,6 +371,30 @@ def model_server():
 
     with ModelServer(api_key=API_KEY) as server:
         yield server
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with `hello <path>`."""
+
+    def do_GET(self) -> None:
+        body = f"hello {self.path}".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def http_server() -> Iterator[int]:
+    """A real HTTP server on 127.0.0.1 (also reachable as `localhost`); yields its port."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
 
 
 @pytest.fixture

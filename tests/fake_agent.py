@@ -34,6 +34,10 @@ context file's path as its argument. It reads the context file and follows
     fake: try-write PATH         try to create PATH; print "try-write PATH: ok" or ": denied (error)"
     fake: try-read PATH          try to read PATH; print "try-read PATH: ok", ": denied (error)"
     fake: try-git DIR ARGS...    run `git -C DIR ARGS`; print "try-git DIR ARGS: exit N"
+    fake: try-url URL            GET URL (through HTTP_PROXY if set); print "try-url URL: ok BODY"
+                                 or ": denied (HTTP 403)" or ": failed (error)"
+    fake: try-connect HOST PORT  open a TCP connection directly; print "try-connect HOST PORT: ok"
+                                 or ": failed (error)"
     fake: silent                 print nothing and wait forever
     fake: hang                   wait forever (after printing)
     fake: dump-context           copy the context file to .hive/fake/context-<task>-a<N>.md
@@ -55,10 +59,24 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
+
+
+def try_url(url: str) -> str:
+    """GET `url` as any client would (urllib honours HTTP_PROXY): what came of it."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return "ok " + r.read().decode(errors="replace").strip()
+    except urllib.error.HTTPError as e:
+        return f"denied (HTTP {e.code})"
+    except (OSError, ValueError) as e:
+        return f"failed ({e})"
 
 
 def main() -> int:
@@ -175,6 +193,15 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
         elif verb == "try-git":
             done = subprocess.run(["git", "-C", *args], capture_output=True, text=True, check=False)
             print(f"fake agent: try-git {' '.join(args)}: exit {done.returncode}", flush=True)
+        elif verb == "try-url":
+            print(f"fake agent: try-url {args[0]}: {try_url(args[0])}", flush=True)
+        elif verb == "try-connect":
+            try:
+                socket.create_connection((args[0], int(args[1])), timeout=5).close()
+                said = "ok"
+            except OSError as e:
+                said = f"failed ({e.strerror or e})"
+            print(f"fake agent: try-connect {args[0]} {args[1]}: {said}", flush=True)
         elif verb == "crash":
             return int(args[0]) if args else 3
         elif verb in ("silent", "hang"):

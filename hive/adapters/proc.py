@@ -134,12 +134,19 @@ def _communicate(
 
 
 def run_users_command(
-    command: str, cwd: Path | str, env: dict[str, str], timeout: float, prefix: tuple[str, ...] = ()
+    command: str,
+    cwd: Path | str,
+    env: dict[str, str],
+    timeout: float,
+    prefix: tuple[str, ...] = (),
+    unset: tuple[str, ...] = (),
 ) -> Result:
     """A command the user wrote (a Verify, `test_command`, `[worktrees] setup`): theirs to run,
     so through `bash -c`, with the environment Hive gives agents; its exit status is the answer.
-    `prefix`: what it runs inside (a sandbox's command line, ending in `--`)."""
-    return run([*prefix, "bash", "-c", command], cwd=cwd, check=False, env=clean_env(env), timeout=timeout)
+    `prefix`: what it runs inside (a sandbox's command line, ending in `--`); `unset`: variables
+    of this process's environment it does not get."""
+    env = clean_env(env, SCRUBBED_ENV + unset)
+    return run([*prefix, "bash", "-c", command], cwd=cwd, check=False, env=env, timeout=timeout)
 
 
 def _kill_group(child: subprocess.Popen[str]) -> tuple[str, str]:

@@ -12,10 +12,11 @@ package branches on which CLI a profile runs (issue 22).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 
 from hive.agent_clis import aider, claude, codex, gemini
-from hive.agent_clis.base import AgentCli
+from hive.agent_clis.base import AgentCli, Reach
 from hive.agent_clis.profile import AgentProfile
 from hive.agent_clis.stream import StreamReader
 
@@ -49,3 +50,10 @@ def configured_model(stream: str, env: Mapping[str, str]) -> str:
     profile that reads Codex's stream runs Codex), for pricing; "" when it names none."""
     cli = AGENT_CLIS.get(stream)
     return cli.configured_model(env) if cli else ""
+
+
+def reach(profile: AgentProfile, env: Mapping[str, str]) -> Reach:
+    """What a profile's agent must reach from inside the sandbox: its CLI's API hosts and
+    variables, those its CLI's config names, and the variables its profile sets."""
+    cli = cli_for(os.path.basename(profile.command[0]))
+    return cli.reach + cli.configured_reach(env) + Reach(env=tuple(k for k, _ in profile.env))

@@ -4,7 +4,7 @@ by class name); where its model provider's key is."""
 
 from __future__ import annotations
 
-from hive.agent_clis.base import AgentCli
+from hive.agent_clis.base import AgentCli, Reach
 from hive.agent_clis.context import AgentContext, first_set
 from hive.agent_clis.patterns import LazyPattern
 from hive.agent_clis.profile import CONTEXT_FILE, PROMPT, AgentProfile
@@ -105,4 +105,9 @@ CLI = AgentCli(
     install="pipx install aider-chat",
     reader=AiderReader,
     credentials=credentials,
+    # its model decides the provider: the two most used here; others through [sandbox] allow
+    reach=Reach(
+        hosts=("api.openai.com", "api.anthropic.com"),
+        env=("AIDER_*", "OPENAI_*", "ANTHROPIC_*", "GEMINI_*", "OPENROUTER_*", "DEEPSEEK_*", "LITELLM_*"),
+    ),
 )

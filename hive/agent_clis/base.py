@@ -33,6 +33,23 @@ def no_configured_model(_env: Mapping[str, str]) -> str:
 
 
 @dataclass(frozen=True)
+class Reach:
+    """What a CLI must reach from inside the sandbox (hive.sandbox): the hosts it talks to (let
+    through the sandbox's proxy) and the variables it reads (patterns, as `fnmatch`; kept in its
+    environment even where they look like the secrets the sandbox withholds)."""
+
+    hosts: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+
+    def __add__(self, other: Reach) -> Reach:
+        return Reach(self.hosts + other.hosts, self.env + other.env)
+
+
+def no_configured_reach(_env: Mapping[str, str]) -> Reach:
+    return Reach()
+
+
+@dataclass(frozen=True)
 class AgentCli:
     # The program's name, as a profile's command[0] runs it (`/opt/bin/claude` is `claude`):
     # the doctor's checks are keyed by it, and its reader is the `stream` of that name.
@@ -48,3 +65,6 @@ class AgentCli:
     credentials: Checks = no_checks  # is its login or key there?
     onboarding: FirstRunChecks = no_first_run_checks  # has it the first-run files it needs there?
     preflight: Checks = no_checks  # cheap (no subprocess): `doit` runs these before a run starts too
+    reach: Reach = Reach()  # its API hosts and variables, always
+    # ... and those its own config file names, given the agent's environment (a provider's URL)
+    configured_reach: Callable[[Mapping[str, str]], Reach] = no_configured_reach

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hive.agent_clis.base import AgentCli
+from hive.agent_clis.base import AgentCli, Reach
 from hive.agent_clis.context import AgentContext, first_set, load_json
 from hive.agent_clis.profile import PROMPT, AgentProfile
 from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, one_line, status_in
@@ -312,4 +312,5 @@ CLI = AgentCli(
     credentials=credentials,
     onboarding=onboarding,
     preflight=preflight,
+    reach=Reach(hosts=("api.anthropic.com",), env=("ANTHROPIC_*", "CLAUDE_*")),
 )

@@ -9,8 +9,9 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from hive.agent_clis.base import AgentCli
+from hive.agent_clis.base import AgentCli, Reach
 from hive.agent_clis.context import AgentContext, table
 from hive.agent_clis.profile import PROMPT, AgentProfile
 from hive.agent_clis.stream import ALL, StreamReader
@@ -64,15 +65,33 @@ class CodexReader(StreamReader):
 
 
 def configured_model(env: Mapping[str, str]) -> str:
-    """The `model` in Codex's config.toml ($CODEX_HOME, else ~/.codex): its JSON events
-    do not name the model they used."""
+    """The `model` in Codex's config.toml: its JSON events do not name the model they used."""
+    model = _config(env).get("model", "")
+    return model if isinstance(model, str) else ""
+
+
+def configured_reach(env: Mapping[str, str]) -> Reach:
+    """The `model_providers` of Codex's config.toml (codex ignores OPENAI_BASE_URL): the host
+    of each one's `base_url` and its `env_key` variable."""
+    hosts, keys = [], []
+    for provider in table(_config(env), "model_providers").values():
+        if not isinstance(provider, dict):
+            continue
+        url, key = provider.get("base_url"), provider.get("env_key")
+        host = urlsplit(url).hostname if isinstance(url, str) else None
+        hosts += [host] if host else []
+        keys += [key] if isinstance(key, str) and key else []
+    return Reach(tuple(hosts), tuple(keys))
+
+
+def _config(env: Mapping[str, str]) -> dict[str, Any]:
+    """Codex's config.toml ($CODEX_HOME, else ~/.codex); {} when there is none to read."""
     home = env.get("CODEX_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".codex")
     try:
         with open(Path(home) / "config.toml", "rb") as f:
-            model = tomllib.load(f).get("model", "")
+            return tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError):
-        return ""
-    return model if isinstance(model, str) else ""
+        return {}
 
 
 # --- what the doctor checks ---------------------------------------------------------------------
@@ -141,4 +160,7 @@ CLI = AgentCli(
     reader=CodexReader,
     configured_model=configured_model,
     credentials=credentials,
+    # the API with a key; ChatGPT's backend and OpenAI's token endpoint with a ChatGPT login
+    reach=Reach(hosts=("api.openai.com", "chatgpt.com", "auth.openai.com"), env=("OPENAI_*", "CODEX_*")),
+    configured_reach=configured_reach,
 )

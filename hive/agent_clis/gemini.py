@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hive.agent_clis.base import AgentCli
+from hive.agent_clis.base import AgentCli, Reach
 from hive.agent_clis.context import AgentContext, first_set, load_json, table
 from hive.agent_clis.patterns import LazyPattern
 from hive.agent_clis.profile import PROMPT, AgentProfile
@@ -167,4 +167,9 @@ CLI = AgentCli(
     install="npm install -g @google/gemini-cli",
     reader=GeminiReader,
     credentials=credentials,
+    # the API with a key; Code Assist and Google's token endpoint with a Google login
+    reach=Reach(
+        hosts=("generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"),
+        env=("GEMINI_*", "GOOGLE_*"),
+    ),
 )

@@ -6,10 +6,11 @@ import os
 import time
 from pathlib import Path
 
-from hive import notify
+from hive import agent_clis, notify
 from hive.adapters import git, proc, worktrees
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
+from hive.agent_clis.base import Reach
 from hive.crashsafe import crash_point
 from hive.engine.brief import (
     ContextInput,
@@ -27,7 +28,7 @@ from hive.executors import AgentRef, Checkout, Launch
 from hive.lifecycle import Outcome, Resume, State
 from hive.output import clean_tail, duration, say
 from hive.reports.dependencies import dependency_results
-from hive.sandbox import bwrap, gitdir, policy
+from hive.sandbox import gitdir, policy
 from hive.store import agent_signals, names, questions
 from hive.store.files import atomic_write
 from hive.store.questions import Question
@@ -101,8 +102,10 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         else None
     )
     argv = _command(h, st, brief)
+    unset: tuple[str, ...] = SCRUBBED_ENV
     if h.sandboxed:
-        argv = _in_sandbox(h, st, wt, argv, base)
+        confined = _in_sandbox(h, st, wt, argv, base, env)
+        argv, env, unset = [*confined.prefix, *argv], {**env, **confined.env}, unset + confined.unset
     agent = h.executor.start(
         Launch(
             AgentRef.of(h.root, st),
@@ -113,7 +116,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
             h.paths.exit_file(plan, tid, attempt),
             h.paths.env_file(plan, tid, attempt),
             brief,
-            unset=SCRUBBED_ENV,
+            unset=unset,
             checkout=checkout,
         )
     )
@@ -130,14 +133,17 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     return st
 
 
-def _in_sandbox(h: TaskContext, st: TaskState, wt: Path, argv: list[str], main: str) -> list[str]:
-    """`argv` run in the attempt's sandbox, committing into its own git directory."""
+def _in_sandbox(
+    h: TaskContext, st: TaskState, wt: Path, argv: list[str], main: str, env: dict[str, str]
+) -> policy.Confined:
+    """How `argv` runs in the attempt's sandbox, committing into its own git directory."""
     private = h.paths.private_gitdir(h.plan_name, h.task.id, st.attempt)
     refs = {st.branch: git.rev_parse(h.root, f"refs/heads/{st.branch}"), h.cfg.main_branch: main}
     shown = gitdir.create(private, wt, st.branch, refs, h.paths.excludes_file(h.plan_name, h.task.id, st.attempt))
-    state_paths = () if h.is_script else h.profile().state_paths
+    profile = None if h.is_script else h.profile()
+    state_paths = profile.state_paths if profile else ()
     attempt = policy.Attempt(h.paths, h.plan_name, h.task.id, st.attempt, wt, tuple(argv), state_paths, shown, private)
-    return bwrap.command(policy.view(h.cfg, attempt), argv)
+    return policy.agent(h.cfg, attempt, agent_clis.reach(profile, {**os.environ, **env}) if profile else Reach(), env)
 
 
 def bring_back(h: TaskContext, st: TaskState) -> None:

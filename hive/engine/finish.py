@@ -14,7 +14,7 @@ from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders,
 from hive.engine.task import TaskContext
 from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
 from hive.output import prefixed, say
-from hive.sandbox import bwrap, policy
+from hive.sandbox import policy
 from hive.store.state import TaskState
 
 
@@ -46,6 +46,11 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         hold_profile(h.paths, h.profile().name, until, reason)
         reason += f"; resumes at {time.strftime('%H:%M:%S', time.localtime(until))}"
     return h.end(st, rule.state, reason, outcome.output_tail, note, **changes)
+
+
+def _checks_sandbox(h: TaskContext, wt: Path) -> policy.Confined:
+    """How the task's checks run in `wt`: in their sandbox when its agents run in theirs."""
+    return policy.check(h.cfg, h.paths, (h.plan_name, h.task.id), wt) if h.sandboxed else policy.UNCONFINED
 
 
 def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
@@ -83,7 +88,7 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         checks=checks,
         check_timeout=h.task.timeout or h.cfg.task_timeout,
         env={"HIVE_TASK": h.key, "HIVE_ROOT": str(h.root)},
-        sandbox=tuple(bwrap.command(policy.check_view(h.cfg, h.root, wt), [])) if h.sandboxed and checks else (),
+        sandbox=_checks_sandbox(h, wt) if checks else policy.UNCONFINED,
     )
 
     # each step of the merge records the state the next one builds on

@@ -17,9 +17,9 @@ from enum import StrEnum
 from pathlib import Path
 
 from hive.adapters import git, gitmerge
-from hive.adapters.proc import run_users_command
 from hive.crashsafe import crash_point, uninterruptible
 from hive.output import tail
+from hive.sandbox.policy import UNCONFINED, Confined
 from hive.store.files import locked
 
 MAX_RACES = 5
@@ -36,9 +36,9 @@ class MergeRequest:
     checks: tuple[tuple[str, str], ...]  # (label, bash command) run on the merged result
     check_timeout: float
     env: dict[str, str]
-    # what the checks run inside: the sandbox's command line (hive.sandbox), or nothing — they
-    # run code the agent may have written
-    sandbox: tuple[str, ...] = ()
+    # how the checks run: in a sandbox (hive.sandbox), since they run code the agent may have
+    # written, or as the user's own commands
+    sandbox: Confined = UNCONFINED
 
 
 class MergeStatus(StrEnum):
@@ -116,7 +116,7 @@ def _attempt(
             f"{', '.join(lost[:10])}; merge by hand or `hive retry`",
         )
     for label, command in req.checks:
-        check = run_users_command(command, wt, req.env, req.check_timeout, req.sandbox)
+        check = req.sandbox.run(command, wt, req.env, req.check_timeout)
         if check.code != 0:
             back_to_branch()
             return MergeResult(

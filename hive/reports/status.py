@@ -18,6 +18,7 @@ from hive.output import duration, log_size
 from hive.plan import discovered
 from hive.project import load_project
 from hive.reports import skipped
+from hive.sandbox import network
 from hive.store import agent_signals, questions, usage
 from hive.store.files import HeldLock
 from hive.store.names import task_key
@@ -59,6 +60,8 @@ class TaskStatus:
     options: tuple[str, ...] = ()  # the answers it offers to choose from
     details: str = ""  # what it said the human needs to know
     answer_command: str = ""  # the exact command that answers it
+    refused: int = 0  # connections its sandbox's proxy refused (`[sandbox] network = "allowlist"`)
+    refused_hosts: tuple[str, ...] = ()  # ... to these host:port, each once, first refused first
 
     @property
     def key(self) -> str:
@@ -150,9 +153,17 @@ def collect(root: Path) -> list[TaskStatus]:
                     notes=notes,
                     skipped_because=why,
                     **_question(plan.key(task.id), asked),
+                    **_refused(paths.refused_file(plan.name, task.id)),
                 )
             )
     return rows
+
+
+def _refused(path: Path) -> dict[str, Any]:
+    """What its sandbox refused to let its agents and checks reach (`hive.sandbox.network`)."""
+    refused = network.refusals(path)
+    hosts = (f"{r.get('host')}:{r.get('port')}" for r in refused)
+    return {"refused": len(refused), "refused_hosts": tuple(dict.fromkeys(hosts))} if refused else {}
 
 
 def _question(key: str, asked: Question | None) -> dict[str, Any]:
@@ -244,6 +255,9 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
         if r.question:
             asked = asked_lines(r.question, r.details, r.options, r.answer_command)[1:]  # the row says what it asks
             lines += [f"  {'':<{key_w}}    {line.strip()}" for line in asked]
+        if r.refused:
+            hosts = ", ".join(r.refused_hosts[:5]) + (", …" if len(r.refused_hosts) > 5 else "")
+            lines.append(f"  {'':<{key_w}}    sandbox refused {r.refused} connection(s) to {hosts} ([sandbox] allow)")
         if r.notes:  # the last thing its agent said of where it is (`hive note`)
             lines.append(f"  {'':<{key_w}}    note: {shown_note(r.notes[-1])}")
         if r.output_tail:

@@ -39,6 +39,7 @@ class View:
     writable: tuple[Path, ...] = ()
     files: tuple[tuple[Path, Path], ...] = ()  # (source, target): a file shown at target, read-only
     hidden: tuple[Path, ...] = ()
+    network: bool = True  # False: only a loopback of its own (--unshare-net)
 
 
 def command(view: View, argv: Iterable[str]) -> list[str]:
@@ -59,5 +60,7 @@ def command(view: View, argv: Iterable[str]) -> list[str]:
         elif path.exists():
             out += ["--ro-bind", "/dev/null", str(path)]
     # its temporary files go to its own /tmp, wherever TMPDIR pointed (a read-only home, say)
-    out += ["--setenv", "TMPDIR", "/tmp", "--unshare-pid", "--die-with-parent", "--"]
+    out += ["--setenv", "TMPDIR", "/tmp", "--unshare-pid", "--die-with-parent"]
+    out += [] if view.network else ["--unshare-net"]
+    out.append("--")
     return out + list(argv)

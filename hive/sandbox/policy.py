@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import hive
-from hive.sandbox import bwrap
+from hive.adapters import proc
+from hive.agent_clis.base import Reach
+from hive.sandbox import bwrap, network
 from hive.settings.config import Config
 from hive.store.paths import Paths
 
 TMP = Path("/tmp")
+# Variables that look like credentials: a sandboxed agent or check does not get them from your
+# environment (its CLI's own, `[agents.X] env` and `[sandbox] pass_env` excepted). Names, not
+# values, decide; the toolchain's variables (JAVA_HOME, VIRTUAL_ENV, …) stay, as its tests need them.
+SECRETS = (
+    "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_KEY", "*_KEY_*", "*APIKEY*", "*CREDENTIAL*",
+    "*_PAT", "*_AUTH", "AWS_*", "AZURE_*", "VAULT_*", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KUBECONFIG",
+)  # fmt: skip
 
 
 def sandboxed(config: Config, remote: bool) -> bool:
@@ -36,6 +46,23 @@ def preflight(config: Config, remote: bool) -> tuple[list[str], list[str]]:
 
 
 @dataclass(frozen=True)
+class Confined:
+    """How a program runs in its sandbox: `prefix` + its argv, with `env` added to its
+    environment and `unset` taken from it."""
+
+    prefix: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    unset: tuple[str, ...] = ()
+
+    def run(self, command: str, cwd: Path, env: dict[str, str], timeout: float) -> proc.Result:
+        """A command the user wrote (a check), run this way (`bash -c`, Hive's environment)."""
+        return proc.run_users_command(command, cwd, {**env, **self.env}, timeout, self.prefix, self.unset)
+
+
+UNCONFINED = Confined()  # as the user's own commands run without a sandbox
+
+
+@dataclass(frozen=True)
 class Attempt:
     """What the sandbox of one attempt is made of."""
 
@@ -50,7 +77,44 @@ class Attempt:
     private_gitdir: Path | None = None
 
 
-def view(config: Config, a: Attempt) -> bwrap.View:
+def agent(config: Config, a: Attempt, reach: Reach, env: Mapping[str, str]) -> Confined:
+    """An attempt's agent (or script) in its sandbox: it reaches `[sandbox] allow`, its CLI's
+    hosts (`reach`) and the model servers its environment `env` names; it keeps its CLI's
+    variables, those Hive sets for it (`env`) and `[sandbox] pass_env`."""
+    environ = {**os.environ, **env}
+    allow = (*config.sandbox_allow, *reach.hosts, *network.hosts_in(environ))
+    name = str(a.paths.signal_dir(a.plan, a.task_id, a.attempt))
+    way = network.way(config.sandbox_network, allow, name, a.paths.refused_file(a.plan, a.task_id))
+    keep = (*reach.env, *env, *config.sandbox_pass_env)
+    return _confined(view(config, a, way), way, keep)
+
+
+def check(config: Config, paths: Paths, key: tuple[str, str], worktree: Path) -> Confined:
+    """A Verify, test_command or teardown of task `key` (plan, id) in `worktree`: it runs code
+    the agent may have written, so it writes only that checkout and a private /tmp, sees what
+    an agent sees, and reaches only `[sandbox] allow`."""
+    name = f"check {worktree}"
+    way = network.way(config.sandbox_network, config.sandbox_allow, name, paths.refused_file(*key))
+    return _confined(check_view(config, paths.root, worktree, way), way, config.sandbox_pass_env)
+
+
+def _confined(v: bwrap.View, way: network.Way, keep: Iterable[str]) -> Confined:
+    prefix = way.outside() + bwrap.command(v, way.inside())
+    return Confined(tuple(prefix), way.environment(), withheld(os.environ, keep))
+
+
+def withheld(environ: Mapping[str, str], keep: Iterable[str]) -> tuple[str, ...]:
+    """The variables of `environ` a sandboxed program does not get: those that look like
+    credentials (SECRETS), unless `keep` (names or patterns) lets them through."""
+    kept = tuple(keep)
+    return tuple(sorted(k for k in environ if _matches(k, SECRETS) and not _matches(k, kept)))
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name.upper(), pattern.upper()) for pattern in patterns)
+
+
+def view(config: Config, a: Attempt, way: network.Way) -> bwrap.View:
     """Writable: its checkout, its private git directory, its attempt's signal folder, its
     task's notes file and questions folder, its plan's discovered folder, its CLI's state and
     `[sandbox] writable`. Hidden: `[sandbox] hide`. Everything else read-only; /tmp private,
@@ -72,18 +136,20 @@ def view(config: Config, a: Attempt) -> bwrap.View:
     return bwrap.View(
         readable=_readable(p.root, a.argv),
         writable=tuple(own + extra),
-        files=files,
+        files=files + way.binds(),
         hidden=tuple(_home(config.sandbox_hide)),
+        network=not way.isolated,
     )
 
 
-def check_view(config: Config, root: Path, worktree: Path) -> bwrap.View:
-    """A Verify or test_command on the merged result runs code the agent may have written: it
-    writes only the task's checkout and a private /tmp, and sees what an agent sees."""
+def check_view(config: Config, root: Path, worktree: Path, way: network.Way) -> bwrap.View:
+    """What a check sees: the task's checkout (writable), what an agent sees besides."""
     return bwrap.View(
         readable=_readable(root, ("bash",)),
         writable=(worktree,),
+        files=way.binds(),
         hidden=tuple(_home(config.sandbox_hide)),
+        network=not way.isolated,
     )
 
 

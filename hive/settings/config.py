@@ -61,6 +61,9 @@ class Config:
     sandbox_mode: str = "off"  # "auto" | "on" | "off" (hive.sandbox)
     sandbox_writable: tuple[str, ...] = ()
     sandbox_hide: tuple[str, ...] = DEFAULT_HIDDEN
+    sandbox_network: str = "allowlist"  # "allowlist" | "open" | "none" (hive.sandbox.network)
+    sandbox_allow: tuple[str, ...] = ()
+    sandbox_pass_env: tuple[str, ...] = ()
     budget_task_usd: float = 0.0  # 0 = no cap
     budget_run_usd: float = 0.0
     prices: dict[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
@@ -243,6 +246,7 @@ def convert(value: Any, kind: str, where: str) -> Any:
         "strlist": isinstance(value, list) and all(isinstance(v, str) for v in value),
         "usd": isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
         "sandboxmode": value in ("auto", "on", "off"),
+        "network": value in ("allowlist", "open", "none"),
     }[kind]
     if not ok:
         raise HiveError(f"{where} = {value!r} must be {KINDS[kind]}")

@@ -48,6 +48,7 @@ KINDS: dict[str, str] = {
     "seconds": "a number of seconds >= 0",
     "events": "a list of event names",
     "sandboxmode": '"auto", "on" or "off"',
+    "network": '"allowlist", "open" or "none"',
 }
 
 # What `[sandbox] hide` makes invisible to agents unless it says otherwise: credentials an
@@ -146,6 +147,16 @@ KEYS: tuple[Key, ...] = (
         "besides their checkout, a private /tmp and their CLI's `state_paths`."),
     Key("sandbox", "hide", "sandbox_hide", "strlist", list(DEFAULT_HIDDEN),
         "Paths agents cannot see at all (`~` is your home)."),
+    Key("sandbox", "network", "sandbox_network", "network", "allowlist",
+        '"allowlist": no network of its own; only the hosts of `allow` and its CLI\'s API hosts (and the '
+        "host of a `*_BASE_URL` in its environment), through a proxy Hive runs; \"open\": the machine's "
+        'network; "none": no network at all. Checks and scripts get `allow` only.'),
+    Key("sandbox", "allow", "sandbox_allow", "strlist", [],
+        'More hosts a sandboxed agent, script or check may reach with `network = "allowlist"`, e.g. '
+        '["pypi.org", "files.pythonhosted.org", "*.npmjs.org"] (`*.x.org`: any name under x.org).'),
+    Key("sandbox", "pass_env", "sandbox_pass_env", "strlist", [],
+        "Variables of your environment a sandboxed agent or check still gets although they look like "
+        "secrets (`*TOKEN*`, `*SECRET*`, `*_KEY`, `AWS_*`, …; patterns as in `fnmatch`)."),
     Key("budget", "run_usd", "budget_run_usd", "usd", 0,
         "USD per `doit` run: at the cap no new task starts, running agents finish, and doit exits 1."),
 )  # fmt: skip

@@ -116,6 +116,11 @@ class Paths:
     def signal_file(self, plan: str, task_id: str, attempt: int) -> Path:
         return self.signal_dir(plan, task_id, attempt) / "signal.json"
 
+    def refused_file(self, plan: str, task_id: str) -> Path:
+        """The connections its sandbox's proxy refused to a task's agents and checks, one JSON
+        line each (written by the proxy, outside the sandbox's reach)."""
+        return self.hive / "refused" / f"{names.stem(plan, task_id)}.jsonl"
+
     def private_gitdir(self, plan: str, task_id: str, attempt: int) -> Path:
         """A sandboxed attempt's own git directory (hive.sandbox.gitdir)."""
         return self.hive / "gitdirs" / names.attempt_name(plan, task_id, attempt)

@@ -91,6 +91,44 @@ def test_a_sandboxed_agent_writes_only_its_checkout_and_its_task_still_merges(re
     assert not list((repo.root / ".hive" / "gitdirs").iterdir()), "its private git directory is gone"
 
 
+NETWORK = """
+### Task 1: Reach only what you may
+fake: try-url http://127.0.0.1:{port}/allowed
+fake: try-url http://localhost:{port}/not-allowed
+fake: try-connect 127.0.0.1 {port}
+fake: env GITHUB_TOKEN
+fake: env AWS_SECRET_ACCESS_KEY
+fake: env JAVA_HOME
+fake: env KEPT_TOKEN
+fake: write a.txt a
+fake: commit work
+fake: signal done
+"""
+
+
+def test_a_sandboxed_agent_reaches_only_allowed_hosts_and_none_of_your_secrets(repo, http_server):
+    """`network = "allowlist"` (the default): 127.0.0.1 is allowed, `localhost` (the same server)
+    is not; no direct connection at all. Credentials of the user's environment stay out."""
+    repo.configure(extra=sandbox_on(repo) + 'allow = ["127.0.0.1"]\npass_env = ["KEPT_*"]\n')
+    repo.write_plan("s", NETWORK.format(port=http_server))
+    secrets = {"GITHUB_TOKEN": "ghp_x", "AWS_SECRET_ACCESS_KEY": "aws", "JAVA_HOME": "/opt/jdk", "KEPT_TOKEN": "k"}
+    r = repo.doit(env={**os.environ, **secrets})
+    assert r.returncode == 0, r.stderr + repo.hive("logs", "s:1").stdout
+    log = repo.hive("logs", "s:1", "-n", "200").stdout
+    port = http_server
+    assert f"try-url http://127.0.0.1:{port}/allowed: ok hello /allowed" in log
+    assert f"try-url http://localhost:{port}/not-allowed: denied (HTTP 403)" in log
+    assert f"try-connect 127.0.0.1 {port}: failed" in log, "no way out but the proxy"
+    assert f"hive sandbox: refused a connection to localhost:{port} (not in [sandbox] allow)" in log
+    for line in ("GITHUB_TOKEN=<unset>", "AWS_SECRET_ACCESS_KEY=<unset>", "JAVA_HOME=/opt/jdk", "KEPT_TOKEN=k"):
+        assert f"\n{line}" in log, line
+    task = repo.status_json()["tasks"][0]
+    assert (task["refused"], task["refused_hosts"]) == (1, [f"localhost:{port}"])
+    shown = repo.hive("status").stdout
+    assert f"sandbox refused 1 connection(s) to localhost:{port} ([sandbox] allow)" in shown, shown
+    assert repo.file_on_main("a.txt") == "a\n"
+
+
 def test_kill9_of_doit_with_sandboxed_agents_then_the_next_run_reattaches_and_merges_once(repo):
     repo.configure(extra=sandbox_on(repo))
     repo.write_plan(
@@ -137,8 +175,11 @@ def _agent_files(repo) -> str:
     return "".join(out)
 
 
-def test_a_script_task_runs_in_the_sandbox_too(repo):
-    repo.configure(extra=sandbox_on(repo))
+FETCH = Path(__file__).parent.parent / "fixtures" / "fetch.py"
+
+
+def test_a_script_task_runs_in_the_sandbox_too(repo, http_server):
+    repo.configure(extra=sandbox_on(repo) + 'allow = ["127.0.0.1"]\n')
     repo.write_plan(
         "s",
         f"""
@@ -148,13 +189,17 @@ def test_a_script_task_runs_in_the_sandbox_too(repo):
         ```bash
         echo made-by-the-script > made.txt
         if echo x > {repo.root}/from-script.txt; then echo "wrote the main checkout"; exit 1; fi
+        python3 {FETCH} http://127.0.0.1:{http_server}/ok > fetched.txt
+        if python3 {FETCH} http://localhost:{http_server}/no; then echo "reached a host not allowed"; exit 1; fi
         ```
         """,
     )
     r = repo.doit()
     assert r.returncode == 0, r.stderr + repo.hive("logs", "s:1").stdout
     assert repo.file_on_main("made.txt") == "made-by-the-script\n"
+    assert repo.file_on_main("fetched.txt") == "hello /ok\n"
     assert not (repo.root / "from-script.txt").exists()
+    assert repo.status_json()["tasks"][0]["refused_hosts"] == [f"localhost:{http_server}"]
 
 
 def test_doctor_says_the_agents_run_sandboxed(repo):
@@ -163,12 +208,15 @@ def test_doctor_says_the_agents_run_sandboxed(repo):
     assert "bubblewrap works: agents run sandboxed ([sandbox] mode = 'on')" in r.stdout, r.stdout
 
 
-def test_a_verify_runs_in_the_sandbox_writing_only_the_checkout(repo):
+def test_a_verify_runs_in_the_sandbox_writing_only_the_checkout(repo, http_server):
     home = Path(os.environ["HOME"])
-    repo.configure(extra=sandbox_on(repo))
+    repo.configure(extra=sandbox_on(repo) + 'allow = ["127.0.0.1"]\n')
     verify = (
         f"if touch {repo.root}/from-verify.txt; then exit 1; fi; "
-        f"if touch {home}/from-verify.txt; then exit 1; fi; touch checked-here.txt && test -f a.txt"
+        f"if touch {home}/from-verify.txt; then exit 1; fi; "
+        f"if python3 {FETCH} http://localhost:{http_server}/no; then exit 1; fi; "
+        f'test -z "$GITHUB_TOKEN" && python3 {FETCH} http://127.0.0.1:{http_server}/ok && '
+        "touch checked-here.txt && test -f a.txt"
     )
     repo.write_plan(
         "s",
@@ -181,7 +229,8 @@ def test_a_verify_runs_in_the_sandbox_writing_only_the_checkout(repo):
         fake: signal done
         """,
     )
-    r = repo.doit()
+    r = repo.doit(env={**os.environ, "GITHUB_TOKEN": "ghp_x"})
     assert r.returncode == 0, r.stderr + repo.hive("logs", "s:1").stdout
     assert repo.file_on_main("a.txt") == "a\n"
     assert not (repo.root / "from-verify.txt").exists() and not (home / "from-verify.txt").exists()
+    assert repo.status_json()["tasks"][0]["refused_hosts"] == [f"localhost:{http_server}"]

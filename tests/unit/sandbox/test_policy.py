@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from hive.sandbox import bwrap, policy
+from hive.agent_clis.base import Reach
+from hive.sandbox import bwrap, network, policy
 from hive.settings.config import Config
 from hive.store.paths import Paths
+
+OPEN = network.Way("open")
 
 
 @pytest.fixture
@@ -32,7 +35,7 @@ def attempt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> policy.Attempt:
 
 
 def test_it_writes_its_own_things_and_hides_the_credentials(attempt: policy.Attempt):
-    view = policy.view(Config(), attempt)
+    view = policy.view(Config(), attempt, OPEN)
     p, home = attempt.paths, Path.home()
     assert set(view.writable) == {
         attempt.worktree,
@@ -53,13 +56,13 @@ def test_it_writes_its_own_things_and_hides_the_credentials(attempt: policy.Atte
 def test_writable_and_hide_come_from_the_config(attempt: policy.Attempt):
     (Path.home() / "cache").mkdir()
     config = dataclasses.replace(Config(), sandbox_writable=("~/cache",), sandbox_hide=("~/.mycli",))
-    view = policy.view(config, attempt)
+    view = policy.view(config, attempt, OPEN)
     assert Path.home() / "cache" in view.writable
     assert view.hidden == (Path.home() / ".mycli",)
 
 
 def test_the_command_line_binds_in_order_and_hides_last(attempt: policy.Attempt):
-    argv = bwrap.command(policy.view(Config(), attempt), ["python3", "agent.py"])
+    argv = bwrap.command(policy.view(Config(), attempt, OPEN), ["python3", "agent.py"])
     assert argv[:10] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     end = ["--setenv", "TMPDIR", "/tmp", "--unshare-pid", "--die-with-parent", "--", "python3", "agent.py"]
     assert argv[-8:] == end
@@ -70,6 +73,40 @@ def test_the_command_line_binds_in_order_and_hides_last(attempt: policy.Attempt)
     assert argv[ssh - 1] == "--tmpfs" and ssh > first_rw
     netrc = argv.index(str(Path.home() / ".netrc"))
     assert argv[netrc - 2 : netrc] == ["--ro-bind", "/dev/null"]
+
+
+def test_an_agent_with_an_allowlist_reaches_its_clis_hosts_and_keeps_its_clis_variables(
+    attempt: policy.Attempt, monkeypatch: pytest.MonkeyPatch
+):
+    for name in ("GITHUB_TOKEN", "AWS_PROFILE", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "DB_PASSWORD",
+                 "ANTHROPIC_API_KEY", "MY_DEPLOY_KEY", "SSH_AUTH_SOCK", "JAVA_HOME", "NPM_TOKEN"):  # fmt: skip
+        monkeypatch.setenv(name, "x")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999")
+    config = dataclasses.replace(Config(), sandbox_allow=("pypi.org",), sandbox_pass_env=("NPM_*",))
+    reach = Reach(hosts=("api.anthropic.com",), env=("ANTHROPIC_*",))
+    c = policy.agent(config, attempt, reach, {"HIVE_TASK": "p:1", "DEPLOY_TOKEN": "from [agents.x] env"})
+    hosts = c.prefix[c.prefix.index("--") - 2].split(",")  # proxy.py SOCKET ALLOW REFUSED --
+    assert hosts == ["pypi.org", "api.anthropic.com", "127.0.0.1"]
+    assert c.env["HTTPS_PROXY"] == c.env["HTTP_PROXY"] == f"http://127.0.0.1:{network.RELAY_PORT}"
+    assert c.env["NO_PROXY"] == ""
+    assert "--unshare-net" in c.prefix
+    withheld = set(c.unset)
+    assert {"GITHUB_TOKEN", "AWS_PROFILE", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "DB_PASSWORD",
+            "MY_DEPLOY_KEY", "SSH_AUTH_SOCK"} <= withheld  # fmt: skip
+    assert not {"ANTHROPIC_API_KEY", "JAVA_HOME", "NPM_TOKEN", "DEPLOY_TOKEN", "HIVE_TASK"} & withheld
+
+
+def test_a_check_reaches_only_the_allowlist_and_gets_no_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999")
+    config = dataclasses.replace(Config(), sandbox_allow=("pypi.org",))
+    c = policy.check(config, Paths(tmp_path), ("p", "1"), tmp_path)
+    assert c.prefix[c.prefix.index("--") - 2] == "pypi.org"
+    assert "ANTHROPIC_API_KEY" in c.unset
+    none = policy.check(dataclasses.replace(config, sandbox_network="none"), Paths(tmp_path), ("p", "1"), tmp_path)
+    assert none.prefix[0] == "bwrap" and "--unshare-net" in none.prefix and not none.env
+    open_ = policy.check(dataclasses.replace(config, sandbox_network="open"), Paths(tmp_path), ("p", "1"), tmp_path)
+    assert "--unshare-net" not in open_.prefix
 
 
 def test_a_run_refuses_or_warns_without_bubblewrap(monkeypatch: pytest.MonkeyPatch):

@@ -1,0 +1,111 @@
+"""hive/sandbox/network.py, proxy.py and relay.py: a sandbox with `network = "allowlist"` reaches
+an allowed host through the host's proxy and nothing else; with "none" nothing at all. Real
+bubblewrap, a real HTTP server on this machine's loopback (its own name decides: `127.0.0.1`
+allowed, `localhost` not, the same server behind both)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hive.sandbox import bwrap, network, proxy
+
+CLIENT = """
+import socket, sys, urllib.request, urllib.error
+for url in sys.argv[1:3]:
+    try:
+        print(url, "ok", urllib.request.urlopen(url, timeout=10).read().decode())
+    except urllib.error.HTTPError as e:
+        print(url, "http", e.code)
+    except OSError as e:
+        print(url, "failed")
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[3])), timeout=5).close()
+    print("direct ok")
+except OSError:
+    print("direct failed")
+"""
+
+
+def run_inside(way: network.Way, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    view = bwrap.View(files=way.binds(), network=not way.isolated)
+    command = way.outside() + bwrap.command(view, way.inside() + argv)
+    env = {"PATH": "/usr/bin:/bin", **way.environment()}
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False)
+
+
+def test_an_allowed_host_answers_through_the_proxy_and_nothing_else_gets_out(tmp_path: Path, http_server: int):
+    refused = tmp_path / "refused.jsonl"
+    way = network.way("allowlist", ["127.0.0.1"], str(tmp_path), refused)
+    allowed, other = f"http://127.0.0.1:{http_server}/a?b=1", f"http://localhost:{http_server}/x"
+    r = run_inside(way, [sys.executable, "-c", CLIENT, allowed, other, str(http_server)])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [f"{allowed} ok hello /a?b=1", f"{other} http 403", "direct failed"]
+    assert f"hive sandbox: refused a connection to localhost:{http_server} (not in [sandbox] allow)" in r.stderr
+    assert [(x["host"], x["port"]) for x in network.refusals(refused)] == [("localhost", http_server)]
+    assert way.socket is not None and not way.socket.exists(), "the proxy removes its socket when done"
+
+
+def test_without_a_network_nothing_gets_out(tmp_path: Path, http_server: int):
+    way = network.way("none", ["127.0.0.1"], str(tmp_path), tmp_path / "refused.jsonl")
+    url = f"http://127.0.0.1:{http_server}/"
+    r = run_inside(way, [sys.executable, "-c", CLIENT, url, url, str(http_server)])
+    assert r.stdout.splitlines() == [f"{url} failed", f"{url} failed", "direct failed"]
+
+
+def test_the_proxy_exits_as_its_program_does(tmp_path: Path):
+    way = network.way("allowlist", [], str(tmp_path), tmp_path / "refused.jsonl")
+    r = subprocess.run([*way.outside(), "sh", "-c", "exit 7"], capture_output=True, check=False, timeout=30)
+    assert r.returncode == 7
+
+
+def test_a_tunnel_goes_only_to_an_allowed_host(tmp_path: Path, http_server: int):
+    """CONNECT (how clients reach https:// hosts) to the allowed name, then to one that is not."""
+    refused = tmp_path / "refused.jsonl"
+    way = network.way("allowlist", ["127.0.0.1"], str(tmp_path), refused)
+    script = (
+        "import socket, sys\n"
+        "for host in ('127.0.0.1', 'localhost'):\n"
+        "    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+        "    s.sendall(f'CONNECT {host}:{sys.argv[2]} HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'.encode())\n"
+        "    head = s.recv(100).decode().splitlines()[0]\n"
+        "    if '200' in head:\n"
+        "        s.sendall(b'GET /t HTTP/1.0\\r\\n\\r\\n')\n"
+        "        answer = b''.join(iter(lambda: s.recv(1000), b''))\n"  # HTTP/1.0: until it closes
+        "        print(head, answer.decode().split()[-1])\n"
+        "    else:\n"
+        "        print(head)\n"
+    )
+    assert way.socket is not None
+    r = subprocess.run(
+        [*way.outside(), sys.executable, "-c", script, str(way.socket), str(http_server)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert r.stdout.splitlines() == ["HTTP/1.1 200 Connection established /t", "HTTP/1.1 403 Forbidden"], r.stderr
+    assert json.loads(refused.read_text())["host"] == "localhost"
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [("api.anthropic.com", True), ("API.Anthropic.com.", True), ("evil.com", False), ("a.pypi.org", True),
+     ("pypi.org.evil.com", False), ("xpypi.org", False), ("pypi.org", False)],
+)  # fmt: skip
+def test_the_allowlist_matches_names_exactly_or_under_a_wildcard(host: str, expected: bool):
+    assert proxy.allowed(host, ["api.anthropic.com", "*.pypi.org"]) is expected
+
+
+def test_model_servers_named_in_the_environment_are_found():
+    env = {
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:8080",
+        "OPENAI_API_BASE": "https://llm.corp.example/v1",
+        "HOME": "/root",
+        "BROKEN_BASE_URL": "http://[::1",
+    }
+    assert network.hosts_in(env) == ["127.0.0.1", "llm.corp.example"]
