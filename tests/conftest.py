@@ -135,6 +135,12 @@ stop_patience = "{stop}"
 
 [merge]
 main_branch = "main"
+
+[sandbox]
+# where bubblewrap works (CI installs it) agents run sandboxed, as by default; the fake agent
+# logs its starts and signals here
+writable = ["{root}/.hive/fake/"]
+{sandbox}
 """
 
 
@@ -170,10 +176,24 @@ class Repo:
         return path
 
     def configure(
-        self, grace: str = "10s", timeout: str = "2m", attempts: int = 2, extra: str = "", stop: str = "5s"
+        self,
+        grace: str = "10s",
+        timeout: str = "2m",
+        attempts: int = 2,
+        extra: str = "",
+        stop: str = "5s",
+        sandbox: str = "",
     ) -> None:
+        """The fake agent's config; `extra`: more tables; `sandbox`: more lines of `[sandbox]`."""
         text = CONFIG.format(
-            python=sys.executable, fake=FAKE_AGENT, grace=grace, timeout=timeout, attempts=attempts, stop=stop
+            python=sys.executable,
+            fake=FAKE_AGENT,
+            grace=grace,
+            timeout=timeout,
+            attempts=attempts,
+            stop=stop,
+            root=self.root,
+            sandbox=sandbox,
         )
         (self.root / ".hive" / "config.toml").write_text(text + extra)
 
@@ -261,6 +281,17 @@ class Repo:
     def state(self, plan: str, task_id: str) -> dict:
         path = self.root / ".hive" / "state" / plan / f"{task_id}.json"
         return json.loads(path.read_text()) if path.exists() else {"state": "planned"}
+
+    def agent_commits(self) -> str:
+        """The subjects of every commit of the repository and of the sandboxed attempts' own
+        git directories (`.hive/gitdirs`, where their agents commit until Hive brings them back)."""
+        # check=False: while Hive makes a worktree, `git log --all` may meet it half-made and fail
+        out = [self.git("log", "--all", "--format=%s", check=False)]
+        for private in (self.root / ".hive" / "gitdirs").glob("*"):
+            if private.is_dir():
+                log = ["git", "--git-dir", str(private), "log", "--all", "--format=%s"]
+                out.append(subprocess.run(log, capture_output=True, text=True, check=False).stdout)
+        return "\n".join(out)
 
     def status_json(self) -> dict:
         r = self.hive("status", "--json")

@@ -58,7 +58,7 @@ class Config:
     executor: str = "tmux"
     # the executor's own [executor] settings, as its plugin's keys checked them (hive.executors)
     executor_options: dict[str, Any] = field(default_factory=dict)
-    sandbox_mode: str = "off"  # "auto" | "on" | "off" (hive.sandbox)
+    sandbox_mode: str = "auto"  # "auto" | "on" | "off" (hive.sandbox)
     sandbox_writable: tuple[str, ...] = ()
     sandbox_hide: tuple[str, ...] = DEFAULT_HIDDEN
     sandbox_network: str = "allowlist"  # "allowlist" | "open" | "none" (hive.sandbox.network)

@@ -138,10 +138,10 @@ KEYS: tuple[Key, ...] = (
     Key("notify", "events", "notify_events", "events", list(DEFAULT_NOTIFY_EVENTS),
         "Which events the channels below are told of: " + ", ".join(NOTIFY_EVENTS) + " (`task_done` and "
         "`run_started` are off by default)."),
-    Key("sandbox", "mode", "sandbox_mode", "sandboxmode", "off",
-        '"on": every agent, script and check runs in a bubblewrap sandbox, and a run without bubblewrap '
-        'does not start; "auto": sandboxed where bubblewrap works, else one warning per run; "off": not '
-        "sandboxed. (Off by default until the sandbox covers the network too: docs/sandbox.md.)"),
+    Key("sandbox", "mode", "sandbox_mode", "sandboxmode", "auto",
+        '"auto": every agent, script and check runs in a bubblewrap sandbox where bubblewrap works, '
+        'else unsandboxed with one warning per run; "on": a run without bubblewrap does not start; '
+        '"off": not sandboxed (agents reach all you can).'),
     Key("sandbox", "writable", "sandbox_writable", "strlist", [],
         "More paths agents may write (`~` is your home; a folder ending with `/` is made if missing), "
         "besides their checkout, a private /tmp and their CLI's `state_paths`."),

@@ -189,8 +189,7 @@ def test_worktree_deleted_while_its_agent_runs_is_merged_from_its_branch(repo):
     run = repo.start_doit()
     from conftest import wait_for
 
-    # check=False: while Hive makes a worktree, `git log --all` may meet it half-made and fail
-    wait_for(lambda: "the work" in repo.git("log", "--all", "--format=%s", check=False), what="the agent's commit")
+    wait_for(lambda: "the work" in repo.agent_commits(), what="the agent's commit")
     wt = Path(repo.state("d", "1")["worktree"])
     subprocess.run(["rm", "-rf", str(wt)], check=True)
     repo.go()
@@ -290,8 +289,10 @@ def test_a_lock_held_open_is_seen_through_a_symlinked_path(repo, tmp_path):
 def test_an_agent_whose_worktree_loses_its_git_file_never_reaches_the_users_checkout(repo):
     """A worktree deleted under its agent is removed file by file: for a moment the agent's
     directory has no `.git`, and its `git add -A` walked up to the user's checkout around
-    `worktrees/`, staging every change of theirs (seen in the soak, seed 7052)."""
-    repo.configure(attempts=1)
+    `worktrees/`, staging every change of theirs (seen in the soak, seed 7052). In the sandbox
+    the `.git` of its checkout is a file bound in place, which it cannot delete: this is the
+    unsandboxed case."""
+    repo.configure(attempts=1, sandbox='mode = "off"')
     repo.write_plan(
         "g",
         """

@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import uuid
 from pathlib import Path
 
 from conftest import wait_for
 
-
-def sandbox_on(repo) -> str:
-    """[sandbox] mode = "on", with the fake agent's own log folder writable (`writable`)."""
-    (repo.root / ".hive" / "fake").mkdir(exist_ok=True)
-    return f'\n[sandbox]\nmode = "on"\nwritable = ["{repo.root}/.hive/fake"]\n'
+ON = 'mode = "on"\n'  # the fake agent's own log folder is writable in every test's config
 
 
 TRIES = """
@@ -53,7 +48,7 @@ def test_a_sandboxed_agent_writes_only_its_checkout_and_its_task_still_merges(re
     home, tag = Path(os.environ["HOME"]), f"hive-sandbox-{uuid.uuid4().hex[:8]}"
     (home / ".ssh").mkdir()
     (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
-    repo.configure(extra=sandbox_on(repo))
+    repo.configure(sandbox=ON)
     repo.write_plan("s", TRIES.format(root=repo.root, home=home, tag=tag))
     main_before = repo.git("rev-parse", "main")
     r = repo.doit()
@@ -109,7 +104,7 @@ fake: signal done
 def test_a_sandboxed_agent_reaches_only_allowed_hosts_and_none_of_your_secrets(repo, http_server):
     """`network = "allowlist"` (the default): 127.0.0.1 is allowed, `localhost` (the same server)
     is not; no direct connection at all. Credentials of the user's environment stay out."""
-    repo.configure(extra=sandbox_on(repo) + 'allow = ["127.0.0.1"]\npass_env = ["KEPT_*"]\n')
+    repo.configure(sandbox=ON + 'allow = ["127.0.0.1"]\npass_env = ["KEPT_*"]\n')
     repo.write_plan("s", NETWORK.format(port=http_server))
     secrets = {"GITHUB_TOKEN": "ghp_x", "AWS_SECRET_ACCESS_KEY": "aws", "JAVA_HOME": "/opt/jdk", "KEPT_TOKEN": "k"}
     r = repo.doit(env={**os.environ, **secrets})
@@ -130,7 +125,7 @@ def test_a_sandboxed_agent_reaches_only_allowed_hosts_and_none_of_your_secrets(r
 
 
 def test_kill9_of_doit_with_sandboxed_agents_then_the_next_run_reattaches_and_merges_once(repo):
-    repo.configure(extra=sandbox_on(repo))
+    repo.configure(sandbox=ON)
     repo.write_plan(
         "s",
         """
@@ -148,7 +143,7 @@ def test_kill9_of_doit_with_sandboxed_agents_then_the_next_run_reattaches_and_me
         """,
     )
     run = repo.start_doit()
-    wait_for(lambda: "a.txt" in _agent_files(repo), what="the agent's commit in its own git directory")
+    wait_for(lambda: "before the crash" in repo.agent_commits(), what="the agent's commit in its own git directory")
     os.killpg(run.pid, signal.SIGKILL)
     run.wait(timeout=10)
     repo.go()
@@ -160,26 +155,11 @@ def test_kill9_of_doit_with_sandboxed_agents_then_the_next_run_reattaches_and_me
     assert repo.git("log", "--format=%s", "main").count("committed in the sandbox before the crash") == 1
 
 
-def _agent_files(repo) -> str:
-    """The files of the commits in any attempt's private git directory."""
-    out = []
-    for private in (repo.root / ".hive" / "gitdirs").glob("*"):
-        if private.is_dir():
-            log = subprocess.run(
-                ["git", "--git-dir", str(private), "log", "--name-only", "--format=", "-1"],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            out.append(log.stdout)
-    return "".join(out)
-
-
 FETCH = Path(__file__).parent.parent / "fixtures" / "fetch.py"
 
 
 def test_a_script_task_runs_in_the_sandbox_too(repo, http_server):
-    repo.configure(extra=sandbox_on(repo) + 'allow = ["127.0.0.1"]\n')
+    repo.configure(sandbox=ON + 'allow = ["127.0.0.1"]\n')
     repo.write_plan(
         "s",
         f"""
@@ -203,14 +183,14 @@ def test_a_script_task_runs_in_the_sandbox_too(repo, http_server):
 
 
 def test_doctor_says_the_agents_run_sandboxed(repo):
-    repo.configure(extra=sandbox_on(repo))
+    repo.configure(sandbox=ON)
     r = repo.hive("doctor")
     assert "bubblewrap works: agents run sandboxed ([sandbox] mode = 'on')" in r.stdout, r.stdout
 
 
 def test_a_verify_runs_in_the_sandbox_writing_only_the_checkout(repo, http_server):
     home = Path(os.environ["HOME"])
-    repo.configure(extra=sandbox_on(repo) + 'allow = ["127.0.0.1"]\n')
+    repo.configure(sandbox=ON + 'allow = ["127.0.0.1"]\n')
     verify = (
         f"if touch {repo.root}/from-verify.txt; then exit 1; fi; "
         f"if touch {home}/from-verify.txt; then exit 1; fi; "

@@ -31,9 +31,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--ray", action="store_true", help="on the Ray executor: a local cluster of a head and 2 worker nodes"
     )
-    ap.add_argument("--sandbox", action="store_true", help='agents in the bubblewrap sandbox ([sandbox] mode = "on")')
+    sandbox = ap.add_mutually_exclusive_group()
+    sandbox.add_argument(
+        "--sandbox", action="store_const", const="on", dest="sandbox", help='[sandbox] mode = "on" (default: "auto")'
+    )
+    sandbox.add_argument(
+        "--no-sandbox", action="store_const", const="off", dest="sandbox", help='[sandbox] mode = "off"'
+    )
     args = ap.parse_args(argv)
-    if args.sandbox and args.ray:
+    if args.sandbox == "on" and args.ray:
         ap.error("the Ray executor does not sandbox its agents yet: --sandbox or --ray, not both")
     seeds = [args.replay] if args.replay is not None else list(range(args.seed, args.seed + args.trials))
     t0 = time.monotonic()
@@ -49,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
                 keep=args.keep or args.keep_failed,
                 trace_git=args.trace_git,
                 on_ray=on_ray,
-                sandbox=args.sandbox,
+                sandbox=args.sandbox or "",
             )
             if res.passed and args.keep_failed and not args.keep:
                 shutil.rmtree(res.dir, ignore_errors=True)

@@ -43,7 +43,9 @@ main_branch = "main"
 
 
 class Trial(Sandbox):
-    sandboxed = False  # agents in Hive's bubblewrap sandbox ([sandbox] mode = "on"): `--sandbox`
+    # [sandbox] mode: "" the default ("auto": sandboxed where bubblewrap works), "on" (`--sandbox`)
+    # or "off" (`--no-sandbox`)
+    sandbox_mode = ""
 
     def __init__(self, sc: Scenario, verbose: bool = False, trace_git: bool = False) -> None:
         super().__init__(sc, verbose, trace_git)
@@ -75,10 +77,10 @@ class Trial(Sandbox):
                 executor=self.executor_config(),
             )
         )
-        if self.sandboxed:  # the fake agents log their starts and signals in .hive/fake: writable
-            (self.root / ".hive" / "fake").mkdir()
-            with open(self.root / ".hive" / "config.toml", "a") as f:
-                f.write(f'\n[sandbox]\nmode = "on"\nwritable = ["{self.root}/.hive/fake"]\n')
+        # the fake agents log their starts and signals in .hive/fake: writable in a sandbox
+        mode = f'mode = "{self.sandbox_mode}"\n' if self.sandbox_mode else ""
+        with open(self.root / ".hive" / "config.toml", "a") as f:
+            f.write(f'\n[sandbox]\n{mode}writable = ["{self.root}/.hive/fake/"]\n')
         (self.root / "plans" / f"{PLAN}.md").write_text(render_plan(self.sc))
         self.user = self._protect_user_work()
 
@@ -211,22 +213,19 @@ class Trial(Sandbox):
 TrialMaker = Callable[[Scenario, bool, bool], "Trial"]
 
 
-class SandboxedTrial(Trial):
-    sandboxed = True
-
-
 def run_trial(
     seed: int,
     verbose: bool = False,
     keep: bool = False,
     trace_git: bool = False,
     on_ray: TrialMaker | None = None,
-    sandbox: bool = False,
+    sandbox: str = "",
 ) -> TrialResult:
     """One trial; `on_ray` makes it on the Ray executor (ray.py's `RaySoak.trial`); `sandbox`
-    runs its agents in the bubblewrap sandbox."""
+    is its `[sandbox] mode` ("": the default)."""
     sc = make_scenario(seed, ray=on_ray is not None)
-    trial = (on_ray or (SandboxedTrial if sandbox else Trial))(sc, verbose, trace_git)
+    trial = (on_ray or Trial)(sc, verbose, trace_git)
+    trial.sandbox_mode = sandbox
     t0 = time.monotonic()
     trial.say(f"seed {seed}: {describe_plan(sc)}; faults: {', '.join(sc.fault_names()) or 'none'}; dir {trial.dir}")
     try:
