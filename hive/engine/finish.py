@@ -14,7 +14,7 @@ from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders,
 from hive.engine.task import TaskContext
 from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
 from hive.output import prefixed, say
-from hive.sandbox import bwrap, policy
+from hive.sandbox import policy
 from hive.store.state import TaskState
 
 
@@ -83,7 +83,7 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         checks=checks,
         check_timeout=h.task.timeout or h.cfg.task_timeout,
         env={"HIVE_TASK": h.key, "HIVE_ROOT": str(h.root)},
-        sandbox=tuple(bwrap.command(policy.check_view(h.cfg, h.root, wt), [])) if h.sandboxed and checks else (),
+        sandbox=policy.check_sandbox(h.cfg, h.root, wt, h.executor.capabilities.remote_checkout) if checks else (),
     )
 
     # each step of the merge records the state the next one builds on

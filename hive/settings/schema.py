@@ -143,7 +143,7 @@ KEYS: tuple[Key, ...] = (
         "sandboxed. (Off by default until the sandbox covers the network too: docs/sandbox.md.)"),
     Key("sandbox", "writable", "sandbox_writable", "strlist", [],
         "More paths agents may write (`~` is your home; a folder ending with `/` is made if missing), "
-        "besides their checkout, a private /tmp and their CLI's `state_paths`."),
+        "besides their checkout, a private /tmp and their CLI's `state_paths`; checks may write them too."),
     Key("sandbox", "hide", "sandbox_hide", "strlist", list(DEFAULT_HIDDEN),
         "Paths agents cannot see at all (`~` is your home)."),
     Key("budget", "run_usd", "budget_run_usd", "usd", 0,

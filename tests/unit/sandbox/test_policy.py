@@ -58,6 +58,24 @@ def test_writable_and_hide_come_from_the_config(attempt: policy.Attempt):
     assert view.hidden == (Path.home() / ".mycli",)
 
 
+def test_checks_and_teardown_write_their_checkout_and_the_configs_writable(attempt: policy.Attempt):
+    (Path.home() / "cache").mkdir()
+    config = dataclasses.replace(Config(), sandbox_writable=("~/cache", "~/absent"), sandbox_hide=("~/.mycli",))
+    view = policy.check_view(config, attempt.paths.root, attempt.worktree)
+    assert view.writable == (attempt.worktree, Path.home() / "cache")
+    assert view.hidden == (Path.home() / ".mycli",)
+
+
+def test_checks_run_in_the_sandbox_only_when_the_run_is_sandboxed(
+    attempt: policy.Attempt, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(bwrap, "unavailable", lambda: "")
+    on, root, wt = dataclasses.replace(Config(), sandbox_mode="on"), attempt.paths.root, attempt.worktree
+    assert policy.check_sandbox(on, root, wt, remote=False)[-1] == "--"
+    assert policy.check_sandbox(on, root, wt, remote=True) == ()
+    assert policy.check_sandbox(Config(), root, wt, remote=False) == ()
+
+
 def test_the_command_line_binds_in_order_and_hides_last(attempt: policy.Attempt):
     argv = bwrap.command(policy.view(Config(), attempt), ["python3", "agent.py"])
     assert argv[:10] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
