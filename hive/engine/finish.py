@@ -12,9 +12,11 @@ from hive.engine.attempt import bring_back, retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders, merge
 from hive.engine.task import TaskContext
+from hive.engine.taskenv import variables
 from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
 from hive.output import prefixed, say
 from hive.sandbox import policy
+from hive.store import names
 from hive.store.state import TaskState
 
 
@@ -82,7 +84,8 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         message=f"hive: merge {h.key} — {h.task.title}\n\nbranch {st.branch}",
         checks=checks,
         check_timeout=h.task.timeout or h.cfg.task_timeout,
-        env={"HIVE_TASK": h.key, "HIVE_ROOT": str(h.root)},
+        # the ports of the worker that runs it, as its agent had them: a Verify may start its server
+        env=variables(h.plan_name, h.task.id, h.root, names.worker_number(st.worker or "w1")),
         sandbox=policy.check_sandbox(h.cfg, h.root, wt, h.executor.capabilities.remote_checkout) if checks else (),
     )
 
