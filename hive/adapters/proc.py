@@ -136,7 +136,7 @@ def _communicate(
 def run_users_command(
     command: str, cwd: Path | str, env: dict[str, str], timeout: float, prefix: tuple[str, ...] = ()
 ) -> Result:
-    """A command the user wrote (a Verify, `test_command`, `[worktrees] setup`): theirs to run,
+    """A command the user wrote (a Verify, `test_command`, `[worktrees] setup` or `teardown`): theirs to run,
     so through `bash -c`, with the environment Hive gives agents; its exit status is the answer.
     `prefix`: what it runs inside (a sandbox's command line, ending in `--`)."""
     return run([*prefix, "bash", "-c", command], cwd=cwd, check=False, env=clean_env(env), timeout=timeout)

@@ -22,7 +22,7 @@ from hive.engine.brief import (
 from hive.engine.limits import AttemptMeter, task_budget_left
 from hive.engine.supervise import Hooks, Watch, wait
 from hive.engine.task import TaskContext, Worker
-from hive.engine.taskenv import variables
+from hive.engine.taskenv import teardown_of, variables
 from hive.errors import HiveError
 from hive.executors import AgentRef, Checkout, Launch
 from hive.lifecycle import Outcome, Resume, State
@@ -206,7 +206,7 @@ def retire_worktree(h: TaskContext, st: TaskState) -> None:
     worktrees.restore_branch(wt, st.branch)
     worktrees.retire_context(wt, h.context_name())
     worktrees.salvage(wt, f"hive: unfinished work of {h.key} attempt {st.attempt}")
-    note = worktrees.remove_if_clean(h.root, wt)
+    note = worktrees.remove_if_clean(h.root, wt, teardown_of(h))
     if note:
         say(f"{h.key}: {note}")
 

@@ -12,7 +12,7 @@ from hive.engine.attempt import bring_back, retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders, merge
 from hive.engine.task import TaskContext
-from hive.engine.taskenv import variables
+from hive.engine.taskenv import teardown_of, variables
 from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
 from hive.output import prefixed, say
 from hive.sandbox import policy
@@ -31,7 +31,7 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         return _merge(h, st, outcome)
     note = ""
     if rule.worktree == Worktree.REMOVE_IF_CLEAN and st.worktree and Path(st.worktree).exists():
-        note = worktrees.remove_if_clean(h.root, Path(st.worktree))
+        note = worktrees.remove_if_clean(h.root, Path(st.worktree), teardown_of(h))
     elif rule.worktree == Worktree.RETIRE:
         retire_worktree(h, st)
     reason = outcome.recorded_reason(h.key)
@@ -145,5 +145,5 @@ def record_merged(h: TaskContext, st: TaskState, commit: str, files: tuple[str, 
 
 def tidy_up(h: TaskContext, st: TaskState) -> None:
     """Remove the worktree and every attempt's branch, each only once git shows it is in main."""
-    for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref):
+    for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref, teardown=teardown_of(h)):
         say(f"{h.key}: {note}")

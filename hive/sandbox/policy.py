@@ -78,15 +78,16 @@ def view(config: Config, a: Attempt) -> bwrap.View:
 
 
 def check_sandbox(config: Config, root: Path, worktree: Path, remote: bool) -> tuple[str, ...]:
-    """What a check (Verify, test_command) in `worktree` runs inside:
+    """What a check (Verify, test_command) or `[worktrees] teardown` in `worktree` runs inside:
     the sandbox's command line, ending in `--`; nothing when the run is not sandboxed."""
     return tuple(bwrap.command(check_view(config, root, worktree), [])) if sandboxed(config, remote) else ()
 
 
 def check_view(config: Config, root: Path, worktree: Path) -> bwrap.View:
-    """A Verify or test_command on the merged result runs code the agent may have written: it
-    writes only the task's checkout, a private /tmp and `[sandbox] writable` (what the agent's
-    code needed there, it needs here), and sees what an agent sees."""
+    """A Verify or test_command on the merged result, or a teardown, runs code the agent may have
+    written: it writes only the task's checkout, a private /tmp and `[sandbox] writable` (a
+    teardown that stops the agent's services needs what they needed, the Docker socket say), and
+    sees what an agent sees."""
     return bwrap.View(
         readable=_readable(root, ("bash",)),
         writable=(worktree, *_existing(config.sandbox_writable)),

@@ -121,6 +121,10 @@ KEYS: tuple[Key, ...] = (
         "The folder (relative to the repository) that holds the attempts' worktrees."),
     Key("worktrees", "setup", "worktree_setup", "str", "",
         'A command run with `bash -c` in each new worktree before its agent starts, e.g. "npm ci".'),
+    Key("worktrees", "teardown", "worktree_teardown", "str", "",
+        "A command run with `bash -c` in a task's worktree just before Hive removes it, with the task's "
+        'environment (`HIVE_PORT`, `HIVE_PORTS`, `COMPOSE_PROJECT_NAME`, ...), e.g. "docker compose down"; '
+        "its failure is a warning, and the worktree is removed all the same."),
     Key("worktrees", "copy", "worktree_copy", "strlist", [],
         'Files copied from the repository into each worktree and never committed, e.g. [".env"].'),
     Key("parallel", "max_workers", "max_workers", "posint", 4,
@@ -143,7 +147,8 @@ KEYS: tuple[Key, ...] = (
         "sandboxed. (Off by default until the sandbox covers the network too: docs/sandbox.md.)"),
     Key("sandbox", "writable", "sandbox_writable", "strlist", [],
         "More paths agents may write (`~` is your home; a folder ending with `/` is made if missing), "
-        "besides their checkout, a private /tmp and their CLI's `state_paths`; checks may write them too."),
+        "besides their checkout, a private /tmp and their CLI's `state_paths`; checks and `[worktrees] "
+        "teardown` may write them too."),
     Key("sandbox", "hide", "sandbox_hide", "strlist", list(DEFAULT_HIDDEN),
         "Paths agents cannot see at all (`~` is your home)."),
     Key("budget", "run_usd", "budget_run_usd", "usd", 0,
