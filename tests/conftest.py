@@ -139,7 +139,7 @@ main_branch = "main"
 [sandbox]
 # where bubblewrap works (CI installs it) agents run sandboxed, as by default; the fake agent
 # logs its starts and signals here
-writable = ["{root}/.hive/fake/"]
+writable = [{writable}]
 {sandbox}
 """
 
@@ -183,8 +183,10 @@ class Repo:
         extra: str = "",
         stop: str = "5s",
         sandbox: str = "",
+        writable: tuple[str, ...] = (),
     ) -> None:
-        """The fake agent's config; `extra`: more tables; `sandbox`: more lines of `[sandbox]`."""
+        """The fake agent's config; `extra`: more tables; `sandbox`: more lines of `[sandbox]`;
+        `writable`: more of its `writable` paths."""
         text = CONFIG.format(
             python=sys.executable,
             fake=FAKE_AGENT,
@@ -192,7 +194,7 @@ class Repo:
             timeout=timeout,
             attempts=attempts,
             stop=stop,
-            root=self.root,
+            writable=", ".join(json.dumps(p) for p in (f"{self.root}/.hive/fake/", *writable)),
             sandbox=sandbox,
         )
         (self.root / ".hive" / "config.toml").write_text(text + extra)

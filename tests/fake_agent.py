@@ -17,6 +17,7 @@ context file's path as its argument. It reads the context file and follows
     fake: print TEXT...          print a line
     fake: git ARGS...            run git (e.g. `git merge main`), whatever its exit status
     fake: env NAME               print NAME=<its value in the agent's environment>
+    fake: write-env PATH NAME... write a file of NAME=<its value> lines (the agent's environment)
     fake: sleep SECONDS          sleep
     fake: wait-for PATH          wait until PATH exists (relative to $HIVE_ROOT)
     fake: wait-start TASK SECS   wait until TASK's agent has started; crash if it does not within SECS
@@ -139,6 +140,8 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
             subprocess.run(["git", *args], check=False)
         elif verb == "env":
             print(f"{args[0]}={os.environ.get(args[0], '<unset>')}", flush=True)
+        elif verb == "write-env":
+            Path(args[0]).write_text("".join(f"{n}={os.environ.get(n, '<unset>')}\n" for n in args[1:]))
         elif verb == "wait-for":
             while not (root / args[0]).exists():
                 time.sleep(0.05)

@@ -141,7 +141,7 @@ def run_users_command(
     prefix: tuple[str, ...] = (),
     unset: tuple[str, ...] = (),
 ) -> Result:
-    """A command the user wrote (a Verify, `test_command`, `[worktrees] setup`): theirs to run,
+    """A command the user wrote (a Verify, `test_command`, `[worktrees] setup` or `teardown`): theirs to run,
     so through `bash -c`, with the environment Hive gives agents; its exit status is the answer.
     `prefix`: what it runs inside (a sandbox's command line, ending in `--`); `unset`: variables
     of this process's environment it does not get."""

@@ -4,7 +4,7 @@ agent's brief in it, remove it only when git proves its work is safe."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 # how the brief Hive writes begins (hive/templates/context.md.j2): told apart from a project's own file
 MARKER = "<!-- hive:context "
+
+# What runs in a checkout just before it is removed (`[worktrees] teardown`, engine.taskenv): the
+# caller's, so this adapter stays git and files; it is called once per removal, of a sound checkout.
+Teardown = Callable[[Path], None]
 
 
 def ensure_ignored_dir(base: Path) -> None:
@@ -210,7 +214,7 @@ def salvage(worktree: Path, message: str) -> bool:
     return bool(changes) and git.commit_all(worktree, message)
 
 
-def remove_if_merged(root: Path, worktree: Path, main: str) -> str:
+def remove_if_merged(root: Path, worktree: Path, main: str, teardown: Teardown | None = None) -> str:
     """Remove a worktree only if its HEAD is contained in main and nothing is uncommitted.
     Returns "" on success or why it was kept."""
     note = clear_if_broken(root, worktree)
@@ -218,10 +222,10 @@ def remove_if_merged(root: Path, worktree: Path, main: str) -> str:
         return note
     if not git.is_ancestor(worktree, "HEAD", main):
         return f"kept {worktree}: its HEAD is not in {main}"
-    return _remove(root, worktree)
+    return _remove(root, worktree, teardown)
 
 
-def remove_if_clean(root: Path, worktree: Path) -> str:
+def remove_if_clean(root: Path, worktree: Path, teardown: Teardown | None = None) -> str:
     """Remove a worktree whose work is all committed (its branch keeps the commits)."""
     note = clear_if_broken(root, worktree)
     if note is not None:
@@ -229,16 +233,20 @@ def remove_if_clean(root: Path, worktree: Path) -> str:
     dirty = git.status(worktree)
     if dirty:
         return f"kept {worktree}: {len(dirty)} uncommitted change(s)"
-    return _remove(root, worktree)
+    return _remove(root, worktree, teardown)
 
 
-def remove_any(root: Path, worktree: Path) -> str:
+def remove_any(root: Path, worktree: Path, teardown: Teardown | None = None) -> str:
     """Remove a worktree whatever it holds (`hive cleanup --force` only)."""
     note = clear_if_broken(root, worktree)
-    return _remove(root, worktree) if note is None else note
+    return _remove(root, worktree, teardown) if note is None else note
 
 
-def _remove(root: Path, worktree: Path) -> str:
+def _remove(root: Path, worktree: Path, teardown: Teardown | None) -> str:
+    """Reached only once git has shown the checkout sound and its removal safe: a half-made one
+    (`repair`) never ran setup nor an agent, so it has nothing to tear down."""
+    if teardown is not None:
+        teardown(worktree)  # while its files are still there: `docker compose down` reads compose.yaml
     try:
         git.worktree_remove(root, worktree)
     except CommandError as e:  # a locked or busy worktree is reported, never fatal
@@ -272,12 +280,14 @@ def unused_worktrees(root: Path, base: Path, states: Iterable[TaskState]) -> lis
     ]
 
 
-def remove_merged_leftovers(root: Path, st: TaskState, main_ref: str, existing: set[str] | None = None) -> list[str]:
+def remove_merged_leftovers(
+    root: Path, st: TaskState, main_ref: str, existing: set[str] | None = None, teardown: Teardown | None = None
+) -> list[str]:
     """After a task is merged: its worktree and every attempt's branch go, each only
     if git shows it is contained in main. `existing` (branch names, if known) spares
     a git call per branch that is already gone. Returns what was kept, and why."""
     there = bool(st.worktree) and Path(st.worktree).exists()
-    kept = [remove_if_merged(root, Path(st.worktree), main_ref)] if there else []
+    kept = [remove_if_merged(root, Path(st.worktree), main_ref, teardown)] if there else []
     # A branch whose worktree was deleted by hand is still "checked out" there until pruned. Pruned
     # only then: a prune can delete the admin folder of a `worktree add` beside it (see git.git).
     if not there:

@@ -1,7 +1,8 @@
 """`hive cleanup`: remove what finished tasks left behind — worktrees and branches
 of done tasks (only once git shows they are in main), clean worktrees of too_big
 tasks, tmux sessions no running task uses, and (when no task runs) what the executor keeps
-between runs: the Ray executor's actors on the nodes. Unmerged work goes only with --force."""
+between runs: the Ray executor's actors on the nodes. Unmerged work goes only with --force.
+`[worktrees] teardown` runs in each task's worktree before it goes."""
 
 from __future__ import annotations
 
@@ -10,19 +11,21 @@ from pathlib import Path
 
 from hive import executors
 from hive.adapters import git, worktrees
+from hive.engine import taskenv
+from hive.executors import Executor
 from hive.lifecycle import State
 from hive.project import load_repo_config
+from hive.settings.config import Config
 from hive.store import names
 from hive.store.files import HeldLock
 from hive.store.paths import Paths, find_root
-from hive.store.state import StateStore
+from hive.store.state import StateStore, TaskState
 
 
 def cleanup(root: Path, force: bool = False) -> list[str]:
     config = load_repo_config(root)
     executor = executors.executor(config.executor, config, root)
     paths = Paths(root)
-    main = f"refs/heads/{config.main_branch}"
     done: list[str] = []
     states = StateStore(paths).read_all()
     running = set()
@@ -34,16 +37,8 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
         try:
             if st.state == State.IN_PROGRESS:
                 running.add(st.session)
-            elif st.state == State.DONE:
-                kept = worktrees.remove_merged_leftovers(root, st, main)
-                done += [f"{st.key}: {k}" for k in kept]
-            elif st.state == State.TOO_BIG and st.worktree and Path(st.worktree).exists():
-                why = (
-                    worktrees.remove_if_clean(root, Path(st.worktree))
-                    if not force
-                    else worktrees.remove_any(root, Path(st.worktree))
-                )
-                done.append(f"{st.key}: " + (why or f"removed {st.worktree} (its branch {st.branch} keeps the work)"))
+            else:
+                done += _finished(root, config, executor, st, force)
         finally:
             claim.release()
     for session in executor.names():
@@ -53,13 +48,41 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
     if not running:
         done += executor.tidy()
     if force:
-        for path in worktrees.unused_worktrees(
-            root, executor.worktree_base(root, config.worktree_base), states.values()
-        ):
-            worktrees.remove_any(root, path)
-            done.append(f"removed leftover worktree {path} (--force)")
+        done += _leftovers(root, config, executor, list(states.values()), running)
     git.worktree_prune(root)
     return done
+
+
+def _finished(root: Path, config: Config, executor: Executor, st: TaskState, force: bool) -> list[str]:
+    """What a finished task left: a done task's worktree and branches (once in main), a too_big
+    task's worktree (if clean, or --force). Its teardown runs as a run's would, in the checks'
+    sandbox if the project sandboxes (engine.taskenv: the config says so, no run is needed)."""
+    said: list[str] = []
+    down = taskenv.teardown(config, root, executor.capabilities.remote_checkout, st.plan, st.id, said.append)
+    if st.state == State.DONE:
+        kept = worktrees.remove_merged_leftovers(root, st, f"refs/heads/{config.main_branch}", teardown=down)
+        return said + [f"{st.key}: {k}" for k in kept]
+    if st.state == State.TOO_BIG and st.worktree and Path(st.worktree).exists():
+        remove = worktrees.remove_any if force else worktrees.remove_if_clean
+        why = remove(root, Path(st.worktree), down)
+        return said + [f"{st.key}: " + (why or f"removed {st.worktree} (its branch {st.branch} keeps the work)")]
+    return []
+
+
+def _leftovers(root: Path, config: Config, executor: Executor, states: list[TaskState], running: set[str]) -> list[str]:
+    """--force: worktrees no unfinished task records go, whatever they hold. One Hive made for a
+    task (its name says whose) is torn down first, unless that task runs now: its running
+    attempt shares its Compose project, whose services a teardown here would stop."""
+    said: list[str] = []
+    for path in worktrees.unused_worktrees(root, executor.worktree_base(root, config.worktree_base), states):
+        owner = next((st for st in states if names.worktree_owner(path.name, st.plan, st.id)), None)
+        down = None
+        if owner is not None and owner.session not in running:
+            remote = executor.capabilities.remote_checkout
+            down = taskenv.teardown(config, root, remote, owner.plan, owner.id, said.append)
+        worktrees.remove_any(root, path, down)
+        said.append(f"removed leftover worktree {path} (--force)")
+    return said
 
 
 def run(args: argparse.Namespace) -> int:

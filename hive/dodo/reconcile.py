@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hive import doitargs, executors
 from hive.adapters import git, worktrees
+from hive.engine import taskenv
 from hive.errors import CommandError, HiveError, user_message
 from hive.executors import AgentRef, Executor
 from hive.executors.standing import Where, interrupted, next_step, standing
@@ -89,8 +90,12 @@ def _reconcile_task(
         if st.state == State.DONE:
             if st.session in sessions:
                 executor.agent(AgentRef.of(paths.root, st)).close()
-            kept = worktrees.remove_merged_leftovers(paths.root, st, f"refs/heads/{config.main_branch}", branches)
-            return [f"{st.key}: {k}" for k in kept]
+            said: list[str] = []  # the teardown's warnings, told with the run's other notes
+            down = taskenv.teardown(
+                config, paths.root, executor.capabilities.remote_checkout, st.plan, st.id, said.append
+            )
+            kept = worktrees.remove_merged_leftovers(paths.root, st, f"refs/heads/{config.main_branch}", branches, down)
+            return said + [f"{st.key}: {k}" for k in kept]
         if st.session in sessions:  # the terminal of a finished attempt, kept only for its last words
             executor.agent(AgentRef.of(paths.root, st)).close()
         return []

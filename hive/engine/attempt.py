@@ -23,6 +23,7 @@ from hive.engine.brief import (
 from hive.engine.limits import AttemptMeter, task_budget_left
 from hive.engine.supervise import Hooks, Watch, wait
 from hive.engine.task import TaskContext, Worker
+from hive.engine.taskenv import teardown_of, variables
 from hive.errors import HiveError
 from hive.executors import AgentRef, Checkout, Launch
 from hive.lifecycle import Outcome, Resume, State
@@ -211,7 +212,7 @@ def retire_worktree(h: TaskContext, st: TaskState) -> None:
     worktrees.restore_branch(wt, st.branch)
     worktrees.retire_context(wt, h.context_name())
     worktrees.salvage(wt, f"hive: unfinished work of {h.key} attempt {st.attempt}")
-    note = worktrees.remove_if_clean(h.root, wt)
+    note = worktrees.remove_if_clean(h.root, wt, teardown_of(h))
     if note:
         say(f"{h.key}: {note}")
 
@@ -279,11 +280,9 @@ def _command(h: TaskContext, st: TaskState, brief: Path) -> list[str]:
 def _agent_env(h: TaskContext, st: TaskState, wt: Path, worker: Worker) -> dict[str, str]:
     ceilings = [str(wt.parent), *filter(None, os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep))]
     env = {
-        "HIVE_TASK": h.key,
+        **variables(h.plan_name, h.task.id, h.root, worker.number),  # the Ray executor ships these to its node
         "HIVE_ATTEMPT": str(st.attempt),
-        "HIVE_ROOT": str(h.root),
         "HIVE_WORKTREE": str(wt),
-        "HIVE_PORT": str(41000 + 10 * worker.number),
         "PATH": f"{agent_signals.ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}",
         # the agent's own git never looks above its worktree: with the worktree's .git gone
         # (deleted under it), `git add -A` found the user's checkout around worktrees/ and

@@ -12,9 +12,11 @@ from hive.engine.attempt import bring_back, retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders, merge
 from hive.engine.task import TaskContext
+from hive.engine.taskenv import teardown_of, variables
 from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
 from hive.output import prefixed, say
 from hive.sandbox import policy
+from hive.store import names
 from hive.store.state import TaskState
 
 
@@ -29,7 +31,7 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         return _merge(h, st, outcome)
     note = ""
     if rule.worktree == Worktree.REMOVE_IF_CLEAN and st.worktree and Path(st.worktree).exists():
-        note = worktrees.remove_if_clean(h.root, Path(st.worktree))
+        note = worktrees.remove_if_clean(h.root, Path(st.worktree), teardown_of(h))
     elif rule.worktree == Worktree.RETIRE:
         retire_worktree(h, st)
     reason = outcome.recorded_reason(h.key)
@@ -46,11 +48,6 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         hold_profile(h.paths, h.profile().name, until, reason)
         reason += f"; resumes at {time.strftime('%H:%M:%S', time.localtime(until))}"
     return h.end(st, rule.state, reason, outcome.output_tail, note, **changes)
-
-
-def _checks_sandbox(h: TaskContext, wt: Path) -> policy.Confined:
-    """How the task's checks run in `wt`: in their sandbox when its agents run in theirs."""
-    return policy.check(h.cfg, h.paths, (h.plan_name, h.task.id), wt) if h.sandboxed else policy.UNCONFINED
 
 
 def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
@@ -87,8 +84,11 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         message=f"hive: merge {h.key} — {h.task.title}\n\nbranch {st.branch}",
         checks=checks,
         check_timeout=h.task.timeout or h.cfg.task_timeout,
-        env={"HIVE_TASK": h.key, "HIVE_ROOT": str(h.root)},
-        sandbox=_checks_sandbox(h, wt) if checks else policy.UNCONFINED,
+        # the ports of the worker that runs it, as its agent had them: a Verify may start its server
+        env=variables(h.plan_name, h.task.id, h.root, names.worker_number(st.worker or "w1")),
+        sandbox=policy.check(h.cfg, h.paths, (h.plan_name, h.task.id), wt, h.executor.capabilities.remote_checkout)
+        if checks
+        else policy.UNCONFINED,
     )
 
     # each step of the merge records the state the next one builds on
@@ -147,5 +147,5 @@ def record_merged(h: TaskContext, st: TaskState, commit: str, files: tuple[str, 
 
 def tidy_up(h: TaskContext, st: TaskState) -> None:
     """Remove the worktree and every attempt's branch, each only once git shows it is in main."""
-    for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref):
+    for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref, teardown=teardown_of(h)):
         say(f"{h.key}: {note}")

@@ -89,10 +89,13 @@ def agent(config: Config, a: Attempt, reach: Reach, env: Mapping[str, str]) -> C
     return _confined(view(config, a, way), way, keep)
 
 
-def check(config: Config, paths: Paths, key: tuple[str, str], worktree: Path) -> Confined:
-    """A Verify, test_command or teardown of task `key` (plan, id) in `worktree`: it runs code
-    the agent may have written, so it writes only that checkout and a private /tmp, sees what
-    an agent sees, and reaches only `[sandbox] allow`."""
+def check(config: Config, paths: Paths, key: tuple[str, str], worktree: Path, remote: bool) -> Confined:
+    """A Verify, test_command or `[worktrees] teardown` of task `key` (plan, id) in `worktree`,
+    when the run's agents (on another host if `remote`) are sandboxed: it runs code the agent
+    may have written, so it writes only that checkout, `[sandbox] writable` and a private /tmp,
+    sees what an agent sees, and reaches only `[sandbox] allow`."""
+    if not sandboxed(config, remote):
+        return UNCONFINED
     name = f"check {worktree}"
     way = network.way(config.sandbox_network, config.sandbox_allow, name, paths.refused_file(*key))
     return _confined(check_view(config, paths.root, worktree, way), way, config.sandbox_pass_env)
@@ -137,18 +140,19 @@ def view(config: Config, a: Attempt, way: network.Way) -> bwrap.View:
         readable=_readable(p.root, a.argv),
         writable=tuple(own + extra),
         files=files + way.binds(),
-        hidden=tuple(_home(config.sandbox_hide)),
+        hidden=_hidden(config),
         network=not way.isolated,
     )
 
 
 def check_view(config: Config, root: Path, worktree: Path, way: network.Way) -> bwrap.View:
-    """What a check sees: the task's checkout (writable), what an agent sees besides."""
+    """What a check sees: the task's checkout and `[sandbox] writable` (a teardown that stops
+    the agent's services needs what they needed), what an agent sees besides."""
     return bwrap.View(
         readable=_readable(root, ("bash",)),
-        writable=(worktree,),
+        writable=(worktree, *_existing(config.sandbox_writable)),
         files=way.binds(),
-        hidden=tuple(_home(config.sandbox_hide)),
+        hidden=_hidden(config),
         network=not way.isolated,
     )
 
@@ -192,6 +196,12 @@ def _existing(paths: Iterable[str]) -> list[Path]:
         if path.exists():
             out.append(path)
     return out
+
+
+def _hidden(config: Config) -> tuple[Path, ...]:
+    """`[sandbox] hide`, but for what `writable` names itself (the Docker socket a teardown needs)."""
+    writable = set(_home(config.sandbox_writable))
+    return tuple(path for path in _home(config.sandbox_hide) if path not in writable)
 
 
 def _home(paths: Iterable[str]) -> list[Path]:

@@ -51,6 +51,7 @@ class Config:
     test_command: str = "make test"
     worktree_base: str = "worktrees"
     worktree_setup: str = ""
+    worktree_teardown: str = ""  # run in a task's checkout before it is removed (engine.taskenv)
     worktree_copy: tuple[str, ...] = ()
     max_workers: int = 4
     gate_first_batch: bool = False

@@ -52,10 +52,14 @@ KINDS: dict[str, str] = {
 }
 
 # What `[sandbox] hide` makes invisible to agents unless it says otherwise: credentials an
-# agent has no business reading (it writes code; it does not push, deploy or sign)
+# agent has no business reading (it writes code; it does not push, deploy or sign), and the
+# sockets of daemons that would do anything it asks with more rights than its own (a container
+# runtime is root; the session's runtime folder holds the ssh and gpg agents and D-Bus). A unix
+# socket on a read-only bind still takes connections: hiding it is what shuts it.
 DEFAULT_HIDDEN = (
     "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.netrc", "~/.git-credentials", "~/.docker",
-    "~/.kube", "~/.config/gcloud",
+    "~/.kube", "~/.config/gcloud", "/run/docker.sock", "/var/run/docker.sock",
+    "/run/containerd/containerd.sock", "/run/podman/podman.sock", "/run/user",
 )  # fmt: skip
 
 # What `[notify]` can tell (hive.notify.events builds each), and what it tells unless `events` says
@@ -122,6 +126,10 @@ KEYS: tuple[Key, ...] = (
         "The folder (relative to the repository) that holds the attempts' worktrees."),
     Key("worktrees", "setup", "worktree_setup", "str", "",
         'A command run with `bash -c` in each new worktree before its agent starts, e.g. "npm ci".'),
+    Key("worktrees", "teardown", "worktree_teardown", "str", "",
+        "A command run with `bash -c` in a task's worktree just before Hive removes it, with the task's "
+        'environment (`HIVE_PORT`, `HIVE_PORTS`, `COMPOSE_PROJECT_NAME`, ...), e.g. "docker compose down"; '
+        "its failure is a warning, and the worktree is removed all the same."),
     Key("worktrees", "copy", "worktree_copy", "strlist", [],
         'Files copied from the repository into each worktree and never committed, e.g. [".env"].'),
     Key("parallel", "max_workers", "max_workers", "posint", 4,
@@ -144,7 +152,8 @@ KEYS: tuple[Key, ...] = (
         '"off": not sandboxed (agents reach all you can).'),
     Key("sandbox", "writable", "sandbox_writable", "strlist", [],
         "More paths agents may write (`~` is your home; a folder ending with `/` is made if missing), "
-        "besides their checkout, a private /tmp and their CLI's `state_paths`."),
+        "besides their checkout, a private /tmp and their CLI's `state_paths`; checks and `[worktrees] "
+        "teardown` may write them too."),
     Key("sandbox", "hide", "sandbox_hide", "strlist", list(DEFAULT_HIDDEN),
         "Paths agents cannot see at all (`~` is your home)."),
     Key("sandbox", "network", "sandbox_network", "network", "allowlist",

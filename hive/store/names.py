@@ -1,4 +1,5 @@
-"""Names built from plan IDs: branches, worktree dirs, tmux sessions, file paths.
+"""Names built from plan IDs: branches, worktree dirs, tmux sessions, file paths, a task's
+Docker Compose project.
 
 A slug alone could collide (`auth:2.1` vs `auth:2_1`), so every name carries a
 short hash of the full task name; every name is a valid git ref and tmux target.
@@ -46,6 +47,11 @@ def worker_id(number: int) -> str:
     return f"w{number}"
 
 
+def worker_number(worker: str) -> int:
+    """`worker_id` read back: "w3" -> 3."""
+    return int(worker.removeprefix("w"))
+
+
 def session(worker: str, plan: str, task_id: str, attempt: int) -> str:
     return f"hive-{worker}-{attempt_name(plan, task_id, attempt)}"
 
@@ -60,6 +66,21 @@ def is_task_session(name: str) -> bool:
 
 def worktree_dir(worker: str, plan: str, task_id: str, attempt: int) -> str:
     return f"{worker}-{attempt_name(plan, task_id, attempt)}"
+
+
+def worktree_owner(dirname: str, plan: str, task_id: str) -> tuple[int, int] | None:
+    """(worker number, attempt) if `dirname` is one of this task's worktrees (`worktree_dir`),
+    else None: a checkout's own name says whose ports its services took."""
+    m = re.fullmatch(rf"w(\d+)-{re.escape(stem(plan, task_id))}-a(\d+)", dirname)
+    return (int(m[1]), int(m[2])) if m else None
+
+
+def compose_project(plan: str, task_id: str) -> str:
+    """The task's `COMPOSE_PROJECT_NAME`: Docker Compose takes lowercase letters, digits, `-`
+    and `_`, starting with a letter or digit. Its stem, lowercased, is made of those alone, and
+    its hash keeps apart the tasks lowercasing or slugging would merge (`auth:A`, `auth:a`):
+    two tasks sharing a project would stop each other's services."""
+    return f"hive-{stem(plan, task_id).lower()}"
 
 
 def module_lock(module: str) -> str:

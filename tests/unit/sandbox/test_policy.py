@@ -61,6 +61,28 @@ def test_writable_and_hide_come_from_the_config(attempt: policy.Attempt):
     assert view.hidden == (Path.home() / ".mycli",)
 
 
+def test_checks_and_teardown_write_their_checkout_and_the_configs_writable(attempt: policy.Attempt):
+    (Path.home() / "cache").mkdir()
+    (Path.home() / "docker.sock").touch()
+    config = dataclasses.replace(
+        Config(), sandbox_writable=("~/cache", "~/absent", "~/docker.sock"), sandbox_hide=("~/.mycli", "~/docker.sock")
+    )
+    view = policy.check_view(config, attempt.paths.root, attempt.worktree, OPEN)
+    assert view.writable == (attempt.worktree, Path.home() / "cache", Path.home() / "docker.sock")
+    assert view.hidden == (Path.home() / ".mycli",), "what `writable` names is not hidden"
+
+
+def test_checks_run_in_the_sandbox_only_when_the_run_is_sandboxed(
+    attempt: policy.Attempt, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(bwrap, "unavailable", lambda: "")
+    on, paths, wt = dataclasses.replace(Config(), sandbox_mode="on"), attempt.paths, attempt.worktree
+    assert policy.check(on, paths, ("p", "1"), wt, remote=False).prefix[-1] == "--"
+    assert policy.check(on, paths, ("p", "1"), wt, remote=True) == policy.UNCONFINED
+    off = dataclasses.replace(Config(), sandbox_mode="off")
+    assert policy.check(off, paths, ("p", "1"), wt, remote=False) == policy.UNCONFINED
+
+
 def test_the_command_line_binds_in_order_and_hides_last(attempt: policy.Attempt):
     argv = bwrap.command(policy.view(Config(), attempt, OPEN), ["python3", "agent.py"])
     assert argv[:10] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
@@ -100,12 +122,16 @@ def test_a_check_reaches_only_the_allowlist_and_gets_no_secrets(tmp_path: Path, 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999")
     config = dataclasses.replace(Config(), sandbox_allow=("pypi.org",))
-    c = policy.check(config, Paths(tmp_path), ("p", "1"), tmp_path)
+    c = policy.check(config, Paths(tmp_path), ("p", "1"), tmp_path, False)
     assert c.prefix[c.prefix.index("--") - 2] == "pypi.org"
     assert "ANTHROPIC_API_KEY" in c.unset
-    none = policy.check(dataclasses.replace(config, sandbox_network="none"), Paths(tmp_path), ("p", "1"), tmp_path)
+    none = policy.check(
+        dataclasses.replace(config, sandbox_network="none"), Paths(tmp_path), ("p", "1"), tmp_path, False
+    )
     assert none.prefix[0] == "bwrap" and "--unshare-net" in none.prefix and not none.env
-    open_ = policy.check(dataclasses.replace(config, sandbox_network="open"), Paths(tmp_path), ("p", "1"), tmp_path)
+    open_ = policy.check(
+        dataclasses.replace(config, sandbox_network="open"), Paths(tmp_path), ("p", "1"), tmp_path, False
+    )
     assert "--unshare-net" not in open_.prefix
 
 
@@ -120,7 +146,8 @@ def test_a_run_refuses_or_warns_without_bubblewrap(monkeypatch: pytest.MonkeyPat
     assert policy.preflight(auto, remote=False)[1] == [
         'warning: agents run without a sandbox: bubblewrap is not installed ([sandbox] mode = "auto")'
     ]
-    assert policy.preflight(Config(), remote=False) == ([], [])
+    assert policy.preflight(dataclasses.replace(Config(), sandbox_mode="off"), remote=False) == ([], [])
+    assert policy.preflight(Config(), remote=False) == policy.preflight(auto, remote=False), "auto by default"
     assert not policy.sandboxed(on, remote=False)
 
 

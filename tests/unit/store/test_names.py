@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import subprocess
 
 import pytest
@@ -97,3 +98,46 @@ def test_task_keys_round_trip_and_bad_ones_are_explained():
     for bad in ("auth", "auth:", ":1", ""):
         with pytest.raises(HiveError, match="is not a task; write <plan>:<ID>"):
             names.parse_key(bad)
+
+
+# what Docker Compose accepts as a project name
+COMPOSE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+# IDs no parser accepts, should one ever reach a name: a shell's, a terminal's, another script's
+HOSTILE = [
+    ("auth", "two words"),
+    ("auth", "$(rm -rf ~)"),
+    ("auth", "`id`; echo"),
+    ("Auth", "UPPER.Case"),
+    ("auth", "-leading-dash"),
+    ("auth", "_leading_underscore"),
+    ("auth", "--"),
+    ("auth", "ünïcødé-ταυ"),
+    ("auth", "日本"),
+    ("auth", "tab\there\nnewline"),
+    ("-plan", "1"),
+]
+
+
+@pytest.mark.parametrize(("plan", "tid"), TASKS + HOSTILE)
+def test_a_tasks_compose_project_is_a_name_compose_accepts(plan: str, tid: str):
+    project = names.compose_project(plan, tid)
+    assert COMPOSE.fullmatch(project) and project.startswith("hive-"), project
+    assert project == names.compose_project(plan, tid)
+
+
+def test_compose_projects_never_merge_tasks_lowercasing_or_slugging_would():
+    pairs = [*SIMILAR, (("auth", "A"), ("auth", "a")), (("a-b", "1"), ("a", "b-1")), (("auth", "$(x)"), ("auth", "x"))]
+    for a, b in pairs:
+        assert names.compose_project(*a) != names.compose_project(*b), (a, b)
+
+
+def test_a_worktrees_name_says_whose_it_is_and_its_worker():
+    assert names.worktree_owner(names.worktree_dir("w12", "auth", "2.1", 3), "auth", "2.1") == (12, 3)
+    assert names.worker_number(names.worker_id(12)) == 12
+    for other in (
+        names.worktree_dir("w1", "auth", "2_1", 3),  # a similar task's
+        names.worktree_dir("w1", "auth", "2.1", 3) + "x",
+        "w1-" + names.stem("auth", "2.1"),
+        "README.md",
+    ):
+        assert names.worktree_owner(other, "auth", "2.1") is None, other
