@@ -133,14 +133,13 @@ task_timeout = "{timeout}"
 max_attempts = {attempts}
 stop_patience = "{stop}"
 
-[merge]
-main_branch = "main"
-
 [sandbox]
 # where bubblewrap works (CI installs it) agents run sandboxed, as by default; the fake agent
 # logs its starts and signals here
 writable = [{writable}]
 {sandbox}
+[merge]
+main_branch = "main"
 """
 
 

@@ -38,7 +38,7 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
             if st.state == State.IN_PROGRESS:
                 running.add(st.session)
             else:
-                done += _finished(root, config, executor, st, force)
+                done += _finished(root, config, st, force)
         finally:
             claim.release()
     for session in executor.names():
@@ -53,12 +53,12 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
     return done
 
 
-def _finished(root: Path, config: Config, executor: Executor, st: TaskState, force: bool) -> list[str]:
+def _finished(root: Path, config: Config, st: TaskState, force: bool) -> list[str]:
     """What a finished task left: a done task's worktree and branches (once in main), a too_big
     task's worktree (if clean, or --force). Its teardown runs as a run's would, in the checks'
     sandbox if the project sandboxes (engine.taskenv: the config says so, no run is needed)."""
     said: list[str] = []
-    down = taskenv.teardown(config, root, executor.capabilities.remote_checkout, st.plan, st.id, said.append)
+    down = taskenv.teardown(config, root, st.plan, st.id, said.append)
     if st.state == State.DONE:
         kept = worktrees.remove_merged_leftovers(root, st, f"refs/heads/{config.main_branch}", teardown=down)
         return said + [f"{st.key}: {k}" for k in kept]
@@ -78,8 +78,7 @@ def _leftovers(root: Path, config: Config, executor: Executor, states: list[Task
         owner = next((st for st in states if names.worktree_owner(path.name, st.plan, st.id)), None)
         down = None
         if owner is not None and owner.session not in running:
-            remote = executor.capabilities.remote_checkout
-            down = taskenv.teardown(config, root, remote, owner.plan, owner.id, said.append)
+            down = taskenv.teardown(config, root, owner.plan, owner.id, said.append)
         worktrees.remove_any(root, path, down)
         said.append(f"removed leftover worktree {path} (--force)")
     return said

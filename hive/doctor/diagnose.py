@@ -7,15 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from hive import executors
-from hive.checks import Check, fail, ok, warn
-from hive.doctor.hosts import agent_checks, on_every_host
+from hive.checks import Check, fail, ok
+from hive.doctor.hosts import agent_checks, on_every_host, sandbox_check
 from hive.doctor.profiles_used import ProfileUse, not_done, profiles_in_use
 from hive.doctor.repo import repo_checks, tool_checks
 from hive.errors import HiveError
 from hive.executors import capabilities
 from hive.plan.model import Plan
 from hive.project import load_repo_config
-from hive.sandbox import policy
 from hive.settings.config import Config
 from hive.store.paths import Paths
 
@@ -33,7 +32,7 @@ def diagnose(root: Path) -> list[Check]:
     except HiveError as e:
         checks.append(_unreadable("plans", e))
     checks += tool_checks(capabilities(config.executor).local_tmux) + repo_checks(root, config.main_branch)
-    checks += sandbox_check(config, capabilities(config.executor).remote_checkout)
+    checks += sandbox_check(config)
     uses = profiles_in_use(config, plans, not_done(root, config))
     if not uses:
         if config.default_agent not in config.agents:  # `default = "script"`: no agent at all
@@ -47,24 +46,11 @@ def diagnose(root: Path) -> list[Check]:
         uses = [ProfileUse(config.agents[config.default_agent])]
     executor = executors.executor(config.executor, config, root)
     if executor.capabilities.remote_checkout:  # the agents run on other hosts: checked there, not here
-        return checks + on_every_host(executor, uses)
+        return checks + on_every_host(executor, uses, config)
     dirs = _trust_dirs(root, config)
     for use in uses:
         checks += agent_checks(use, root, dirs)
     return checks
-
-
-def sandbox_check(config: Config, remote: bool) -> list[Check]:
-    """Whether agents will run in the sandbox `[sandbox] mode` asks for."""
-    if config.sandbox_mode == "off":
-        return []
-    refused, warnings = policy.preflight(config, remote)
-    fix = 'install bubblewrap where it runs, or set [sandbox] mode = "off" (docs/sandbox.md)'
-    if refused:
-        return [fail("sandbox", refused[0], fix)]
-    if warnings:
-        return [warn("sandbox", warnings[0].removeprefix("warning: "), fix)]
-    return [ok("sandbox", f"bubblewrap works: agents run sandboxed ([sandbox] mode = {config.sandbox_mode!r})")]
 
 
 def _load_plans(root: Path, config: Config) -> tuple[Plan, ...]:

@@ -11,18 +11,20 @@ from pathlib import Path
 
 from hive.agent_clis import cli_for
 from hive.agent_clis.context import AgentContext
-from hive.checks import Check, fail
+from hive.checks import Check, fail, ok, warn
 from hive.doctor.agents import binary_check
 from hive.doctor.profiles_used import ProfileUse
 from hive.doctor.repo import tool_checks
 from hive.errors import HiveError
 from hive.executors import Executor
+from hive.sandbox import policy
+from hive.settings.config import Config
 
 
-def on_every_host(executor: Executor, uses: Sequence[ProfileUse]) -> list[Check]:
-    """Each profile's checks run on every host of a remote executor."""
+def on_every_host(executor: Executor, uses: Sequence[ProfileUse], config: Config) -> list[Check]:
+    """Each profile's checks, and the sandbox's, run on every host of a remote executor."""
     try:
-        answers = executor.on_hosts(functools.partial(_checks_here, tuple(uses)))
+        answers = executor.on_hosts(functools.partial(_checks_here, tuple(uses), config))
     except HiveError as e:
         return [fail("agent hosts", str(e), "start the hosts, or fix [executor] in .hive/config.toml")]
     checks: list[Check] = []
@@ -48,7 +50,22 @@ def agent_checks(use: ProfileUse, root: Path, trust_dirs: Sequence[Path]) -> lis
     ]
 
 
-def _checks_here(uses: tuple[ProfileUse, ...], root: Path) -> list[Check]:
-    """On the host (a Ray task there): git and tmux, which it runs attempts with, and the
-    agents, which work below `root` there."""
-    return tool_checks(tmux_here=True) + [check for use in uses for check in agent_checks(use, root, [root])]
+def _checks_here(uses: tuple[ProfileUse, ...], config: Config, root: Path) -> list[Check]:
+    """On the host (a Ray task there): git and tmux, which it runs attempts with, bubblewrap,
+    which sandboxes them, and the agents, which work below `root` there."""
+    agents = [check for use in uses for check in agent_checks(use, root, [root])]
+    return tool_checks(tmux_here=True) + sandbox_check(config) + agents
+
+
+def sandbox_check(config: Config) -> list[Check]:
+    """Whether agents (and checks) this machine runs go in the sandbox `[sandbox] mode` asks
+    for; on a remote executor's hosts too (`on_every_host`)."""
+    if config.sandbox_mode == "off":
+        return []
+    refused, warnings = policy.preflight(config)
+    fix = 'install bubblewrap where it runs, or set [sandbox] mode = "off" (docs/sandbox.md)'
+    if refused:
+        return [fail("sandbox", refused[0], fix)]
+    if warnings:
+        return [warn("sandbox", warnings[0].removeprefix("warning: "), fix)]
+    return [ok("sandbox", f"bubblewrap works: agents run sandboxed ([sandbox] mode = {config.sandbox_mode!r})")]

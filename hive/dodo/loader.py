@@ -175,8 +175,8 @@ def _agents_can_start(project: Project, view: StateView) -> None:
 
     if not preflight.runs_tasks(sys.argv[1:]):  # `doit list` works without the agents, and stays fast
         return
+    refused, warnings = policy.preflight(project.config)  # checks run here; a Ray node checks its own
     remote = capabilities(project.config.executor).remote_checkout
-    refused, warnings = policy.preflight(project.config, remote)
     if refused:
         raise InvalidDodoFile(preflight.message(refused))
     for warning in warnings:

@@ -91,9 +91,7 @@ def _reconcile_task(
             if st.session in sessions:
                 executor.agent(AgentRef.of(paths.root, st)).close()
             said: list[str] = []  # the teardown's warnings, told with the run's other notes
-            down = taskenv.teardown(
-                config, paths.root, executor.capabilities.remote_checkout, st.plan, st.id, said.append
-            )
+            down = taskenv.teardown(config, paths.root, st.plan, st.id, said.append)
             kept = worktrees.remove_merged_leftovers(paths.root, st, f"refs/heads/{config.main_branch}", branches, down)
             return said + [f"{st.key}: {k}" for k in kept]
         if st.session in sessions:  # the terminal of a finished attempt, kept only for its last words

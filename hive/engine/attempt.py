@@ -10,7 +10,6 @@ from hive import agent_clis, notify
 from hive.adapters import git, proc, worktrees
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
-from hive.agent_clis.base import Reach
 from hive.crashsafe import crash_point
 from hive.engine.brief import (
     ContextInput,
@@ -104,8 +103,9 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     )
     argv = _command(h, st, brief)
     unset: tuple[str, ...] = SCRUBBED_ENV
-    if h.sandboxed:
-        confined = _in_sandbox(h, st, wt, argv, base, env)
+    rules = _sandbox_rules(h, env) if h.cfg.sandbox_mode != "off" else None
+    if rules is not None and h.sandboxed:
+        confined = _in_sandbox(h, st, wt, argv, base, rules)
         argv, env, unset = [*confined.prefix, *argv], {**env, **confined.env}, unset + confined.unset
     agent = h.executor.start(
         Launch(
@@ -119,6 +119,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
             brief,
             unset=unset,
             checkout=checkout,
+            sandbox=rules if caps.remote_checkout else None,  # its host makes the sandbox there
         )
     )
     # the clocks (spawn grace, timeout) start now: a remote executor may have queued it for a free host
@@ -134,17 +135,24 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     return st
 
 
+def _sandbox_rules(h: TaskContext, env: dict[str, str]) -> policy.Rules:
+    """What its agent's sandbox allows: what its CLI must write and reach, and the variables
+    Hive sets for it (`env`); a script's, only what `[sandbox]` says."""
+    if h.is_script:
+        return policy.rules(h.cfg)
+    profile = h.profile()
+    return policy.agent_rules(h.cfg, profile.state_paths, agent_clis.reach(profile, {**os.environ, **env}), env)
+
+
 def _in_sandbox(
-    h: TaskContext, st: TaskState, wt: Path, argv: list[str], main: str, env: dict[str, str]
+    h: TaskContext, st: TaskState, wt: Path, argv: list[str], main: str, rules: policy.Rules
 ) -> policy.Confined:
-    """How `argv` runs in the attempt's sandbox, committing into its own git directory."""
+    """How `argv` runs in the attempt's sandbox here, committing into its own git directory."""
     private = h.paths.private_gitdir(h.plan_name, h.task.id, st.attempt)
     refs = {st.branch: git.rev_parse(h.root, f"refs/heads/{st.branch}"), h.cfg.main_branch: main}
     shown = gitdir.create(private, wt, st.branch, refs, h.paths.excludes_file(h.plan_name, h.task.id, st.attempt))
-    profile = None if h.is_script else h.profile()
-    state_paths = profile.state_paths if profile else ()
-    attempt = policy.Attempt(h.paths, h.plan_name, h.task.id, st.attempt, wt, tuple(argv), state_paths, shown, private)
-    return policy.agent(h.cfg, attempt, agent_clis.reach(profile, {**os.environ, **env}) if profile else Reach(), env)
+    attempt = policy.Attempt(h.paths, h.plan_name, h.task.id, st.attempt, wt, tuple(argv), shown, private)
+    return policy.agent(rules, attempt)
 
 
 def bring_back(h: TaskContext, st: TaskState) -> None:

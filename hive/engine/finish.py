@@ -86,9 +86,7 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         check_timeout=h.task.timeout or h.cfg.task_timeout,
         # the ports of the worker that runs it, as its agent had them: a Verify may start its server
         env=variables(h.plan_name, h.task.id, h.root, names.worker_number(st.worker or "w1")),
-        sandbox=policy.check(h.cfg, h.paths, (h.plan_name, h.task.id), wt, h.executor.capabilities.remote_checkout)
-        if checks
-        else policy.UNCONFINED,
+        sandbox=policy.check(h.cfg, h.paths, (h.plan_name, h.task.id), wt) if checks else policy.UNCONFINED,
     )
 
     # each step of the merge records the state the next one builds on

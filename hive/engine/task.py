@@ -91,8 +91,9 @@ class TaskContext:
 
     @property
     def sandboxed(self) -> bool:
-        """Its agents run in the sandbox (hive.sandbox)."""
-        return policy.sandboxed(self.cfg, self.executor.capabilities.remote_checkout)
+        """Its agents run in the sandbox this machine makes (hive.sandbox); an executor whose
+        agents run on other hosts has them make theirs (`Launch.sandbox`)."""
+        return not self.executor.capabilities.remote_checkout and policy.sandboxed(self.cfg)
 
     def profile(self) -> AgentProfile:
         return self.cfg.agents[self.cfg.profile_name(self.job.plan.agent, self.task.agent)]

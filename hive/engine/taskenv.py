@@ -61,7 +61,6 @@ class Teardown:
     command: str
     config: Config
     root: Path
-    remote: bool  # the executor's agents run elsewhere (policy.sandboxed)
     plan: str
     task_id: str
     warn: Callable[[str], None]
@@ -72,14 +71,14 @@ class Teardown:
         if owner is None:  # not named as Hive names this task's checkouts: whose ports would it stop?
             self.warn(f"{key}: warning: [worktrees] teardown not run in {wt}: Hive did not make it for {key}")
             return
-        refused, _ = policy.preflight(self.config, self.remote)
+        refused, _ = policy.preflight(self.config)
         if refused:  # `hive cleanup` on a machine where the sandbox asked for does not work
             self.warn(f"{key}: warning: [worktrees] teardown not run in {wt}: {refused[0]}")
             return
         worker, attempt = owner
         env = {**variables(self.plan, self.task_id, self.root, worker), "HIVE_ATTEMPT": str(attempt)}
         env["HIVE_WORKTREE"] = str(wt)
-        sandbox = policy.check(self.config, Paths(self.root), (self.plan, self.task_id), wt, self.remote)
+        sandbox = policy.check(self.config, Paths(self.root), (self.plan, self.task_id), wt)
         try:
             done = sandbox.run(self.command, wt, env, TEARDOWN_TIMEOUT)
         except CommandError as e:  # it timed out, or bash (or bwrap) is missing
@@ -98,15 +97,13 @@ def _failed(key: str, wt: Path, why: str, output: str) -> str:
     )
 
 
-def teardown(
-    config: Config, root: Path, remote: bool, plan: str, task_id: str, warn: Callable[[str], None]
-) -> Teardown | None:
+def teardown(config: Config, root: Path, plan: str, task_id: str, warn: Callable[[str], None]) -> Teardown | None:
     """The teardown of task plan:task_id's checkouts; None when `[worktrees] teardown` is not set."""
     if not config.worktree_teardown:
         return None
-    return Teardown(config.worktree_teardown, config, root, remote, plan, task_id, warn)
+    return Teardown(config.worktree_teardown, config, root, plan, task_id, warn)
 
 
 def teardown_of(h: TaskContext) -> Teardown | None:
     """The teardown of the task `h` runs, its warnings said as the run's other news."""
-    return teardown(h.cfg, h.root, h.executor.capabilities.remote_checkout, h.plan_name, h.task.id, say)
+    return teardown(h.cfg, h.root, h.plan_name, h.task.id, say)

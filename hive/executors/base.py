@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from hive.errors import HiveError
 from hive.settings.schema import Key
 from hive.store.state import TaskState
+
+if TYPE_CHECKING:
+    from hive.sandbox.policy import Rules
 
 T = TypeVar("T")
 
@@ -109,6 +112,9 @@ class Launch:
     # comes back by itself; otherwise it is kept after the agent ends, for its last words.
     close_on_exit: bool = False
     checkout: Checkout | None = None
+    # With `remote_checkout`: what the sandbox its host makes allows (hive.sandbox.policy), or
+    # None for none. (A local executor's argv is already the sandbox's command line.)
+    sandbox: Rules | None = None
 
     @property
     def name(self) -> str:

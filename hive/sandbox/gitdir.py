@@ -85,6 +85,17 @@ def tip(private: Path, branch: str) -> str:
     return ""
 
 
+def pending(private: Path, branch: str) -> bool:
+    """Has the agent committed since Hive last brought its commits back? Two small file reads,
+    no git: a Ray node asks at every look at its attempt."""
+    try:
+        synced = (private / SYNCED).read_text().strip()
+    except OSError:
+        return False
+    new = tip(private, branch)
+    return bool(new) and new != synced
+
+
 def bring_back(root: Path, worktree: Path, private: Path, branch: str) -> str:
     """Make the task's branch in the main repository what the agent committed in its private
     directory; then the worktree's index matches it. Idempotent, and safe to repeat after a

@@ -7,7 +7,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import hive
@@ -27,17 +27,18 @@ SECRETS = (
 )  # fmt: skip
 
 
-def sandboxed(config: Config, remote: bool) -> bool:
-    """Do this run's agents run in the sandbox? (`preflight` has refused the run, or said
-    why not, where the answer is no against the user's wish.)"""
-    return config.sandbox_mode != "off" and not remote and not bwrap.unavailable()
+def sandboxed(config: Config) -> bool:
+    """Do the agents, scripts and checks this machine runs go in the sandbox? (`preflight` has
+    refused the run, or said why not, where the answer is no against the user's wish.)"""
+    return config.sandbox_mode != "off" and not bwrap.unavailable()
 
 
-def preflight(config: Config, remote: bool) -> tuple[list[str], list[str]]:
-    """(problems that stop the run, warnings for it) before anything starts."""
+def preflight(config: Config) -> tuple[list[str], list[str]]:
+    """(problems that stop the run, warnings for it) before anything starts. (A Ray node checks
+    its own bubblewrap as it starts an agent: `confine_there`.)"""
     if config.sandbox_mode == "off":
         return [], []
-    why = "the Ray executor does not sandbox its agents yet" if remote else bwrap.unavailable()
+    why = bwrap.unavailable()
     if not why:
         return [], []
     if config.sandbox_mode == "on":
@@ -63,8 +64,74 @@ UNCONFINED = Confined()  # as the user's own commands run without a sandbox
 
 
 @dataclass(frozen=True)
+class Rules:
+    """What one sandbox allows, as plain data: decided where the run is, and built into a
+    sandbox on the machine that runs the program (a Ray node builds its agents' from it)."""
+
+    required: bool  # `mode = "on"`: without bubblewrap it does not run at all
+    writable: tuple[str, ...]  # besides its own folders (`~` = home; ending in `/`: made if missing)
+    hide: tuple[str, ...]
+    network: str  # network.MODES
+    allow: tuple[str, ...]  # hosts, with "allowlist"
+    keep: tuple[str, ...]  # variables (patterns) it keeps although they look like secrets
+
+
+def rules(config: Config) -> Rules:
+    """A check's or a script's: `[sandbox] allow` and `pass_env` only."""
+    return Rules(
+        required=config.sandbox_mode == "on",
+        writable=config.sandbox_writable,
+        hide=tuple(path for path in config.sandbox_hide if path not in config.sandbox_writable),
+        network=config.sandbox_network,
+        allow=config.sandbox_allow,
+        keep=config.sandbox_pass_env,
+    )
+
+
+def agent_rules(config: Config, state_paths: tuple[str, ...], reach: Reach, env: Mapping[str, str]) -> Rules:
+    """An agent's: besides, it writes its CLI's `state_paths`, reaches its CLI's hosts (`reach`)
+    and the model servers its environment names, and keeps its CLI's variables and those Hive
+    sets for it (`env`)."""
+    r = rules(config)
+    hosts = (*reach.hosts, *network.hosts_in({**os.environ, **env}))
+    return replace(r, writable=(*state_paths, *r.writable), allow=(*r.allow, *hosts), keep=(*reach.env, *env, *r.keep))
+
+
+@dataclass(frozen=True)
+class Box:
+    """Where one sandbox stands on the machine that runs it."""
+
+    root: Path  # what it runs from: a repository (its `.hive/bin/hive`, its objects)
+    argv: tuple[str, ...]  # what it runs (its program and files are bound back if under /tmp)
+    own: tuple[Path, ...]  # what it writes: its checkout and folders of its own
+    name: str  # unique to it (its proxy's socket)
+    refused: Path  # where its proxy records what it refused
+    files: tuple[tuple[Path, Path], ...] = ()  # (source, target): shown read-only at target
+
+
+def confine(r: Rules, box: Box) -> Confined:
+    """How a program runs in the sandbox `r` allows, at `box`."""
+    view, way = layout(r, box)
+    prefix = way.outside() + bwrap.command(view, way.inside())
+    return Confined(tuple(prefix), way.environment(), withheld(os.environ, r.keep))
+
+
+def layout(r: Rules, box: Box) -> tuple[bwrap.View, network.Way]:
+    """What the sandbox `r` allows at `box` sees, and its way out."""
+    way = network.way(r.network, r.allow, box.name, box.refused)
+    view = bwrap.View(
+        readable=_readable(box.root, box.argv),
+        writable=(*box.own, *_existing(r.writable)),
+        files=box.files + way.binds(),
+        hidden=tuple(_home(r.hide)),
+        network=not way.isolated,
+    )
+    return view, way
+
+
+@dataclass(frozen=True)
 class Attempt:
-    """What the sandbox of one attempt is made of."""
+    """An attempt's sandbox on this machine."""
 
     paths: Paths
     plan: str
@@ -72,38 +139,44 @@ class Attempt:
     attempt: int
     worktree: Path
     argv: tuple[str, ...]
-    state_paths: tuple[str, ...]  # its profile's (`~` = home)
     gitfile: Path | None = None  # shown as the worktree's `.git` (its private git directory's)
     private_gitdir: Path | None = None
 
 
-def agent(config: Config, a: Attempt, reach: Reach, env: Mapping[str, str]) -> Confined:
-    """An attempt's agent (or script) in its sandbox: it reaches `[sandbox] allow`, its CLI's
-    hosts (`reach`) and the model servers its environment `env` names; it keeps its CLI's
-    variables, those Hive sets for it (`env`) and `[sandbox] pass_env`."""
-    environ = {**os.environ, **env}
-    allow = (*config.sandbox_allow, *reach.hosts, *network.hosts_in(environ))
-    name = str(a.paths.signal_dir(a.plan, a.task_id, a.attempt))
-    way = network.way(config.sandbox_network, allow, name, a.paths.refused_file(a.plan, a.task_id))
-    keep = (*reach.env, *env, *config.sandbox_pass_env)
-    return _confined(view(config, a, way), way, keep)
+def agent(r: Rules, a: Attempt) -> Confined:
+    """An attempt's agent (or script): it writes its checkout, its private git directory, its
+    attempt's signal folder, its task's notes file and questions folder, its plan's
+    discovered folder and what `r` adds; everything else read-only, `r.hide` hidden, /tmp
+    private, with what it must run (Hive, Python, the CLI, the repository) bound back."""
+    return confine(r, attempt_box(a))
 
 
-def check(config: Config, paths: Paths, key: tuple[str, str], worktree: Path, remote: bool) -> Confined:
+def attempt_box(a: Attempt) -> Box:
+    """Where an attempt's sandbox stands (its folders made, so that they can be bound)."""
+    p = a.paths
+    signals = p.signal_dir(a.plan, a.task_id, a.attempt)
+    questions = p.questions_dir(a.plan, a.task_id)
+    discovered = p.discovered_dir(a.plan)
+    for folder in (signals, questions, discovered):
+        folder.mkdir(parents=True, exist_ok=True)
+    notes = p.notes_file(a.plan, a.task_id)
+    notes.parent.mkdir(parents=True, exist_ok=True)
+    notes.touch()
+    own: tuple[Path, ...] = (a.worktree, signals, questions, discovered, notes)
+    own += (a.private_gitdir,) if a.private_gitdir is not None else ()
+    files = ((a.gitfile, a.worktree / ".git"),) if a.gitfile is not None else ()
+    return Box(p.root, a.argv, own, str(signals), p.refused_file(a.plan, a.task_id), files)
+
+
+def check(config: Config, paths: Paths, key: tuple[str, str], worktree: Path) -> Confined:
     """A Verify, test_command or `[worktrees] teardown` of task `key` (plan, id) in `worktree`,
-    when the run's agents (on another host if `remote`) are sandboxed: it runs code the agent
-    may have written, so it writes only that checkout, `[sandbox] writable` and a private /tmp,
-    sees what an agent sees, and reaches only `[sandbox] allow`."""
-    if not sandboxed(config, remote):
+    when this machine sandboxes: it runs code the agent may have written, so it writes only
+    that checkout, `[sandbox] writable` and a private /tmp, sees what an agent sees, and
+    reaches only `[sandbox] allow`."""
+    if not sandboxed(config):
         return UNCONFINED
-    name = f"check {worktree}"
-    way = network.way(config.sandbox_network, config.sandbox_allow, name, paths.refused_file(*key))
-    return _confined(check_view(config, paths.root, worktree, way), way, config.sandbox_pass_env)
-
-
-def _confined(v: bwrap.View, way: network.Way, keep: Iterable[str]) -> Confined:
-    prefix = way.outside() + bwrap.command(v, way.inside())
-    return Confined(tuple(prefix), way.environment(), withheld(os.environ, keep))
+    box = Box(paths.root, ("bash",), (worktree,), f"check {worktree}", paths.refused_file(*key))
+    return confine(rules(config), box)
 
 
 def withheld(environ: Mapping[str, str], keep: Iterable[str]) -> tuple[str, ...]:
@@ -115,46 +188,6 @@ def withheld(environ: Mapping[str, str], keep: Iterable[str]) -> tuple[str, ...]
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name.upper(), pattern.upper()) for pattern in patterns)
-
-
-def view(config: Config, a: Attempt, way: network.Way) -> bwrap.View:
-    """Writable: its checkout, its private git directory, its attempt's signal folder, its
-    task's notes file and questions folder, its plan's discovered folder, its CLI's state and
-    `[sandbox] writable`. Hidden: `[sandbox] hide`. Everything else read-only; /tmp private,
-    with what it must run (Hive, Python, the CLI, the repository) bound back read-only."""
-    p = a.paths
-    signals = p.signal_dir(a.plan, a.task_id, a.attempt)
-    questions = p.questions_dir(a.plan, a.task_id)
-    discovered = p.discovered_dir(a.plan)
-    for folder in (signals, questions, discovered):
-        folder.mkdir(parents=True, exist_ok=True)
-    notes = p.notes_file(a.plan, a.task_id)
-    notes.parent.mkdir(parents=True, exist_ok=True)
-    notes.touch()
-    own = [a.worktree, signals, questions, discovered, notes]
-    if a.private_gitdir is not None:
-        own.append(a.private_gitdir)
-    extra = _existing(a.state_paths + config.sandbox_writable)
-    files = ((a.gitfile, a.worktree / ".git"),) if a.gitfile is not None else ()
-    return bwrap.View(
-        readable=_readable(p.root, a.argv),
-        writable=tuple(own + extra),
-        files=files + way.binds(),
-        hidden=_hidden(config),
-        network=not way.isolated,
-    )
-
-
-def check_view(config: Config, root: Path, worktree: Path, way: network.Way) -> bwrap.View:
-    """What a check sees: the task's checkout and `[sandbox] writable` (a teardown that stops
-    the agent's services needs what they needed), what an agent sees besides."""
-    return bwrap.View(
-        readable=_readable(root, ("bash",)),
-        writable=(worktree, *_existing(config.sandbox_writable)),
-        files=way.binds(),
-        hidden=_hidden(config),
-        network=not way.isolated,
-    )
 
 
 def _readable(root: Path, argv: tuple[str, ...]) -> tuple[Path, ...]:
@@ -196,12 +229,6 @@ def _existing(paths: Iterable[str]) -> list[Path]:
         if path.exists():
             out.append(path)
     return out
-
-
-def _hidden(config: Config) -> tuple[Path, ...]:
-    """`[sandbox] hide`, but for what `writable` names itself (the Docker socket a teardown needs)."""
-    writable = set(_home(config.sandbox_writable))
-    return tuple(path for path in _home(config.sandbox_hide) if path not in writable)
 
 
 def _home(paths: Iterable[str]) -> list[Path]:

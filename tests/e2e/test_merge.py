@@ -229,7 +229,7 @@ def test_a_merge_that_would_empty_the_project_is_refused(repo):
 def test_an_approval_is_for_the_branch_it_approved_not_for_the_attempt_after_it(repo, tmp_path: Path):
     """Approved work whose Verify fails goes back to the agent; what that next attempt does
     waits for a review of its own (the approval once stuck to the run's task for good)."""
-    repo.configure(extra="")
+    repo.configure(writable=(str(tmp_path),))  # its Verify leaves a mark there, sandboxed or not
     cfg = repo.root / ".hive" / "config.toml"
     cfg.write_text(cfg.read_text().replace("[merge]\n", "[merge]\nauto_merge = false\n"))
     failed_once = tmp_path / "failed-once"

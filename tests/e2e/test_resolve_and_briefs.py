@@ -106,7 +106,7 @@ def test_a_brief_says_plainly_that_the_last_attempt_was_interrupted(repo):
     """,
     )
     run = repo.start_doit()
-    wait_for(lambda: (repo.root / "worktrees").is_dir() and "half done" in repo.git("log", "--all", check=False))
+    wait_for(lambda: (repo.root / "worktrees").is_dir() and "half done" in repo.agent_commits())
     os.killpg(run.pid, signal.SIGKILL)  # the orchestrator dies, then its agent with the tmux server
     run.wait(10)
     subprocess.run(["tmux", "-L", os.environ["HIVE_TMUX_SOCKET"], "kill-server"], capture_output=True)

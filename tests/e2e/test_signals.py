@@ -117,8 +117,15 @@ def agent_processes(repo, key: str) -> dict[int, str]:
     return {pid: cmd for pid, cmd in _with_env(f"HIVE_TASK={key}".encode()).items() if pid in ours}
 
 
+# Hive's stop escalates (SIGINT, SIGTERM, SIGKILL) to end an agent that traps signals and the
+# child it let escape to a process group of its own. These tests watch that escalation, so
+# they run unsandboxed (`mode = "off"`): in the sandbox the agent's processes share a pid
+# namespace, and the sandbox's end ends every one of them at the first signal.
+UNSANDBOXED = 'mode = "off"\n'
+
+
 def test_hive_stop_ends_an_agent_that_traps_signals_and_its_escaped_child(repo):
-    repo.configure(stop="0.5s")
+    repo.configure(stop="0.5s", sandbox=UNSANDBOXED)
     repo.write_plan(
         "s",
         """
@@ -146,8 +153,9 @@ def test_hive_stop_ends_an_agent_that_traps_signals_and_its_escaped_child(repo):
     assert repo.state("s", "a")["state"] == "blocked"
 
 
-def test_a_timeout_ends_every_process_of_the_agent(repo):
-    repo.configure(timeout="2s", attempts=1, stop="0.5s")
+@pytest.mark.parametrize("sandbox", [UNSANDBOXED, 'mode = "on"\n'], ids=["unsandboxed", "sandboxed"])
+def test_a_timeout_ends_every_process_of_the_agent(repo, sandbox: str):
+    repo.configure(timeout="2s", attempts=1, stop="0.5s", sandbox=sandbox)
     repo.write_plan(
         "t",
         """
@@ -161,13 +169,14 @@ def test_a_timeout_ends_every_process_of_the_agent(repo):
     assert r.returncode == 1
     st = repo.state("t", "a")
     assert st["state"] == "failed" and st["reason"].startswith("timeout")
-    assert "sending SIGKILL" in r.stderr
-    child = int((repo.root / ".hive" / "fake" / "child-t_a-a1.pid").read_text())
-    assert agent_processes(repo, "t:a") == {} and not _alive(child)
+    assert agent_processes(repo, "t:a") == {}, "none is left, the escaped child neither"
+    if sandbox == UNSANDBOXED:  # (a sandboxed child's pid is its pid namespace's)
+        assert "sending SIGKILL" in r.stderr
+        assert not _alive(int((repo.root / ".hive" / "fake" / "child-t_a-a1.pid").read_text()))
 
 
 def test_an_agent_that_ignores_hangup_after_hive_done_is_ended_before_the_merge(repo):
-    repo.configure(stop="0.5s")
+    repo.configure(stop="0.5s", sandbox=UNSANDBOXED)
     repo.write_plan(
         "d",
         """

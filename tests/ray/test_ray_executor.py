@@ -26,9 +26,12 @@ from hive.executors.ray.cluster import PROTOCOL, project_id
 NODE_IPS = {"127.0.0.3": 1, "127.0.0.4": 2}
 
 
-def use_ray(repo: Repo, cluster: LocalRayCluster, workers: int = 8, extra: str = "", resource: str = "") -> None:
+def use_ray(
+    repo: Repo, cluster: LocalRayCluster, workers: int = 8, extra: str = "", resource: str = "", sandbox: str = ""
+) -> None:
     repo.configure(
         grace="20s",
+        sandbox=sandbox,
         extra=f'\n[executor]\nkind = "ray"\naddress = "{cluster.address}"\n'
         + (f'resource = "{resource}"\n' if resource else "")
         + f"\n[parallel]\nmax_workers = {workers}\n"
@@ -422,9 +425,30 @@ def test_with_the_clusters_head_gone_status_and_doit_say_so_at_once(
         assert unreachable in run.stderr and "Traceback" not in run.stderr, run.stderr
 
 
-def test_doctor_checks_the_agents_on_every_node_that_runs_them(repo: Repo, ray_cluster: LocalRayCluster):
+SANDBOXED = """
+### Task 1: Stay in your checkout on the node
+fake: try-write {home}/from-a-node.txt
+fake: try-write {cache1}/.git/refs/heads/evil
+fake: try-write {cache2}/.git/refs/heads/evil
+fake: try-url http://127.0.0.1:{port}/allowed
+fake: try-url http://localhost:{port}/not-allowed
+fake: try-connect 127.0.0.1 {port}
+fake: try-git . update-ref refs/heads/main HEAD
+fake: write a.txt a
+fake: commit work in the sandbox on a node
+fake: signal done
+"""
+
+
+def test_doctor_checks_every_node_and_the_nodes_sandbox_their_agents(
+    repo: Repo, ray_cluster: LocalRayCluster, http_server: int
+):
     """With the Ray executor the agents run on the nodes: `hive doctor` checks each profile's
-    program there (a Ray task on each node), under the node's address, and starts no actor."""
+    program there (a Ray task on each node), and bubblewrap, under the node's address, and
+    starts no actor. Then (the same cluster: each start costs ~20 s) a run: by default each
+    node makes its agent's sandbox as this machine would — it writes its checkout and commits
+    into a git directory of its own (neither the controller's repository nor the node's cache,
+    which other attempts share), reaches only allowed hosts, and its task merges."""
     use_ray(repo, ray_cluster, extra='\n[agents.gone]\ncommand = ["no-such-agent-cli", "{context_file}"]\n')
     repo.write_plan("p", "\n### Task 1: Fine\nfake: signal done\n")
     r = repo.hive("doctor", timeout=300)
@@ -432,6 +456,7 @@ def test_doctor_checks_the_agents_on_every_node_that_runs_them(repo: Repo, ray_c
     for ip in NODE_IPS:
         assert re.search(rf"✓ \[fake\] binary on {re.escape(ip)}: .*python", r.stdout), r.stdout
         assert f"✓ tmux on {ip}: tmux " in r.stdout and f"✓ git on {ip}: git version" in r.stdout
+        assert f"✓ sandbox on {ip}: bubblewrap works: agents run sandboxed ([sandbox] mode = 'auto')" in r.stdout
     repo.write_plan("q", "\n### Task 1: Needs a CLI the nodes lack\n**Agent:** gone\nfake: signal done\n")
     r = repo.hive("doctor", timeout=300)
     assert r.returncode == 1, r.stdout + r.stderr
@@ -439,3 +464,27 @@ def test_doctor_checks_the_agents_on_every_node_that_runs_them(repo: Repo, ray_c
         assert f"✗ [gone] binary on {ip}: `no-such-agent-cli` is not on PATH (used by plan q task 1)" in r.stdout
     actors = ray_driver(ray_cluster, NAMED_ACTORS).split()
     assert not [a for a in actors if a.startswith(project_id(repo.root))], "hive doctor made the project's actors"
+
+    use_ray(repo, ray_cluster, workers=1, sandbox='allow = ["127.0.0.1"]\n')
+    (repo.root / "plans" / "q.md").unlink()
+    cache1, cache2 = (ray_cluster.node(n).workdir / project_id(repo.root) / "repo" for n in (1, 2))  # type: ignore[operator]
+    repo.write_plan("p", SANDBOXED.format(home=Path.home(), cache1=cache1, cache2=cache2, port=http_server))
+    r = repo.doit(timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    log = repo.hive("logs", "p:1", "-n", "200").stdout
+    for tried, said in (
+        (f"try-write {Path.home()}/from-a-node.txt", "denied"),  # (a path under the repository is the node's)
+        (f"try-write {cache1}/.git/refs/heads/evil", "denied"),
+        (f"try-write {cache2}/.git/refs/heads/evil", "denied"),
+        (f"try-url http://127.0.0.1:{http_server}/allowed", "ok hello /allowed"),
+        (f"try-url http://localhost:{http_server}/not-allowed", "denied (HTTP 403)"),
+        (f"try-connect 127.0.0.1 {http_server}", "failed"),
+        ("try-git . update-ref refs/heads/main HEAD", "exit 0"),
+    ):
+        assert f"fake agent: {tried}: {said}" in log, (tried, log)
+    assert not (Path.home() / "from-a-node.txt").exists()
+    assert not any((cache / ".git" / "refs" / "heads" / "evil").exists() for cache in (cache1, cache2))
+    assert repo.file_on_main("a.txt") == "a\n"
+    assert "work in the sandbox on a node" in repo.git("log", "--format=%s", "main^2")
+    task = repo.status_json()["tasks"][0]
+    assert (task["refused"], task["refused_hosts"]) == (1, [f"localhost:{http_server}"]), "told by the node"

@@ -166,6 +166,7 @@ class RayExecutor:
             excludes=co.excludes,
             setup=co.setup,
             setup_timeout=co.setup_timeout,
+            sandbox=launch.sandbox,
         )
         token, where = ray.get(link.actor.start.remote(spec, bundle))
         link.tip, link.cursor = start, Cursor(tip=start)

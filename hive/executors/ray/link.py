@@ -140,6 +140,8 @@ class Link:
                 f.write(p.log)
         for line in p.notes:
             append_line(paths.notes_file(plan, task_id), line)
+        for line in p.refused:
+            append_line(paths.refused_file(plan, task_id), line)
         who = AgentIdentity(Path(ref.root), plan, task_id, ref.attempt)
         for item in p.found:
             _file_found(who, item)

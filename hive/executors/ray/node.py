@@ -8,6 +8,7 @@ its controller and the next `doit` re-attaches."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ from hive.executors.base import AgentRef, Launch
 from hive.executors.ray import lifeline
 from hive.executors.ray.shipping import LOG_CHUNK, Cursor, Pulled, Spec, create_bundle, take_bundle
 from hive.executors.tmux.executor import TmuxExecutor
+from hive.sandbox import bwrap, gitdir, network, policy
 from hive.store import agent_signals
 from hive.store.files import atomic_write, locked
 from hive.store.names import split_key
@@ -94,6 +96,8 @@ class Attempt:
         self.signal_file = paths.signal_file(plan, task_id, spec.attempt)
         self.notes_file = paths.notes_file(plan, task_id)
         self.found_dir = paths.discovered_dir(plan)
+        self.private = self.dir / "gitdir"  # its own git directory, when sandboxed (hive.sandbox.gitdir)
+        self.refused = self.dir / "refused.jsonl"  # what its sandbox's proxy refused
         self.stopping = threading.Event()  # ends the watch in flight: the controller wants its news now
 
     def _ref(self) -> AgentRef:
@@ -144,20 +148,51 @@ class Attempt:
             done = proc.run_users_command(spec.setup, self.worktree, {**os.environ, **env}, spec.setup_timeout)
             if done.code != 0:
                 raise HiveError(f"worktree setup command failed on {self.node.ip} (exit {done.code}): {spec.setup}")
+        argv, unset = [self._local(a) for a in spec.argv], spec.unset
+        if spec.sandbox is not None:
+            confined = self._sandbox(spec.sandbox, argv)
+            argv, env, unset = [*confined.prefix, *argv], {**env, **confined.env}, unset + confined.unset
         self.token = self.node.tmux.start(
             Launch(
                 self._ref(),
-                [self._local(a) for a in spec.argv],
+                argv,
                 env,
                 self.worktree,
                 self.log,
                 self.exit_file,
                 self.dir / "agent.env",
                 self.worktree / spec.brief,
-                unset=spec.unset,
+                unset=unset,
             )
         ).ref.token
         return self.token
+
+    def _sandbox(self, rules: policy.Rules, argv: list[str]) -> policy.Confined:
+        """The sandbox this node makes for the agent, as the controller's machine would: it
+        writes its checkout, its node-local HIVE_ROOT (signal, notes, discovered items) and
+        a git directory of its own (the node's cache, which other attempts share, stays
+        read-only); without bubblewrap here, `mode = "on"` refuses, "auto" says so in its log."""
+        why = bwrap.unavailable()
+        if why:
+            if rules.required:
+                raise HiveError(f'[sandbox] mode = "on", but on node {self.node.ip} {why}')
+            with open(self.log, "a", encoding="utf-8") as f:
+                f.write(f"hive: warning: on node {self.node.ip} the agent runs without a sandbox: {why}\n")
+            return policy.UNCONFINED
+        refs = {self.spec.branch: self.spec.start}
+        shown = gitdir.create(self.private, self.worktree, self.spec.branch, refs, self.dir / "excludes")
+        own = (self.worktree, self.root, self.private)
+        files = ((shown, self.worktree / ".git"),)
+        box = policy.Box(self.node.home, tuple(argv), own, str(self.dir), self.refused, files)
+        # ... its way out: also to the model servers this node's environment names
+        return policy.confine(dataclasses.replace(rules, allow=(*rules.allow, *network.hosts_in(os.environ))), box)
+
+    def _bring_back(self) -> None:
+        """The agent's commits, from its own git directory into the cache's branch (where the
+        controller's bundles come from), once it has made new ones."""
+        if gitdir.pending(self.private, self.spec.branch):
+            with locked(self.node.lock):
+                gitdir.bring_back(self.node.cache, self.worktree, self.private, self.spec.branch)
 
     def _place(self) -> None:
         """Hive's files in the worktree, as the controller placed them in its own."""
@@ -177,6 +212,7 @@ class Attempt:
         log = _read_from(self.log, cursor.log, LOG_CHUNK)
         notes = _lines(self.notes_file)[cursor.notes :]
         found = _found(self.found_dir)[cursor.found :]
+        refused = _lines(self.refused)[cursor.refused :]
         exit_text = _text(self.exit_file)
         signal = _text(self.signal_file)
         tip = self._tip()
@@ -189,9 +225,15 @@ class Attempt:
             signal=signal,
             notes=tuple(notes),
             found=tuple(found),
+            refused=tuple(refused),
             tip=tip,
             cursor=Cursor(
-                cursor.log + len(log), cursor.notes + len(notes), cursor.found + len(found), tip, signal is not None
+                cursor.log + len(log),
+                cursor.notes + len(notes),
+                cursor.found + len(found),
+                tip,
+                signal is not None,
+                cursor.refused + len(refused),
             ),
             commits=commits,
             since=cursor,
@@ -229,6 +271,7 @@ class Attempt:
 
     def _tip(self) -> str:
         """The branch's commit, from its ref file when git keeps one (every poll asks)."""
+        self._bring_back()
         loose = _text(self.node.cache / ".git" / "refs" / "heads" / self.spec.branch)
         return loose.strip() if loose else git.try_rev_parse(self.node.cache, f"refs/heads/{self.spec.branch}")
 
@@ -247,6 +290,7 @@ class Attempt:
         to its branch (the controller fetches it next), as the local engine would."""
         said: list[str] = []
         left = self.node.tmux.agent(self._ref()).stop(patience, finished, said.append)
+        self._bring_back()  # its commits first: what it left uncommitted is committed on top of them
         if worktrees.health(self.worktree) == worktrees.OK:
             try:
                 worktrees.restore_branch(self.worktree, self.spec.branch)
@@ -262,6 +306,8 @@ class Attempt:
         """Remove the worktree and the branch; the cache keeps the commits (as seen)."""
         self.node.tmux.agent(self._ref()).close()
         cache = self.node.cache
+        self._bring_back()
+        gitdir.remove(self.private)
         with locked(self.node.lock):
             tip = self._tip()
             if self.worktree.exists():

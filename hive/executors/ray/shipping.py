@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hive.adapters import git
 from hive.errors import CommandError
+from hive.sandbox.policy import Rules
 
 # Each poll ships at most this much new output; the rest follows on the next one.
 LOG_CHUNK = 1 << 20
@@ -37,6 +38,7 @@ class Spec:
     excludes: tuple[str, ...] = ()
     setup: str = ""
     setup_timeout: float = 3600.0
+    sandbox: Rules | None = None  # what the sandbox the node makes allows; None: none
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Cursor:
     found: int = 0
     tip: str = ""  # the branch's commit the controller has
     signal: bool = False  # the controller has the signal
+    refused: int = 0  # connections its sandbox refused
 
 
 @dataclass(frozen=True)
@@ -66,11 +69,13 @@ class Pulled:
     cursor: Cursor  # where this answer ends
     commits: bytes = b""  # a bundle of the branch's commits since the cursor's tip
     since: Cursor = Cursor()  # where this answer starts (the cursor it was asked with)
+    refused: tuple[str, ...] = ()  # connections its sandbox's proxy refused (JSON lines)
 
     def after(self, mine: Cursor) -> Pulled | None:
         """This answer without what a controller whose cursor is `mine` already has (two
         answers may overlap: a stop's and a watch's); None if it has all of it."""
-        if self.cursor.log < mine.log or self.cursor.notes < mine.notes or self.cursor.found < mine.found:
+        c = self.cursor
+        if c.log < mine.log or c.notes < mine.notes or c.found < mine.found or c.refused < mine.refused:
             return None
         s = self.since
         return replace(
@@ -78,6 +83,7 @@ class Pulled:
             log=self.log[max(0, mine.log - s.log) :],
             notes=self.notes[max(0, mine.notes - s.notes) :],
             found=self.found[max(0, mine.found - s.found) :],
+            refused=self.refused[max(0, mine.refused - s.refused) :],
         )
 
 

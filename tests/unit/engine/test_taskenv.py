@@ -45,13 +45,13 @@ def _teardown(repo: Path, command: str, **config: object) -> tuple[taskenv.Teard
     # unsandboxed unless a test asks (the log it writes lies outside the checkout)
     config = {"sandbox_mode": "off", **config}
     cfg = dataclasses.replace(Config(), worktree_teardown=command, **config)  # type: ignore[arg-type]
-    down = taskenv.teardown(cfg, repo, False, "p", "1", said.append)
+    down = taskenv.teardown(cfg, repo, "p", "1", said.append)
     assert down is not None
     return down, said
 
 
 def test_no_teardown_is_made_when_none_is_configured(git_repo: Path):
-    assert taskenv.teardown(Config(), git_repo, False, "p", "1", print) is None
+    assert taskenv.teardown(Config(), git_repo, "p", "1", print) is None
 
 
 def test_it_runs_once_in_the_checkout_with_the_tasks_variables_before_it_is_removed(git_repo: Path):

@@ -13,7 +13,11 @@ from hive.sandbox import bwrap, network, policy
 from hive.settings.config import Config
 from hive.store.paths import Paths
 
-OPEN = network.Way("open")
+STATE = ("~/.mycli", "~/.absent")  # its CLI's state paths
+
+
+def view_of(config: Config, attempt: policy.Attempt, state: tuple[str, ...] = STATE) -> bwrap.View:
+    return policy.layout(policy.agent_rules(config, state, Reach(), {}), policy.attempt_box(attempt))[0]
 
 
 @pytest.fixture
@@ -30,12 +34,11 @@ def attempt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> policy.Attempt:
     private.mkdir(parents=True)
     gitfile = private.with_name("p-1-a1.gitfile")
     gitfile.write_text(f"gitdir: {private}\n")
-    argv, state = ("python3", "agent.py"), ("~/.mycli", "~/.absent")
-    return policy.Attempt(Paths(root), "p", "1", 1, wt, argv, state, gitfile, private)
+    return policy.Attempt(Paths(root), "p", "1", 1, wt, ("python3", "agent.py"), gitfile, private)
 
 
 def test_it_writes_its_own_things_and_hides_the_credentials(attempt: policy.Attempt):
-    view = policy.view(Config(), attempt, OPEN)
+    view = view_of(Config(), attempt)
     p, home = attempt.paths, Path.home()
     assert set(view.writable) == {
         attempt.worktree,
@@ -47,7 +50,8 @@ def test_it_writes_its_own_things_and_hides_the_credentials(attempt: policy.Atte
         home / ".mycli",
     }, "a state path that does not exist is not made up"
     assert all(path.exists() for path in view.writable), "bubblewrap binds only what exists"
-    assert view.files == ((attempt.gitfile, attempt.worktree / ".git"),)
+    assert view.files[0] == (attempt.gitfile, attempt.worktree / ".git")
+    assert view.files[1][1] == network.INSIDE_SOCKET and not view.network, "allowlist: only its proxy"
     assert {home / ".ssh", home / ".netrc"} <= set(view.hidden)
     assert p.root in view.readable and home in view.readable, "under /tmp: bound back read-only"
     assert not any(a != b and a.is_relative_to(b) for a in view.readable for b in view.readable)
@@ -56,7 +60,7 @@ def test_it_writes_its_own_things_and_hides_the_credentials(attempt: policy.Atte
 def test_writable_and_hide_come_from_the_config(attempt: policy.Attempt):
     (Path.home() / "cache").mkdir()
     config = dataclasses.replace(Config(), sandbox_writable=("~/cache",), sandbox_hide=("~/.mycli",))
-    view = policy.view(config, attempt, OPEN)
+    view = view_of(config, attempt)
     assert Path.home() / "cache" in view.writable
     assert view.hidden == (Path.home() / ".mycli",)
 
@@ -67,7 +71,8 @@ def test_checks_and_teardown_write_their_checkout_and_the_configs_writable(attem
     config = dataclasses.replace(
         Config(), sandbox_writable=("~/cache", "~/absent", "~/docker.sock"), sandbox_hide=("~/.mycli", "~/docker.sock")
     )
-    view = policy.check_view(config, attempt.paths.root, attempt.worktree, OPEN)
+    box = policy.Box(attempt.paths.root, ("bash",), (attempt.worktree,), "check", attempt.paths.hive / "refused")
+    view = policy.layout(policy.rules(config), box)[0]
     assert view.writable == (attempt.worktree, Path.home() / "cache", Path.home() / "docker.sock")
     assert view.hidden == (Path.home() / ".mycli",), "what `writable` names is not hidden"
 
@@ -77,14 +82,16 @@ def test_checks_run_in_the_sandbox_only_when_the_run_is_sandboxed(
 ):
     monkeypatch.setattr(bwrap, "unavailable", lambda: "")
     on, paths, wt = dataclasses.replace(Config(), sandbox_mode="on"), attempt.paths, attempt.worktree
-    assert policy.check(on, paths, ("p", "1"), wt, remote=False).prefix[-1] == "--"
-    assert policy.check(on, paths, ("p", "1"), wt, remote=True) == policy.UNCONFINED
+    assert policy.check(on, paths, ("p", "1"), wt).prefix[-1] == "--"
     off = dataclasses.replace(Config(), sandbox_mode="off")
-    assert policy.check(off, paths, ("p", "1"), wt, remote=False) == policy.UNCONFINED
+    assert policy.check(off, paths, ("p", "1"), wt) == policy.UNCONFINED
+    monkeypatch.setattr(bwrap, "unavailable", lambda: "bubblewrap is not installed")
+    assert policy.check(on, paths, ("p", "1"), wt) == policy.UNCONFINED, "preflight refused the run already"
 
 
 def test_the_command_line_binds_in_order_and_hides_last(attempt: policy.Attempt):
-    argv = bwrap.command(policy.view(Config(), attempt, OPEN), ["python3", "agent.py"])
+    open_ = dataclasses.replace(Config(), sandbox_network="open")
+    argv = bwrap.command(view_of(open_, attempt), ["python3", "agent.py"])
     assert argv[:10] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     end = ["--setenv", "TMPDIR", "/tmp", "--unshare-pid", "--die-with-parent", "--", "python3", "agent.py"]
     assert argv[-8:] == end
@@ -106,7 +113,8 @@ def test_an_agent_with_an_allowlist_reaches_its_clis_hosts_and_keeps_its_clis_va
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999")
     config = dataclasses.replace(Config(), sandbox_allow=("pypi.org",), sandbox_pass_env=("NPM_*",))
     reach = Reach(hosts=("api.anthropic.com",), env=("ANTHROPIC_*",))
-    c = policy.agent(config, attempt, reach, {"HIVE_TASK": "p:1", "DEPLOY_TOKEN": "from [agents.x] env"})
+    env = {"HIVE_TASK": "p:1", "DEPLOY_TOKEN": "from [agents.x] env"}
+    c = policy.agent(policy.agent_rules(config, STATE, reach, env), attempt)
     hosts = c.prefix[c.prefix.index("--") - 2].split(",")  # proxy.py SOCKET ALLOW REFUSED --
     assert hosts == ["pypi.org", "api.anthropic.com", "127.0.0.1"]
     assert c.env["HTTPS_PROXY"] == c.env["HTTP_PROXY"] == f"http://127.0.0.1:{network.RELAY_PORT}"
@@ -122,16 +130,12 @@ def test_a_check_reaches_only_the_allowlist_and_gets_no_secrets(tmp_path: Path, 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999")
     config = dataclasses.replace(Config(), sandbox_allow=("pypi.org",))
-    c = policy.check(config, Paths(tmp_path), ("p", "1"), tmp_path, False)
+    c = policy.check(config, Paths(tmp_path), ("p", "1"), tmp_path)
     assert c.prefix[c.prefix.index("--") - 2] == "pypi.org"
     assert "ANTHROPIC_API_KEY" in c.unset
-    none = policy.check(
-        dataclasses.replace(config, sandbox_network="none"), Paths(tmp_path), ("p", "1"), tmp_path, False
-    )
+    none = policy.check(dataclasses.replace(config, sandbox_network="none"), Paths(tmp_path), ("p", "1"), tmp_path)
     assert none.prefix[0] == "bwrap" and "--unshare-net" in none.prefix and not none.env
-    open_ = policy.check(
-        dataclasses.replace(config, sandbox_network="open"), Paths(tmp_path), ("p", "1"), tmp_path, False
-    )
+    open_ = policy.check(dataclasses.replace(config, sandbox_network="open"), Paths(tmp_path), ("p", "1"), tmp_path)
     assert "--unshare-net" not in open_.prefix
 
 
@@ -139,23 +143,20 @@ def test_a_run_refuses_or_warns_without_bubblewrap(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(bwrap, "unavailable", lambda: "bubblewrap is not installed")
     on = dataclasses.replace(Config(), sandbox_mode="on")
     auto = dataclasses.replace(Config(), sandbox_mode="auto")
-    assert policy.preflight(on, remote=False) == (
+    assert policy.preflight(on) == (
         ['[sandbox] mode = "on", but bubblewrap is not installed; agents would run with all your rights'],
         [],
     )
-    assert policy.preflight(auto, remote=False)[1] == [
+    assert policy.preflight(auto)[1] == [
         'warning: agents run without a sandbox: bubblewrap is not installed ([sandbox] mode = "auto")'
     ]
-    assert policy.preflight(dataclasses.replace(Config(), sandbox_mode="off"), remote=False) == ([], [])
-    assert policy.preflight(Config(), remote=False) == policy.preflight(auto, remote=False), "auto by default"
-    assert not policy.sandboxed(on, remote=False)
-
-
-def test_the_ray_executor_is_not_sandboxed_yet(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(bwrap, "unavailable", lambda: "")
-    on = dataclasses.replace(Config(), sandbox_mode="on")
-    assert "the Ray executor does not sandbox its agents yet" in policy.preflight(on, remote=True)[0][0]
-    assert policy.sandboxed(on, remote=False) and not policy.sandboxed(on, remote=True)
+    assert policy.preflight(
+        dataclasses.replace(Config(), sandbox_mode="off"),
+    ) == ([], [])
+    assert policy.preflight(
+        Config(),
+    ) == policy.preflight(auto), "auto by default"
+    assert not policy.sandboxed(on)
 
 
 def test_bubblewrap_works_on_this_machine():
