@@ -68,9 +68,9 @@ max_workers = 4
 """
 
 
-# `--sandbox`: every agent in Hive's bubblewrap sandbox (what it costs per attempt: issue 24)
-SANDBOXED = '\n[sandbox]\nmode = "on"\n'
-sandboxed = False
+# `--sandbox` / `--no-sandbox`: every agent in Hive's bubblewrap sandbox, or none (what it costs
+# per attempt: issue 24); neither: the config's default ("auto" since issue 24, none before it)
+sandbox_mode = ""
 
 
 class BenchError(Exception):
@@ -194,7 +194,8 @@ def new_repo(sb: Sandbox, name: str, hive: bool = True) -> Path:
     git(sb, root, "commit", "-q", "-m", "initial commit")
     if hive:
         sb.run([PY, "-m", "hive", "init"], root)
-        (root / ".hive" / "config.toml").write_text(CONFIG.format(agent=AGENT) + (SANDBOXED if sandboxed else ""))
+        mode = f'\n[sandbox]\nmode = "{sandbox_mode}"\n' if sandbox_mode else ""
+        (root / ".hive" / "config.toml").write_text(CONFIG.format(agent=AGENT) + mode)
     return root
 
 
@@ -694,17 +695,19 @@ def main() -> int:
         "--rev",
         help="benchmark Hive as committed at this git revision (e.g. HEAD) instead of the installed working tree",
     )
-    ap.add_argument("--sandbox", action="store_true", help='agents in the bubblewrap sandbox ([sandbox] mode = "on")')
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--sandbox", action="store_const", const="on", dest="sandbox", help='[sandbox] mode = "on"')
+    mode.add_argument("--no-sandbox", action="store_const", const="off", dest="sandbox", help='[sandbox] mode = "off"')
     args = ap.parse_args()
     sleep = 1.0 if args.quick else 3.0
-    global sandboxed
-    sandboxed = args.sandbox
+    global sandbox_mode
+    sandbox_mode = args.sandbox or ""
 
     started = time.perf_counter()
     sb = Sandbox()
     results: dict = {
         "quick": args.quick,
-        "sandbox": args.sandbox,
+        "sandbox": args.sandbox or "default",
         "agent_sleep_s": sleep,
         "errors": {},
         "problems": [],

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from hive import agent_clis, notify
-from hive.adapters import git, proc, worktrees
+from hive.adapters import git, worktrees
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
 from hive.crashsafe import crash_point
@@ -27,6 +27,7 @@ from hive.errors import HiveError
 from hive.executors import AgentRef, Checkout, Launch
 from hive.lifecycle import Outcome, Resume, State
 from hive.output import clean_tail, duration, say
+from hive.plan import discovered
 from hive.reports.dependencies import dependency_results
 from hive.sandbox import gitdir, policy
 from hive.store import agent_signals, names, questions
@@ -81,7 +82,10 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     worktrees.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored])
     caps = h.executor.capabilities
     if h.cfg.worktree_setup and not caps.remote_checkout:  # a host elsewhere runs it in its own checkout
-        setup = proc.run_users_command(h.cfg.worktree_setup, wt, env, h.cfg.task_timeout)
+        # sandboxed as a check is: a next attempt's checkout holds what the last agent wrote
+        # (a package.json whose install scripts `npm ci` runs)
+        inside = policy.check(h.cfg, h.paths, (plan, tid), wt)
+        setup = inside.run(h.cfg.worktree_setup, wt, env, h.cfg.task_timeout)
         if setup.code != 0:
             raise HiveError(
                 f"worktree setup command failed (exit {setup.code}): {h.cfg.worktree_setup}\n"
@@ -157,7 +161,11 @@ def _in_sandbox(
 
 def bring_back(h: TaskContext, st: TaskState) -> None:
     """A sandboxed attempt's commits, from its own git directory into its branch (before
-    Hive touches either), then its private directory is gone: the attempt is over."""
+    Hive touches either), then its private directory is gone: the attempt is over. What it
+    discovered is filed in its plan's folder."""
+    who = agent_signals.AgentIdentity(h.root, h.plan_name, h.task.id, st.attempt)
+    if discovered.take_found(who):
+        say(f"{h.key}: filed what its agent discovered (`hive status` lists it for your review)")
     private = h.paths.private_gitdir(h.plan_name, h.task.id, st.attempt)
     if not private.exists():
         return

@@ -63,6 +63,27 @@ def file_item(who: AgentIdentity, title: str, details: str) -> tuple[str, bool]:
     return task_key(who.plan, f"{PREFIX}{n}"), True
 
 
+def file_found(who: AgentIdentity, item: str) -> None:
+    """An item `who` filed where it runs (a Ray node, a sandbox's own folder: its JSON), filed
+    here in its plan's folder (a second time is found filed already: the same title)."""
+    data = json.loads(item)
+    file_item(who, str(data.get("title", "")), str(data.get("details", "")))
+
+
+def take_found(who: AgentIdentity) -> int:
+    """File what `who`, a sandboxed attempt, discovered into its own folder (`Paths.found_dir`),
+    then empty it; how many. Each is removed only once filed: a crash files it again, found."""
+    folder = Paths(who.root).found_dir(who.plan, who.task_id, who.attempt)
+    items = sorted(folder.glob("*.json"), key=lambda p: (len(p.stem), p.stem)) if folder.is_dir() else []
+    for path in items:
+        try:
+            file_found(who, path.read_text())
+        except (OSError, ValueError):  # half-written by a killed agent: not an item
+            pass
+        path.unlink(missing_ok=True)
+    return len(items)
+
+
 def _filed(paths: Paths, plan: str, title: str) -> str | None:
     """The item of this plan with this title (case aside), waiting or already answered."""
     folder = paths.discovered_dir(plan)

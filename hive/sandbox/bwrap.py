@@ -38,6 +38,7 @@ class View:
     readable: tuple[Path, ...] = ()  # under /tmp (which is private): bound back, read-only
     writable: tuple[Path, ...] = ()
     files: tuple[tuple[Path, Path], ...] = ()  # (source, target): a file shown at target, read-only
+    moved: tuple[tuple[Path, Path], ...] = ()  # (source, target): a folder shown at target, writable
     hidden: tuple[Path, ...] = ()
     network: bool = True  # False: only a loopback of its own (--unshare-net)
 
@@ -52,6 +53,8 @@ def command(view: View, argv: Iterable[str]) -> list[str]:
             out += ["--ro-bind", str(path), str(path)]
     for path in view.writable:
         out += ["--bind", str(path), str(path)]
+    for source, target in view.moved:
+        out += ["--bind", str(source), str(target)]
     for source, target in view.files:
         out += ["--ro-bind", str(source), str(target)]
     for path in view.hidden:

@@ -107,6 +107,7 @@ class Box:
     name: str  # unique to it (its proxy's socket)
     refused: Path  # where its proxy records what it refused
     files: tuple[tuple[Path, Path], ...] = ()  # (source, target): shown read-only at target
+    moved: tuple[tuple[Path, Path], ...] = ()  # (source, target): a folder of its own shown at target
 
 
 def confine(r: Rules, box: Box) -> Confined:
@@ -122,6 +123,7 @@ def layout(r: Rules, box: Box) -> tuple[bwrap.View, network.Way]:
     view = bwrap.View(
         readable=_readable(box.root, box.argv),
         writable=(*box.own, *_existing(r.writable)),
+        moved=box.moved,
         files=box.files + way.binds(),
         hidden=tuple(_home(r.hide)),
         network=not way.isolated,
@@ -145,9 +147,11 @@ class Attempt:
 
 def agent(r: Rules, a: Attempt) -> Confined:
     """An attempt's agent (or script): it writes its checkout, its private git directory, its
-    attempt's signal folder, its task's notes file and questions folder, its plan's
-    discovered folder and what `r` adds; everything else read-only, `r.hide` hidden, /tmp
-    private, with what it must run (Hive, Python, the CLI, the repository) bound back."""
+    attempt's signal folder, its task's notes file and questions folder, and what `r` adds;
+    what it discovers goes to a folder of its own, shown where its plan's discovered items
+    are (Hive files them, `found`: it cannot touch the others'). Everything else read-only,
+    `r.hide` hidden, /tmp private, with what it must run (Hive, Python, the CLI, the
+    repository) bound back."""
     return confine(r, attempt_box(a))
 
 
@@ -156,16 +160,17 @@ def attempt_box(a: Attempt) -> Box:
     p = a.paths
     signals = p.signal_dir(a.plan, a.task_id, a.attempt)
     questions = p.questions_dir(a.plan, a.task_id)
-    discovered = p.discovered_dir(a.plan)
-    for folder in (signals, questions, discovered):
+    found = p.found_dir(a.plan, a.task_id, a.attempt)
+    for folder in (signals, questions, found, p.discovered_dir(a.plan)):
         folder.mkdir(parents=True, exist_ok=True)
     notes = p.notes_file(a.plan, a.task_id)
     notes.parent.mkdir(parents=True, exist_ok=True)
     notes.touch()
-    own: tuple[Path, ...] = (a.worktree, signals, questions, discovered, notes)
+    own: tuple[Path, ...] = (a.worktree, signals, questions, notes)
     own += (a.private_gitdir,) if a.private_gitdir is not None else ()
     files = ((a.gitfile, a.worktree / ".git"),) if a.gitfile is not None else ()
-    return Box(p.root, a.argv, own, str(signals), p.refused_file(a.plan, a.task_id), files)
+    moved = ((found, p.discovered_dir(a.plan)),)
+    return Box(p.root, a.argv, own, str(signals), p.refused_file(a.plan, a.task_id), files, moved)
 
 
 def check(config: Config, paths: Paths, key: tuple[str, str], worktree: Path) -> Confined:

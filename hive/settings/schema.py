@@ -125,7 +125,8 @@ KEYS: tuple[Key, ...] = (
     Key("worktrees", "base_path", "worktree_base", "str", "worktrees",
         "The folder (relative to the repository) that holds the attempts' worktrees."),
     Key("worktrees", "setup", "worktree_setup", "str", "",
-        'A command run with `bash -c` in each new worktree before its agent starts, e.g. "npm ci".'),
+        'A command run with `bash -c` in each new worktree before its agent starts, e.g. "npm ci" (in the '
+        "sandbox, as checks are: what it downloads from needs `[sandbox] allow`)."),
     Key("worktrees", "teardown", "worktree_teardown", "str", "",
         "A command run with `bash -c` in a task's worktree just before Hive removes it, with the task's "
         'environment (`HIVE_PORT`, `HIVE_PORTS`, `COMPOSE_PROJECT_NAME`, ...), e.g. "docker compose down"; '

@@ -116,6 +116,11 @@ class Paths:
     def signal_file(self, plan: str, task_id: str, attempt: int) -> Path:
         return self.signal_dir(plan, task_id, attempt) / "signal.json"
 
+    def found_dir(self, plan: str, task_id: str, attempt: int) -> Path:
+        """What a sandboxed attempt discovered (`hive discover`), until Hive files it in its plan's
+        folder (`found`): the sandbox shows it there, so the agent cannot touch the others'."""
+        return self.hive / "found" / names.attempt_name(plan, task_id, attempt)
+
     def refused_file(self, plan: str, task_id: str) -> Path:
         """The connections its sandbox's proxy refused to a task's agents and checks, one JSON
         line each (written by the proxy, outside the sandbox's reach)."""

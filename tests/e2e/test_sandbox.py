@@ -27,6 +27,8 @@ fake: try-write {root}/.hive/state/forged.json
 fake: try-write {root}/.hive/signals/forged.json
 fake: try-write /tmp/{tag}
 fake: try-git . update-ref refs/heads/main HEAD
+fake: try-read {root}/.hive/discovered/s/D1.json
+fake: discover Found-more-work while-in-the-sandbox
 fake: note working inside the sandbox
 fake: write a.txt a
 fake: commit work in the sandbox
@@ -50,6 +52,9 @@ def test_a_sandboxed_agent_writes_only_its_checkout_and_its_task_still_merges(re
     (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
     repo.configure(sandbox=ON)
     repo.write_plan("s", TRIES.format(root=repo.root, home=home, tag=tag))
+    others = repo.root / ".hive" / "discovered" / "s" / "D1.json"  # filed by another of its plan's tasks
+    others.parent.mkdir(parents=True)
+    others.write_text('{"title": "Someone else\'s item", "details": "", "discovered_from": "s:2"}')
     main_before = repo.git("rev-parse", "main")
     r = repo.doit()
     assert r.returncode == 0, r.stderr + repo.hive("logs", "s:1").stdout
@@ -63,6 +68,7 @@ def test_a_sandboxed_agent_writes_only_its_checkout_and_its_task_still_merges(re
         f"try-write {repo.root}/.git/refs/heads/evil",
         f"try-write {repo.root}/.hive/state/forged.json",
         f"try-write {repo.root}/.hive/signals/forged.json",
+        f"try-read {repo.root}/.hive/discovered/s/D1.json",
     ):
         assert tried.get(target, "").startswith("denied"), (target, tried)
     assert tried[f"try-git {repo.root} update-ref refs/heads/main HEAD"] != "exit 0"
@@ -84,6 +90,11 @@ def test_a_sandboxed_agent_writes_only_its_checkout_and_its_task_still_merges(re
     assert "work in the sandbox" in repo.git("log", "--format=%s", "main^2")
     assert repo.status_json()["tasks"][0]["notes"][-1]["text"] == "working inside the sandbox"
     assert not list((repo.root / ".hive" / "gitdirs").iterdir()), "its private git directory is gone"
+    # what it discovered went to a folder of its own, filed by Hive beside the others it never saw
+    assert [(d["key"], d["title"]) for d in repo.status_json()["discovered"]] == [
+        ("s:D1", "Someone else's item"),
+        ("s:D2", "Found-more-work"),
+    ]
 
 
 NETWORK = """
@@ -159,7 +170,9 @@ FETCH = Path(__file__).parent.parent / "fixtures" / "fetch.py"
 
 
 def test_a_script_task_runs_in_the_sandbox_too(repo, http_server):
-    repo.configure(sandbox=ON + 'allow = ["127.0.0.1"]\n')
+    """... and so does `[worktrees] setup` (a next attempt's checkout holds what an agent wrote)."""
+    setup = f'\n[worktrees]\nsetup = "if touch {repo.root}/from-setup.txt; then exit 1; fi"\n'
+    repo.configure(sandbox=ON + 'allow = ["127.0.0.1"]\n', extra=setup)
     repo.write_plan(
         "s",
         f"""
@@ -178,7 +191,7 @@ def test_a_script_task_runs_in_the_sandbox_too(repo, http_server):
     assert r.returncode == 0, r.stderr + repo.hive("logs", "s:1").stdout
     assert repo.file_on_main("made.txt") == "made-by-the-script\n"
     assert repo.file_on_main("fetched.txt") == "hello /ok\n"
-    assert not (repo.root / "from-script.txt").exists()
+    assert not (repo.root / "from-script.txt").exists() and not (repo.root / "from-setup.txt").exists()
     assert repo.status_json()["tasks"][0]["refused_hosts"] == [f"localhost:{http_server}"]
 
 

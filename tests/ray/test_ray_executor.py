@@ -27,11 +27,18 @@ NODE_IPS = {"127.0.0.3": 1, "127.0.0.4": 2}
 
 
 def use_ray(
-    repo: Repo, cluster: LocalRayCluster, workers: int = 8, extra: str = "", resource: str = "", sandbox: str = ""
+    repo: Repo,
+    cluster: LocalRayCluster,
+    workers: int = 8,
+    extra: str = "",
+    resource: str = "",
+    sandbox: str = "",
+    writable: tuple[str, ...] = (),
 ) -> None:
     repo.configure(
         grace="20s",
         sandbox=sandbox,
+        writable=writable,
         extra=f'\n[executor]\nkind = "ray"\naddress = "{cluster.address}"\n'
         + (f'resource = "{resource}"\n' if resource else "")
         + f"\n[parallel]\nmax_workers = {workers}\n"
@@ -40,9 +47,10 @@ def use_ray(
 
 
 def waiting_plan(repo: Repo, cluster: LocalRayCluster, tmp_path: Path, body: str) -> Path:
-    """Run on the cluster a plan whose agents wait for a file (`{go}` in `body`); returns the file."""
+    """Run on the cluster a plan whose agents wait for a file (`{go}` in `body`); returns the file.
+    Its folder is one the agents' sandboxes on the nodes (this machine) show them."""
     go = tmp_path / "go"
-    use_ray(repo, cluster)
+    use_ray(repo, cluster, writable=(str(tmp_path),))
     repo.write_plan("p", body.replace("{go}", str(go)))
     return go
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -143,8 +142,11 @@ class Link:
         for line in p.refused:
             append_line(paths.refused_file(plan, task_id), line)
         who = AgentIdentity(Path(ref.root), plan, task_id, ref.attempt)
-        for item in p.found:
-            _file_found(who, item)
+        if p.found:
+            from hive.plan import discovered  # the plan's graph code: only found items need it
+
+            for item in p.found:
+                discovered.file_found(who, item)
         if p.signal is not None:
             create_exclusive(paths.signal_file(plan, task_id, ref.attempt), p.signal)
         if p.exit is not None:
@@ -171,11 +173,3 @@ def adopt(root: Path, branch: str, worktree: str, tip: str) -> None:
         git.git(wt, "reset", "-q", "--keep", tip)
     else:
         git.update_ref(root, f"refs/heads/{branch}", tip)
-
-
-def _file_found(who: AgentIdentity, item: str) -> None:
-    """A discovered item filed on the node, filed here (where the plan's items are)."""
-    from hive.plan import discovered
-
-    data = json.loads(item)
-    discovered.file_item(who, str(data.get("title", "")), str(data.get("details", "")))

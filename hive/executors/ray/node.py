@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from hive.adapters import git, proc, procfs, worktrees
+from hive.adapters import git, procfs, worktrees
 from hive.errors import CommandError, HiveError
 from hive.executors.base import AgentRef, Launch
 from hive.executors.ray import lifeline
@@ -144,8 +144,9 @@ class Attempt:
         shims = agent_signals.ensure_shim(Paths(self.root))
         env["PATH"] = f"{shims}{os.pathsep}{os.environ.get('PATH', '')}"  # this node's PATH, not the controller's
         env["GIT_CEILING_DIRECTORIES"] = str(self.worktree.parent)  # its git never looks above its worktree
-        if spec.setup:
-            done = proc.run_users_command(spec.setup, self.worktree, {**os.environ, **env}, spec.setup_timeout)
+        if spec.setup:  # in the sandbox too: the checkout holds what an earlier attempt's agent wrote
+            inside = self._setup_sandbox() if spec.sandbox is not None else policy.UNCONFINED
+            done = inside.run(spec.setup, self.worktree, {**os.environ, **env}, spec.setup_timeout)
             if done.code != 0:
                 raise HiveError(f"worktree setup command failed on {self.node.ip} (exit {done.code}): {spec.setup}")
         argv, unset = [self._local(a) for a in spec.argv], spec.unset
@@ -172,10 +173,8 @@ class Attempt:
         writes its checkout, its node-local HIVE_ROOT (signal, notes, discovered items) and
         a git directory of its own (the node's cache, which other attempts share, stays
         read-only); without bubblewrap here, `mode = "on"` refuses, "auto" says so in its log."""
-        why = bwrap.unavailable()
+        why = self._cannot_sandbox(rules)
         if why:
-            if rules.required:
-                raise HiveError(f'[sandbox] mode = "on", but on node {self.node.ip} {why}')
             with open(self.log, "a", encoding="utf-8") as f:
                 f.write(f"hive: warning: on node {self.node.ip} the agent runs without a sandbox: {why}\n")
             return policy.UNCONFINED
@@ -186,6 +185,21 @@ class Attempt:
         box = policy.Box(self.node.home, tuple(argv), own, str(self.dir), self.refused, files)
         # ... its way out: also to the model servers this node's environment names
         return policy.confine(dataclasses.replace(rules, allow=(*rules.allow, *network.hosts_in(os.environ))), box)
+
+    def _cannot_sandbox(self, rules: policy.Rules) -> str:
+        """Why bubblewrap cannot sandbox here ("" if it can); with `mode = "on"` that fails the start."""
+        why = bwrap.unavailable()
+        if why and rules.required:
+            raise HiveError(f'[sandbox] mode = "on", but on node {self.node.ip} {why}')
+        return why
+
+    def _setup_sandbox(self) -> policy.Confined:
+        """`[worktrees] setup` here: it writes the checkout, as a check does on the controller."""
+        assert self.spec.sandbox is not None
+        if self._cannot_sandbox(self.spec.sandbox):
+            return policy.UNCONFINED  # as its agent will run (`_sandbox` says so)
+        box = policy.Box(self.node.home, ("bash",), (self.worktree,), f"setup {self.dir}", self.refused)
+        return policy.confine(self.spec.sandbox, box)
 
     def _bring_back(self) -> None:
         """The agent's commits, from its own git directory into the cache's branch (where the

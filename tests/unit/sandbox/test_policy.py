@@ -44,12 +44,12 @@ def test_it_writes_its_own_things_and_hides_the_credentials(attempt: policy.Atte
         attempt.worktree,
         p.signal_dir("p", "1", 1),
         p.questions_dir("p", "1"),
-        p.discovered_dir("p"),
         p.notes_file("p", "1"),
         attempt.private_gitdir,
         home / ".mycli",
     }, "a state path that does not exist is not made up"
     assert all(path.exists() for path in view.writable), "bubblewrap binds only what exists"
+    assert view.moved == ((p.found_dir("p", "1", 1), p.discovered_dir("p")),), "its discoveries: its own folder"
     assert view.files[0] == (attempt.gitfile, attempt.worktree / ".git")
     assert view.files[1][1] == network.INSIDE_SOCKET and not view.network, "allowlist: only its proxy"
     assert {home / ".ssh", home / ".netrc"} <= set(view.hidden)
