@@ -1,6 +1,7 @@
 """A sandbox's way out (`[sandbox] network`): none at all, the host's ("open"), or only the
-hosts of an allowlist through a proxy Hive runs beside it (`proxy.py` on the host, reached
-through a unix socket bound into the sandbox; `relay.py` inside, where HTTPS_PROXY points).
+hosts of an allowlist through a proxy Hive runs beside it (`proxy.py serve` on the host,
+reached through a unix socket bound into the sandbox; `proxy.py relay` inside, where
+HTTPS_PROXY points).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from hive.errors import HiveError
-from hive.sandbox import proxy, relay
+from hive.sandbox import proxy
 
 MODES = ("allowlist", "open", "none")
 # inside the sandbox (its own /tmp and loopback): where the host's proxy socket is shown,
@@ -52,13 +53,13 @@ class Way:
         if not self.proxied:
             return []
         assert self.socket is not None and self.refused is not None
-        return [*_python(proxy.__file__), str(self.socket), ",".join(self.allow), str(self.refused), "--"]
+        return [*_python(proxy.__file__), "serve", str(self.socket), ",".join(self.allow), str(self.refused), "--"]
 
     def inside(self) -> list[str]:
         """What runs first inside it (before the program): the relay to the proxy."""
         if not self.proxied:
             return []
-        return [*_python(relay.__file__), str(INSIDE_SOCKET), str(RELAY_PORT), "--"]
+        return [*_python(proxy.__file__), "relay", str(INSIDE_SOCKET), str(RELAY_PORT), "--"]
 
     def binds(self) -> tuple[tuple[Path, Path], ...]:
         return ((self.socket, INSIDE_SOCKET),) if self.proxied and self.socket is not None else ()

@@ -35,7 +35,7 @@ def sandboxed(config: Config) -> bool:
 
 def preflight(config: Config) -> tuple[list[str], list[str]]:
     """(problems that stop the run, warnings for it) before anything starts. (A Ray node checks
-    its own bubblewrap as it starts an agent: `confine_there`.)"""
+    its own bubblewrap as it starts an agent there.)"""
     if config.sandbox_mode == "off":
         return [], []
     why = bwrap.unavailable()

@@ -1,8 +1,15 @@
-"""`python -I -S proxy.py SOCKET ALLOW REFUSED -- ARGV...`: run ARGV (bubblewrap, with a
-sandbox that has no network of its own) while serving, on the unix socket SOCKET, the only
-way out it has: an HTTP proxy that lets through the hosts of ALLOW (comma-separated; `*.x.org`
-is any name under x.org) and refuses the rest, each refusal told on stderr (the task's log)
-and recorded as a JSON line in REFUSED (which the agent cannot write). Exits as ARGV does.
+"""A sandbox's one way out, in two halves run with `python -I -S proxy.py`:
+
+- `serve SOCKET ALLOW REFUSED -- ARGV...`, on the host: run ARGV (bubblewrap, with a sandbox
+  that has no network of its own) while serving, on the unix socket SOCKET, an HTTP proxy that
+  lets through the hosts of ALLOW (comma-separated; `*.x.org` is any name under x.org) and
+  refuses the rest, each refusal told on stderr (the task's log) and recorded as a JSON line in
+  REFUSED (which the agent cannot write). Exits as ARGV does.
+- `relay SOCKET PORT -- ARGV...`, first thing inside the sandbox: listen on 127.0.0.1:PORT (the
+  sandbox's own loopback, where HTTPS_PROXY/HTTP_PROXY point), pass each connection on to
+  SOCKET, and become ARGV. The port is bound before ARGV starts, so its first request finds the
+  relay ready; the relay is a grandchild re-parented to the sandbox's init, and ends with the
+  sandbox's pid namespace when ARGV does.
 
 It lives exactly as long as the sandbox, in the same tmux pane: when `doit` is killed the
 agent keeps its way out, and a re-attached run finds both. bubblewrap's `--die-with-parent`
@@ -186,10 +193,7 @@ def _copy(src: socket.socket, dst: socket.socket) -> None:
         dst.shutdown(socket.SHUT_WR)
 
 
-def main(args: list[str]) -> int:
-    if len(args) < 5 or args[3] != "--":
-        print("usage: python -I -S proxy.py SOCKET ALLOW REFUSED -- ARGV...", file=sys.stderr)
-        return 2
+def serve(args: list[str]) -> int:
     path, allow, refused, argv = args[0], [h for h in args[1].split(",") if h], args[2], args[4:]
     try:
         proxy = Proxy(path, allow, refused)
@@ -208,6 +212,66 @@ def main(args: list[str]) -> int:
     code = child.wait()
     proxy.close()
     return 128 - code if code < 0 else code
+
+
+def _accept(listener: socket.socket, path: str) -> None:
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=_relay, args=(conn, path), daemon=True).start()
+
+
+def _relay(conn: socket.socket, path: str) -> None:
+    with conn:
+        try:
+            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            upstream.connect(path)
+        except OSError:
+            return
+        with upstream:
+            _pump(conn, upstream)
+
+
+def relay(args: list[str]) -> int:
+    path, port, argv = args[0], int(args[1]), args[3:]
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", port))
+        listener.listen(64)
+    except OSError as e:
+        print(f"hive sandbox: cannot listen on 127.0.0.1:{port}: {e}", file=sys.stderr)
+        return 127
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            # holds none of ARGV's output (a check's pipes close when its command ends)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            try:
+                _accept(listener, path)
+            finally:
+                os._exit(0)
+        os._exit(0)
+    os.wait()
+    listener.close()
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as e:
+        print(f"hive sandbox: cannot run {argv[0]!r}: {e}", file=sys.stderr)
+        return 127
+
+
+def main(args: list[str]) -> int:
+    if args[:1] == ["serve"] and len(args) >= 6 and args[4] == "--":
+        return serve(args[1:])
+    if args[:1] == ["relay"] and len(args) >= 5 and args[3] == "--":
+        return relay(args[1:])
+    print(
+        "usage: python -I -S proxy.py serve SOCKET ALLOW REFUSED -- ARGV... | relay SOCKET PORT -- ARGV...",
+        file=sys.stderr,
+    )
+    return 2
 
 
 if __name__ == "__main__":

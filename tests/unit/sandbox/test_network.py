@@ -1,4 +1,4 @@
-"""hive/sandbox/network.py, proxy.py and relay.py: a sandbox with `network = "allowlist"` reaches
+"""hive/sandbox/network.py and proxy.py (both halves): a sandbox with `network = "allowlist"` reaches
 an allowed host through the host's proxy and nothing else; with "none" nothing at all. Real
 bubblewrap, a real HTTP server on this machine's loopback (its own name decides: `127.0.0.1`
 allowed, `localhost` not, the same server behind both)."""
