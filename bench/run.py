@@ -222,7 +222,9 @@ def events(root: Path) -> list[dict]:
 
 def signal_times(root: Path) -> dict[str, float]:
     out: dict[str, float] = {}
-    for f in (root / ".hive" / "signals").glob("*.json"):
+    signals = root / ".hive" / "signals"
+    # one folder per attempt since issue 24 (`<attempt>/signal.json`); one file each before it
+    for f in [*signals.glob("*/signal.json"), *signals.glob("*.json")]:
         data = json.loads(f.read_text())
         out.setdefault(data["task"], data["time"])  # attempt 1 only (max_attempts = 1)
     return out
