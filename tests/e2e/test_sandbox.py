@@ -167,12 +167,37 @@ def test_kill9_of_doit_with_sandboxed_agents_then_the_next_run_reattaches_and_me
 
 
 FETCH = Path(__file__).parent.parent / "fixtures" / "fetch.py"
+ESCAPE = Path(__file__).parent.parent / "fixtures" / "try_escape.py"
+
+
+def with_a_key() -> Path:
+    """The home, with a private key in `~/.ssh` (hidden from every sandbox)."""
+    home = Path(os.environ["HOME"])
+    (home / ".ssh").mkdir(exist_ok=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    return home
+
+
+def nothing_escaped(repo, home: Path, tag: str) -> None:
+    """None of try_escape.py's attempts left a trace."""
+    git_ref = repo.root / ".git" / "refs" / "heads" / f"evil-{tag}"
+    beside = repo.root / "worktrees" / f"beside-me-{tag}.txt"
+    for path in (
+        repo.root / f"main-checkout-{tag}.txt",
+        home / f"in-home-{tag}.txt",
+        Path("/etc") / tag,
+        beside,
+        git_ref,
+    ):
+        assert not path.exists(), path
 
 
 def test_a_script_task_runs_in_the_sandbox_too(repo, http_server):
     """... and so does `[worktrees] setup` (a next attempt's checkout holds what an agent wrote)."""
-    setup = f'\n[worktrees]\nsetup = "if touch {repo.root}/from-setup.txt; then exit 1; fi"\n'
+    home, tag = with_a_key(), f"script-{uuid.uuid4().hex[:8]}"
+    setup = f'\n[worktrees]\nsetup = "python3 {ESCAPE} {repo.root} {home} setup-{tag}"\n'
     repo.configure(sandbox=ON + 'allow = ["127.0.0.1"]\n', extra=setup)
+    main_before = repo.git("rev-parse", "main")
     repo.write_plan(
         "s",
         f"""
@@ -181,7 +206,7 @@ def test_a_script_task_runs_in_the_sandbox_too(repo, http_server):
 
         ```bash
         echo made-by-the-script > made.txt
-        if echo x > {repo.root}/from-script.txt; then echo "wrote the main checkout"; exit 1; fi
+        python3 {ESCAPE} {repo.root} {home} {tag}
         python3 {FETCH} http://127.0.0.1:{http_server}/ok > fetched.txt
         if python3 {FETCH} http://localhost:{http_server}/no; then echo "reached a host not allowed"; exit 1; fi
         ```
@@ -191,7 +216,9 @@ def test_a_script_task_runs_in_the_sandbox_too(repo, http_server):
     assert r.returncode == 0, r.stderr + repo.hive("logs", "s:1").stdout
     assert repo.file_on_main("made.txt") == "made-by-the-script\n"
     assert repo.file_on_main("fetched.txt") == "hello /ok\n"
-    assert not (repo.root / "from-script.txt").exists() and not (repo.root / "from-setup.txt").exists()
+    nothing_escaped(repo, home, tag)
+    nothing_escaped(repo, home, f"setup-{tag}")
+    assert repo.git("rev-parse", "main^1") == main_before, "main moved only by Hive's merge"
     assert repo.status_json()["tasks"][0]["refused_hosts"] == [f"localhost:{http_server}"]
 
 
@@ -202,11 +229,10 @@ def test_doctor_says_the_agents_run_sandboxed(repo):
 
 
 def test_a_verify_runs_in_the_sandbox_writing_only_the_checkout(repo, http_server):
-    home = Path(os.environ["HOME"])
+    home, tag = with_a_key(), f"verify-{uuid.uuid4().hex[:8]}"
     repo.configure(sandbox=ON + 'allow = ["127.0.0.1"]\n')
     verify = (
-        f"if touch {repo.root}/from-verify.txt; then exit 1; fi; "
-        f"if touch {home}/from-verify.txt; then exit 1; fi; "
+        f"python3 {ESCAPE} {repo.root} {home} {tag} && "
         f"if python3 {FETCH} http://localhost:{http_server}/no; then exit 1; fi; "
         f'test -z "$GITHUB_TOKEN" && python3 {FETCH} http://127.0.0.1:{http_server}/ok && '
         "touch checked-here.txt && test -f a.txt"
@@ -225,5 +251,5 @@ def test_a_verify_runs_in_the_sandbox_writing_only_the_checkout(repo, http_serve
     r = repo.doit(env={**os.environ, "GITHUB_TOKEN": "ghp_x"})
     assert r.returncode == 0, r.stderr + repo.hive("logs", "s:1").stdout
     assert repo.file_on_main("a.txt") == "a\n"
-    assert not (repo.root / "from-verify.txt").exists() and not (home / "from-verify.txt").exists()
+    nothing_escaped(repo, home, tag)
     assert repo.status_json()["tasks"][0]["refused_hosts"] == [f"localhost:{http_server}"]
