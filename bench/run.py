@@ -230,6 +230,15 @@ def signal_times(root: Path) -> dict[str, float]:
     return out
 
 
+def reasons(root: Path, plan: str) -> dict[str, str]:
+    """Each task's recorded reason, with the tail of its agent's output."""
+    out = {}
+    for f in (root / ".hive" / "state" / plan).glob("*.json"):
+        data = json.loads(f.read_text())
+        out[f"{data['plan']}:{data['id']}"] = f"{data.get('reason', '')} {data.get('output_tail', '')}".strip()
+    return out
+
+
 def states(root: Path, plan: str) -> dict[str, str]:
     out = {}
     for f in (root / ".hive" / "state" / plan).glob("*.json"):
@@ -261,6 +270,10 @@ def check_hive_run(
         problems.append(f"{label}: doit exited {r.returncode}: {r.stderr.strip()[-800:]}")
     if not_done:
         problems.append(f"{label}: tasks not done: {not_done}")
+        for key in not_done:  # why, as its state records it (the run's output shows only its tail)
+            reason = reasons(root, plan).get(key, "")
+            if reason:
+                problems.append(f"{label}: {key}: {reason[:1500]}")
     if merges != len(keys):
         problems.append(f"{label}: {merges} merge commits on main, expected {len(keys)}")
     if worktrees:
