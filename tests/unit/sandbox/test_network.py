@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hive.sandbox import bwrap, network, proxy
+from hive.sandbox import network, policy, proxy
 
 CLIENT = """
 import socket, sys, urllib.request, urllib.error
@@ -31,29 +31,30 @@ except OSError:
 """
 
 
-def run_inside(way: network.Way, argv: list[str]) -> subprocess.CompletedProcess[str]:
-    view = bwrap.View(files=way.binds(), network=not way.isolated)
-    command = way.outside() + bwrap.command(view, way.inside() + argv)
-    env = {"PATH": "/usr/bin:/bin", **way.environment()}
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False)
+def run_inside(mode: str, tmp_path: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """`argv` in a sandbox whose network is `mode` (only 127.0.0.1 allowed), made as Hive makes
+    one: Python is bound back into its /tmp when it lives there (a CI clone's virtualenv)."""
+    rules = policy.Rules(required=True, writable=(), hide=(), network=mode, allow=("127.0.0.1",), keep=())
+    box = policy.Box(tmp_path, tuple(argv), (), str(tmp_path), tmp_path / "refused.jsonl")
+    c = policy.confine(rules, box)
+    env = {"PATH": "/usr/bin:/bin", **c.env}
+    return subprocess.run([*c.prefix, *argv], capture_output=True, text=True, env=env, timeout=60, check=False)
 
 
 def test_an_allowed_host_answers_through_the_proxy_and_nothing_else_gets_out(tmp_path: Path, http_server: int):
     refused = tmp_path / "refused.jsonl"
-    way = network.way("allowlist", ["127.0.0.1"], str(tmp_path), refused)
     allowed, other = f"http://127.0.0.1:{http_server}/a?b=1", f"http://localhost:{http_server}/x"
-    r = run_inside(way, [sys.executable, "-c", CLIENT, allowed, other, str(http_server)])
+    r = run_inside("allowlist", tmp_path, [sys.executable, "-c", CLIENT, allowed, other, str(http_server)])
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [f"{allowed} ok hello /a?b=1", f"{other} http 403", "direct failed"]
     assert f"hive sandbox: refused a connection to localhost:{http_server} (not in [sandbox] allow)" in r.stderr
     assert [(x["host"], x["port"]) for x in network.refusals(refused)] == [("localhost", http_server)]
-    assert way.socket is not None and not way.socket.exists(), "the proxy removes its socket when done"
+    assert not network.socket_path(str(tmp_path)).exists(), "the proxy removes its socket when done"
 
 
 def test_without_a_network_nothing_gets_out(tmp_path: Path, http_server: int):
-    way = network.way("none", ["127.0.0.1"], str(tmp_path), tmp_path / "refused.jsonl")
     url = f"http://127.0.0.1:{http_server}/"
-    r = run_inside(way, [sys.executable, "-c", CLIENT, url, url, str(http_server)])
+    r = run_inside("none", tmp_path, [sys.executable, "-c", CLIENT, url, url, str(http_server)])
     assert r.stdout.splitlines() == [f"{url} failed", f"{url} failed", "direct failed"]
 
 
