@@ -81,6 +81,11 @@ def take_found(who: AgentIdentity) -> int:
         except (OSError, ValueError):  # half-written by a killed agent: not an item
             pass
         path.unlink(missing_ok=True)
+    if folder.is_dir():
+        try:
+            folder.rmdir()  # the attempt is over; anything it left there that is not an item stays
+        except OSError:
+            pass
     return len(items)
 
 
