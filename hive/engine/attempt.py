@@ -109,7 +109,9 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     unset: tuple[str, ...] = SCRUBBED_ENV
     rules = _sandbox_rules(h, env) if h.cfg.sandbox_mode != "off" else None
     if rules is not None and h.sandboxed:
-        confined = _in_sandbox(h, st, wt, argv, base, rules)
+        # the branch starts at main (a sha, known) or at the last attempt's commits (asked)
+        tip = base if start_point == base else git.rev_parse(root, start_point)
+        confined = _in_sandbox(h, st, wt, argv, {st.branch: tip, h.cfg.main_branch: base}, rules)
         argv, env, unset = [*confined.prefix, *argv], {**env, **confined.env}, unset + confined.unset
     agent = h.executor.start(
         Launch(
@@ -149,11 +151,11 @@ def _sandbox_rules(h: TaskContext, env: dict[str, str]) -> policy.Rules:
 
 
 def _in_sandbox(
-    h: TaskContext, st: TaskState, wt: Path, argv: list[str], main: str, rules: policy.Rules
+    h: TaskContext, st: TaskState, wt: Path, argv: list[str], refs: dict[str, str], rules: policy.Rules
 ) -> policy.Confined:
-    """How `argv` runs in the attempt's sandbox here, committing into its own git directory."""
+    """How `argv` runs in the attempt's sandbox here, committing into its own git directory
+    (with `refs`: its branch, and main)."""
     private = h.paths.private_gitdir(h.plan_name, h.task.id, st.attempt)
-    refs = {st.branch: git.rev_parse(h.root, f"refs/heads/{st.branch}"), h.cfg.main_branch: main}
     shown = gitdir.create(private, wt, st.branch, refs, h.paths.excludes_file(h.plan_name, h.task.id, st.attempt))
     attempt = policy.Attempt(h.paths, h.plan_name, h.task.id, st.attempt, wt, tuple(argv), shown, private)
     return policy.agent(rules, attempt)
