@@ -39,6 +39,9 @@ HEAD_LIMIT = 64 * 1024
 CONNECT_TIMEOUT = 30.0
 CHUNK = 64 * 1024
 HOP_HEADERS = ("proxy-connection", "proxy-authorization", "connection", "keep-alive")
+# Refusals recorded per sandbox at most (each is still refused and told): an agent looping on a
+# refused host must not fill the disk.
+RECORDED = 1000
 
 
 def allowed(host: str, allow: list[str]) -> bool:
@@ -63,6 +66,7 @@ class Proxy:
     def __init__(self, path: str, allow: list[str], refused: str) -> None:
         self.allow = allow
         self.refused = refused
+        self.recorded = 0
         _quietly(os.unlink, path)  # left by a proxy killed before it could remove it
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(path)
@@ -144,6 +148,9 @@ class Proxy:
     def _refuse(self, host: str, port: int) -> None:
         import json
 
+        self.recorded += 1
+        if self.recorded > RECORDED:
+            return
         print(f"hive sandbox: refused a connection to {host}:{port} (not in [sandbox] allow)", file=sys.stderr)
         line = json.dumps({"host": host, "port": port, "at": time.time()}) + "\n"
         # one short append: whole lines even when the agent and a check refuse at once
