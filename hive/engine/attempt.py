@@ -107,7 +107,9 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     )
     argv = _command(h, st, brief)
     unset: tuple[str, ...] = SCRUBBED_ENV
-    rules = _sandbox_rules(h, env) if h.cfg.sandbox_mode != "off" else None
+    # made here (h.sandboxed), or by the host that runs it (a remote executor, unless mode = "off")
+    remote_sandbox = caps.remote_checkout and h.cfg.sandbox_mode != "off"
+    rules = _sandbox_rules(h, env) if h.sandboxed or remote_sandbox else None
     if rules is not None and h.sandboxed:
         # the branch starts at main (a sha, known) or at the last attempt's commits (asked)
         tip = base if start_point == base else git.rev_parse(root, start_point)

@@ -20,7 +20,6 @@ from urllib.parse import urlsplit
 from hive.errors import HiveError
 from hive.sandbox import proxy
 
-MODES = ("allowlist", "open", "none")
 # inside the sandbox (its own /tmp and loopback): where the host's proxy socket is shown,
 # and the port its relay listens on
 INSIDE_SOCKET = Path("/tmp/.hive-proxy")
@@ -34,7 +33,7 @@ PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "AL
 class Way:
     """How one sandboxed program reaches the network."""
 
-    mode: str  # one of MODES
+    mode: str  # `[sandbox] network`: one of schema.SANDBOX_NETWORKS
     allow: tuple[str, ...] = ()  # with "allowlist": the hosts let through
     socket: Path | None = None  # with "allowlist": where the host's proxy listens
     refused: Path | None = None  # with "allowlist": where the proxy records what it refused

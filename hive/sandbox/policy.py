@@ -71,7 +71,7 @@ class Rules:
     required: bool  # `mode = "on"`: without bubblewrap it does not run at all
     writable: tuple[str, ...]  # besides its own folders (`~` = home; ending in `/`: made if missing)
     hide: tuple[str, ...]
-    network: str  # network.MODES
+    network: str  # `[sandbox] network` (schema.SANDBOX_NETWORKS)
     allow: tuple[str, ...]  # hosts, with "allowlist"
     keep: tuple[str, ...]  # variables (patterns) it keeps although they look like secrets
 

@@ -15,7 +15,15 @@ from hive.agent_clis.profile import AgentProfile
 from hive.errors import HiveError
 from hive.settings.agents import profile_from_table
 from hive.settings.prices import DEFAULT_PRICES, Price, prices_from_table
-from hive.settings.schema import DEFAULT_HIDDEN, DEFAULT_NOTIFY_EVENTS, KINDS, NOTIFY_EVENTS, Key, by_section
+from hive.settings.schema import (
+    DEFAULT_HIDDEN,
+    DEFAULT_NOTIFY_EVENTS,
+    KINDS,
+    NOTIFY_EVENTS,
+    SANDBOX_NETWORKS,
+    Key,
+    by_section,
+)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
@@ -247,7 +255,7 @@ def convert(value: Any, kind: str, where: str) -> Any:
         "strlist": isinstance(value, list) and all(isinstance(v, str) for v in value),
         "usd": isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
         "sandboxmode": value in ("auto", "on", "off"),
-        "network": value in ("allowlist", "open", "none"),
+        "network": value in SANDBOX_NETWORKS,
     }[kind]
     if not ok:
         raise HiveError(f"{where} = {value!r} must be {KINDS[kind]}")

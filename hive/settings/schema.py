@@ -51,6 +51,10 @@ KINDS: dict[str, str] = {
     "network": '"allowlist", "open" or "none"',
 }
 
+# `[sandbox] network`: a way out only through an allowlist proxy, the machine's own, or none
+# (hive.sandbox.network)
+SANDBOX_NETWORKS = ("allowlist", "open", "none")
+
 # What `[sandbox] hide` makes invisible to agents unless it says otherwise: credentials an
 # agent has no business reading (it writes code; it does not push, deploy or sign), and the
 # sockets of daemons that would do anything it asks with more rights than its own (a container

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Repo, Run, assert_finished_exactly_once, wait_for
@@ -27,18 +28,12 @@ NODE_IPS = {"127.0.0.3": 1, "127.0.0.4": 2}
 
 
 def use_ray(
-    repo: Repo,
-    cluster: LocalRayCluster,
-    workers: int = 8,
-    extra: str = "",
-    resource: str = "",
-    sandbox: str = "",
-    writable: tuple[str, ...] = (),
+    repo: Repo, cluster: LocalRayCluster, workers: int = 8, extra: str = "", resource: str = "", **configure: Any
 ) -> None:
+    """The cluster as the executor; `configure`: more of `Repo.configure` (`sandbox`, `writable`)."""
     repo.configure(
         grace="20s",
-        sandbox=sandbox,
-        writable=writable,
+        **configure,
         extra=f'\n[executor]\nkind = "ray"\naddress = "{cluster.address}"\n'
         + (f'resource = "{resource}"\n' if resource else "")
         + f"\n[parallel]\nmax_workers = {workers}\n"

@@ -11,7 +11,6 @@ import pytest
 
 from hive.adapters import worktrees
 from hive.engine import taskenv
-from hive.sandbox import bwrap
 from hive.settings.config import Config
 from hive.store import names
 
@@ -102,7 +101,6 @@ def test_a_checkout_not_made_for_the_task_is_removed_without_its_teardown(git_re
     assert said == [f"p:1: warning: [worktrees] teardown not run in {wt}: Hive did not make it for p:1"]
 
 
-@pytest.mark.skipif(bool(bwrap.unavailable()), reason="bubblewrap does not run here")
 def test_in_a_sandboxed_run_it_writes_only_its_checkout_and_sandbox_writable(git_repo: Path, isolated: Path):
     allowed = isolated / "services"
     allowed.mkdir()
