@@ -42,6 +42,18 @@ class Pane:
     exit_status: int | None
 
 
+@dataclass(frozen=True)
+class Program:
+    """What a session runs: `argv` with exactly the environment `env`, which goes through
+    `env_file` (hive.adapters.envexec), and `beside` started beside it for its life (the
+    sandbox's proxy)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    env_file: Path
+    beside: tuple[str, ...] = ()
+
+
 # A fixed wrapper (argv arrives as "$@", never inside the script text) that records
 # the exit status: tmux's own #{pane_dead_status} can stay empty until it reaps the
 # process, which tmux 3.3a was seen to delay for seconds.
@@ -51,36 +63,29 @@ _WRAPPER = (
 )
 
 
-def new_session(
-    name: str,
-    cwd: Path,
-    argv: list[str],
-    log: Path,
-    exit_file: Path,
-    env: dict[str, str],
-    env_file: Path,
-    keep: bool = True,
-) -> int:
-    """Start `argv` as the session's initial command with exactly the environment
-    `env` (through `env_file` and `hive.adapters.envexec`, then a fixed wrapper; no
-    shell ever sees argv as text), and in the same tmux command queue keep the pane
-    after exit (`keep`) and pipe its output to `log`, so even an instantly failing
-    command leaves its last words. Without `keep` the session ends with the command
-    (set explicitly: a user's ~/.tmux.conf may turn remain-on-exit on), and a client
-    attached to it returns. Returns the pane's process id."""
+def new_session(name: str, cwd: Path, program: Program, log: Path, exit_file: Path, keep: bool = True) -> int:
+    """Start `program` as the session's initial command (through `hive.adapters.envexec`,
+    then a fixed wrapper; no shell ever sees its argv as text), and in the same tmux command
+    queue keep the pane after exit (`keep`) and pipe its output to `log`, so even an
+    instantly failing command leaves its last words. Without `keep` the session ends with
+    the command (set explicitly: a user's ~/.tmux.conf may turn remain-on-exit on), and a
+    client attached to it returns. Returns the pane's process id."""
     exit_file.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(env_file, json.dumps({**env, "HIVE_EXIT_FILE": str(exit_file)}), mode=0o600)
+    env = {**program.env, "HIVE_EXIT_FILE": str(exit_file)}
+    atomic_write(program.env_file, json.dumps(env), mode=0o600)
+    beside = ["--beside", str(len(program.beside)), *program.beside] if program.beside else []
     launcher = [
         sys.executable,
         "-I",  # isolated, and -S: no site (nor Hive's venv) to import, only envexec's stdlib
         "-S",
         envexec.__file__,
-        str(env_file),
+        str(program.env_file),
+        *beside,
         "sh",
         "-c",
         _WRAPPER,
         "hive-agent",
-        *argv,
+        *program.argv,
     ]
     target = f"={name}:"
     log.parent.mkdir(parents=True, exist_ok=True)

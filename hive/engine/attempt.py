@@ -107,6 +107,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     )
     argv = _command(h, st, brief)
     unset: tuple[str, ...] = SCRUBBED_ENV
+    beside: tuple[str, ...] = ()
     # made here (h.sandboxed), or by the host that runs it (a remote executor, unless mode = "off")
     remote_sandbox = caps.remote_checkout and h.cfg.sandbox_mode != "off"
     rules = _sandbox_rules(h, env) if h.sandboxed or remote_sandbox else None
@@ -115,6 +116,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         tip = base if start_point == base else git.rev_parse(root, start_point)
         confined = _in_sandbox(h, st, wt, argv, {st.branch: tip, h.cfg.main_branch: base}, rules)
         argv, env, unset = [*confined.prefix, *argv], {**env, **confined.env}, unset + confined.unset
+        beside = confined.beside
     agent = h.executor.start(
         Launch(
             AgentRef.of(h.root, st),
@@ -128,6 +130,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
             unset=unset,
             checkout=checkout,
             sandbox=rules if caps.remote_checkout else None,  # its host makes the sandbox there
+            beside=beside,
         )
     )
     # the clocks (spawn grace, timeout) start now: a remote executor may have queued it for a free host

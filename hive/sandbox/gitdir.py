@@ -52,7 +52,9 @@ def create(private: Path, worktree: Path, branch: str, refs: dict[str, str], exc
     if (admin / "index").exists():
         shutil.copyfile(admin / "index", private / "index")
     (private / SYNCED).write_text(f"{refs[branch]}\n")
-    atomic_write(gitfile(private), f"gitdir: {private}\n")
+    # written whole before any sandbox is shown it, and made anew by an attempt started again:
+    # no fsync (~5 ms on every attempt's way) is needed
+    gitfile(private).write_text(f"gitdir: {private}\n")
     return gitfile(private)
 
 

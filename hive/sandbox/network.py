@@ -1,6 +1,6 @@
 """A sandbox's way out (`[sandbox] network`): none at all, the host's ("open"), or only the
-hosts of an allowlist through a proxy Hive runs beside it (`proxy.py serve` on the host,
-reached through a unix socket bound into the sandbox; `proxy.py relay` inside, where
+hosts of an allowlist through a proxy Hive runs beside it (`proxy.py beside` or `serve` on the
+host, reached through a unix socket in a folder shown to the sandbox; `relay.py` inside, where
 HTTPS_PROXY points).
 """
 
@@ -18,11 +18,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from hive.errors import HiveError
-from hive.sandbox import proxy
+from hive.sandbox import proxy, relay
 
-# inside the sandbox (its own /tmp and loopback): where the host's proxy socket is shown,
-# and the port its relay listens on
-INSIDE_SOCKET = Path("/tmp/.hive-proxy")
+# inside the sandbox (its own /tmp and loopback): where the folder of the host's proxy socket
+# is shown, and the port its relay listens on
+INSIDE_DIR = Path("/tmp/.hive-proxy")
+SOCKET_NAME = "proxy.sock"
+INSIDE_SOCKET = INSIDE_DIR / SOCKET_NAME
 RELAY_PORT = 39128
 # variables that name a model server: the host each points at is let through
 URL_SUFFIXES = ("_BASE_URL", "_API_BASE")
@@ -48,20 +50,26 @@ class Way:
         return self.mode == "allowlist"
 
     def outside(self) -> list[str]:
-        """What runs the sandbox (before bwrap): the proxy, serving while it lives."""
-        if not self.proxied:
-            return []
+        """What runs the sandbox (before bwrap): the proxy, serving while it lives (a check's)."""
+        return [*self._proxy("serve"), "--"] if self.proxied else []
+
+    def beside(self) -> list[str]:
+        """The proxy to start beside the sandbox, serving until the process that runs it has
+        ended (an agent's, through `hive.adapters.envexec`, which adds that process)."""
+        return self._proxy("beside") if self.proxied else []
+
+    def _proxy(self, mode: str) -> list[str]:
         assert self.socket is not None and self.refused is not None
-        return [*_python(proxy.__file__), "serve", str(self.socket), ",".join(self.allow), str(self.refused), "--"]
+        return [*_python(proxy.__file__), mode, str(self.socket), ",".join(self.allow), str(self.refused)]
 
     def inside(self) -> list[str]:
         """What runs first inside it (before the program): the relay to the proxy."""
         if not self.proxied:
             return []
-        return [*_python(proxy.__file__), "relay", str(INSIDE_SOCKET), str(RELAY_PORT), "--"]
+        return [*_python(relay.__file__), str(INSIDE_SOCKET), str(RELAY_PORT), "--"]
 
     def binds(self) -> tuple[tuple[Path, Path], ...]:
-        return ((self.socket, INSIDE_SOCKET),) if self.proxied and self.socket is not None else ()
+        return ((self.socket.parent, INSIDE_DIR),) if self.proxied and self.socket is not None else ()
 
     def environment(self) -> dict[str, str]:
         """Where clients find the proxy; NO_PROXY emptied, since a host it names would be
@@ -114,7 +122,8 @@ def refusals(path: Path) -> list[dict[str, object]]:
 
 def socket_path(name: str) -> Path:
     """A short path for a unix socket (108 bytes at most, wherever the repository is), in a
-    folder of this user's that nobody else can enter."""
+    folder of its own (made here: the sandbox is shown it before its proxy may have made the
+    socket), in a folder of this user's that nobody else can enter."""
     folder = Path(tempfile.gettempdir()) / f"hive-{os.getuid()}"
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
@@ -126,7 +135,12 @@ def socket_path(name: str) -> Path:
             f"{folder} is not a private folder of yours (another user made it, or it is open to all); "
             f"remove it, then run again"
         )
-    return folder / f"{hashlib.sha256(name.encode()).hexdigest()[:20]}.sock"
+    own = folder / hashlib.sha256(name.encode()).hexdigest()[:20]
+    try:
+        own.mkdir(mode=0o700, exist_ok=True)
+    except OSError as e:
+        raise HiveError(f"cannot make {own} for the sandbox's proxy: {e}") from e
+    return own / SOCKET_NAME
 
 
 def _python(script: str) -> list[str]:

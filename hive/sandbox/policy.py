@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterable, Mapping
@@ -49,15 +51,24 @@ def preflight(config: Config) -> tuple[list[str], list[str]]:
 @dataclass(frozen=True)
 class Confined:
     """How a program runs in its sandbox: `prefix` + its argv, with `env` added to its
-    environment and `unset` taken from it."""
+    environment and `unset` taken from it; with an allowlist, its proxy either runs it
+    (`outside` + prefix + argv: a check's) or is started beside it (`beside`, through
+    `hive.adapters.envexec`: an agent's, off the agent's way)."""
 
     prefix: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     unset: tuple[str, ...] = ()
+    outside: tuple[str, ...] = ()
+    beside: tuple[str, ...] = ()
+
+    def argv(self, program: Iterable[str]) -> list[str]:
+        """`program` run in the sandbox under its own proxy."""
+        return [*self.outside, *self.prefix, *program]
 
     def run(self, command: str, cwd: Path, env: dict[str, str], timeout: float) -> proc.Result:
         """A command the user wrote (a check), run this way (`bash -c`, Hive's environment)."""
-        return proc.run_users_command(command, cwd, {**env, **self.env}, timeout, self.prefix, self.unset)
+        prefix = (*self.outside, *self.prefix)
+        return proc.run_users_command(command, cwd, {**env, **self.env}, timeout, prefix, self.unset)
 
 
 UNCONFINED = Confined()  # as the user's own commands run without a sandbox
@@ -113,8 +124,9 @@ class Box:
 def confine(r: Rules, box: Box) -> Confined:
     """How a program runs in the sandbox `r` allows, at `box`."""
     view, way = layout(r, box)
-    prefix = way.outside() + bwrap.command(view, way.inside())
-    return Confined(tuple(prefix), way.environment(), withheld(os.environ, r.keep))
+    prefix = bwrap.command(view, way.inside())
+    unset = withheld(os.environ, r.keep)
+    return Confined(tuple(prefix), way.environment(), unset, tuple(way.outside()), tuple(way.beside()))
 
 
 def layout(r: Rules, box: Box) -> tuple[bwrap.View, network.Way]:
@@ -187,39 +199,44 @@ def check(config: Config, paths: Paths, key: tuple[str, str], worktree: Path) ->
 def withheld(environ: Mapping[str, str], keep: Iterable[str]) -> tuple[str, ...]:
     """The variables of `environ` a sandboxed program does not get: those that look like
     credentials (SECRETS), unless `keep` (names or patterns) lets them through."""
-    kept = tuple(keep)
-    return tuple(sorted(k for k in environ if _matches(k, SECRETS) and not _matches(k, kept)))
+    secret, kept = _patterns(SECRETS), _patterns(tuple(keep))
+    return tuple(sorted(k for k in environ if secret.match(k.upper()) and not kept.match(k.upper())))
 
 
-def _matches(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name.upper(), pattern.upper()) for pattern in patterns)
+@functools.cache
+def _patterns(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One expression for shell-style `patterns` (of upper-case names), made once: every
+    attempt asks it of each variable of the environment."""
+    return re.compile("|".join(fnmatch.translate(p.upper()) for p in patterns) or "(?!)")
 
 
 def _readable(root: Path, argv: tuple[str, ...]) -> tuple[Path, ...]:
     """What it runs from that lies in /tmp, to bind back read-only into its own /tmp."""
-    return _outermost(path for path in _needed(root, argv) if _under_tmp(path))
+    return _outermost(path for path in (*_installed(Path.home(), os.environ.get("PATH", "")), *_named(root, argv)))
 
 
-def _needed(root: Path, argv: tuple[str, ...]) -> Iterable[Path]:
-    """What an agent runs from, wherever it is installed: the repository (its `.hive/bin/hive`,
-    main's objects), the home of its CLI, Python and Hive, every PATH entry, and the files
-    its command line names (a script, the brief)."""
-    yield root
-    yield Path.home()
-    yield Path(sys.prefix)
-    yield Path(sys.base_prefix)
-    yield Path(hive.__file__).resolve().parent.parent
-    yield Path(os.path.realpath(sys.executable)).parent.parent
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
+@functools.cache
+def _installed(home: Path, path: str) -> tuple[Path, ...]:
+    """What every agent runs from, wherever it is installed, of it under /tmp: the home of its
+    CLI, Python and Hive, every PATH entry. The same for every attempt of a run, so found once
+    (a few hundred realpath calls otherwise on each attempt's way)."""
+    found = [home, Path(sys.prefix), Path(sys.base_prefix), Path(hive.__file__).resolve().parent.parent]
+    found.append(Path(os.path.realpath(sys.executable)).parent.parent)
+    for entry in path.split(os.pathsep):
         if entry:
-            yield Path(entry)
-            yield Path(os.path.realpath(entry)).parent
+            found += [Path(entry), Path(os.path.realpath(entry)).parent]
+    return tuple(p for p in found if _under_tmp(p))
+
+
+def _named(root: Path, argv: tuple[str, ...]) -> Iterable[Path]:
+    """What this one runs from, of it under /tmp: the repository (its `.hive/bin/hive`, main's
+    objects), its program and the files its command line names (a script, the brief)."""
+    named = [root]
     program = shutil.which(argv[0]) if argv else None
     if program:
-        yield Path(os.path.realpath(program)).parent.parent
-    for arg in argv[1:]:
-        if arg.startswith("/") and os.path.exists(arg):
-            yield Path(arg).parent
+        named.append(Path(os.path.realpath(program)).parent.parent)
+    named += [Path(arg).parent for arg in argv[1:] if arg.startswith("/") and os.path.exists(arg)]
+    return [p for p in named if _under_tmp(p)]
 
 
 def _existing(paths: Iterable[str]) -> list[Path]:

@@ -1,20 +1,25 @@
-"""A sandbox's one way out, in two halves run with `python -I -S proxy.py`:
+"""A sandbox's one way out, run with `python -I -S proxy.py`:
 
-- `serve SOCKET ALLOW REFUSED -- ARGV...`, on the host: run ARGV (bubblewrap, with a sandbox
-  that has no network of its own) while serving, on the unix socket SOCKET, an HTTP proxy that
-  lets through the hosts of ALLOW (comma-separated; `*.x.org` is any name under x.org) and
-  refuses the rest, each refusal told on stderr (the task's log) and recorded as a JSON line in
-  REFUSED (which the agent cannot write). Exits as ARGV does.
-- `relay SOCKET PORT -- ARGV...`, first thing inside the sandbox: listen on 127.0.0.1:PORT (the
-  sandbox's own loopback, where HTTPS_PROXY/HTTP_PROXY point), pass each connection on to
-  SOCKET, and become ARGV. The port is bound before ARGV starts, so its first request finds the
-  relay ready; the relay is a grandchild re-parented to the sandbox's init, and ends with the
-  sandbox's pid namespace when ARGV does.
+- `beside SOCKET ALLOW REFUSED PID PIDFD`, on the host, started by `hive.adapters.envexec`
+  beside an agent's sandbox (its process PID, and a pidfd of it, PIDFD, or -1): serve, on the
+  unix socket SOCKET, an HTTP proxy that lets through the hosts of ALLOW (comma-separated;
+  `*.x.org` is any name under x.org) and refuses the rest, each refusal told on stderr (the
+  task's log) and recorded as a JSON line in REFUSED (which the agent cannot write), until
+  that process has ended.
+- `serve SOCKET ALLOW REFUSED -- ARGV...`, the same for a check: run ARGV (bubblewrap) while
+  serving; exits as ARGV does.
+- `pump FD SOCKET`, inside the sandbox (started by relay.py, which bound the listening socket
+  FD on the sandbox's loopback): pass each connection on to SOCKET, waiting a moment for a
+  proxy still starting beside the sandbox.
 
-It lives exactly as long as the sandbox, in the same tmux pane: when `doit` is killed the
-agent keeps its way out, and a re-attached run finds both. bubblewrap's `--die-with-parent`
-ends the sandbox if this process is killed. Like `hive.adapters.envexec` it runs as a file
-with `-I -S` and imports only the standard library: it starts with every sandboxed agent.
+SOCKET lies in a folder of its own, which the sandbox is shown (not the socket itself, which a
+proxy starting beside the sandbox may make after the sandbox exists).
+
+An agent's proxy lives exactly as long as its sandbox, in the same tmux pane: when `doit` is
+killed the agent keeps its way out, and a re-attached run finds both; Ctrl-C or a hang-up
+meant for the agent does not end it. None of this file runs on the agent's way (envexec starts
+the proxy beside the sandbox, relay.py binds the port): it may import what it needs, but
+only from the standard library, run with `-I -S`.
 
 Two kinds of request come through (as from any client honouring HTTPS_PROXY/HTTP_PROXY):
 `CONNECT host:port` (TLS, tunnelled untouched) and a plain `GET http://host/...` (a model
@@ -24,16 +29,13 @@ server on a local port), forwarded with `Connection: close` so each request is c
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import sys
 import threading
 import time
 from collections.abc import Callable
-
-# It starts with every sandboxed agent, in its path: modules it needs only now and then (json
-# for a refusal, urllib.parse for a plain-HTTP request) are imported when they are, and none
-# of contextlib, subprocess, typing (-I -S: ~11 ms to start, those imports another ~40 ms here).
 
 HEAD_LIMIT = 64 * 1024
 CONNECT_TIMEOUT = 30.0
@@ -42,6 +44,9 @@ HOP_HEADERS = ("proxy-connection", "proxy-authorization", "connection", "keep-al
 # Refusals recorded per sandbox at most (each is still refused and told): an agent looping on a
 # refused host must not fill the disk.
 RECORDED = 1000
+# How long the relay waits for a proxy still starting beside the sandbox (it binds its socket
+# within ~50 ms; a machine starting many agents at once may take longer)
+PROXY_WAIT = 10.0
 
 
 def allowed(host: str, allow: list[str]) -> bool:
@@ -67,6 +72,9 @@ class Proxy:
         self.allow = allow
         self.refused = refused
         self.recorded = 0
+        # its folder, made by Hive for a sandbox shown it before this starts, and here for a
+        # check run twice under one proxy's name (each removes it when done)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         _quietly(os.unlink, path)  # left by a proxy killed before it could remove it
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(path)
@@ -84,9 +92,10 @@ class Proxy:
     def close(self) -> None:
         _quietly(self.server.close)
         _quietly(os.unlink, self.path)
+        _quietly(os.rmdir, os.path.dirname(self.path))  # made for this socket alone
 
     def _handle(self, conn: socket.socket) -> None:
-        with conn:
+        try:
             conn.settimeout(CONNECT_TIMEOUT)
             try:
                 head, rest = _read_head(conn)
@@ -100,12 +109,16 @@ class Proxy:
                 return
             if upstream is None:
                 return
-            with upstream:
+            try:
                 conn.settimeout(None)
                 upstream.settimeout(None)
                 if rest:
                     upstream.sendall(rest)
                 _pump(conn, upstream)
+            finally:
+                upstream.close()
+        finally:
+            conn.close()
 
     def _tunnel(self, conn: socket.socket, target: str) -> socket.socket | None:
         """`CONNECT host:port`: a tunnel, once the host is found allowed and reached."""
@@ -208,12 +221,17 @@ def _quietly(fn: Callable[..., object], *args: object) -> None:
         pass
 
 
-def serve(args: list[str]) -> int:
-    path, allow, refused, argv = args[0], [h for h in args[1].split(",") if h], args[2], args[4:]
+def _proxy(path: str, allow: str, refused: str) -> Proxy | None:
     try:
-        proxy = Proxy(path, allow, refused)
+        return Proxy(path, [h for h in allow.split(",") if h], refused)
     except OSError as e:
         print(f"hive sandbox: cannot serve the proxy at {path}: {e}", file=sys.stderr)
+        return None
+
+
+def serve(args: list[str]) -> int:
+    proxy, argv = _proxy(*args[:3]), args[4:]
+    if proxy is None:
         return 127
     child = os.fork()  # before any thread runs here; the socket is listening already
     if child == 0:
@@ -231,61 +249,84 @@ def serve(args: list[str]) -> int:
     return 128 - code if code < 0 else code
 
 
-def _accept(listener: socket.socket, path: str) -> None:
+def beside(args: list[str]) -> int:
+    """Serve until the process `pid` (its pidfd `fd`, or -1) has ended: the agent's pane, which
+    ends once its sandbox has. A signal meant for the agent (Ctrl-C in `hive attach`, the
+    pane's hang-up) leaves it be while the sandbox lives."""
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    proxy, pid, fd = _proxy(*args[:3]), int(args[3]), int(args[4])
+    if proxy is None:
+        return 127
+    threading.Thread(target=proxy.serve, daemon=True).start()
+    try:
+        _wait_for(pid, fd)
+    finally:
+        proxy.close()
+    return 0
+
+
+def _wait_for(pid: int, fd: int) -> None:
+    """Until process `pid` has ended: its pidfd `fd` turns readable then (or, without one,
+    a second's polling sees the pid gone or this process re-parented)."""
+    if fd >= 0:
+        select.select([fd], [], [])
+        return
+    while os.getppid() == pid:
+        time.sleep(1.0)
+
+
+def pump(args: list[str]) -> int:
+    """Pass each connection to the listening socket FD (the relay's, in the sandbox) on to the
+    proxy at SOCKET."""
+    fd, path = int(args[0]), args[1]
+    listener = socket.socket(fileno=fd)
     while True:
         conn, _ = listener.accept()
         threading.Thread(target=_relay, args=(conn, path), daemon=True).start()
 
 
 def _relay(conn: socket.socket, path: str) -> None:
-    with conn:
-        try:
-            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            upstream.connect(path)
-        except OSError:
+    try:
+        upstream = _connect(path)
+        if upstream is None:
             return
-        with upstream:
+        try:
             _pump(conn, upstream)
+        finally:
+            upstream.close()
+    finally:
+        conn.close()
 
 
-def relay(args: list[str]) -> int:
-    path, port, argv = args[0], int(args[1]), args[3:]
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind(("127.0.0.1", port))
-        listener.listen(64)
-    except OSError as e:
-        print(f"hive sandbox: cannot listen on 127.0.0.1:{port}: {e}", file=sys.stderr)
-        return 127
-    if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            # holds none of ARGV's output (a check's pipes close when its command ends)
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            try:
-                _accept(listener, path)
-            finally:
-                os._exit(0)
-        os._exit(0)
-    os.wait()
-    listener.close()
-    try:
-        os.execvp(argv[0], argv)
-    except OSError as e:
-        print(f"hive sandbox: cannot run {argv[0]!r}: {e}", file=sys.stderr)
-        return 127
+def _connect(path: str) -> socket.socket | None:
+    """A connection to the proxy at `path`, waiting for one that is still starting."""
+    deadline = time.monotonic() + PROXY_WAIT
+    while True:
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(path)
+            return upstream
+        except (FileNotFoundError, ConnectionRefusedError):
+            upstream.close()
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.02)
+        except OSError:
+            upstream.close()
+            return None
 
 
 def main(args: list[str]) -> int:
     if args[:1] == ["serve"] and len(args) >= 6 and args[4] == "--":
         return serve(args[1:])
-    if args[:1] == ["relay"] and len(args) >= 5 and args[3] == "--":
-        return relay(args[1:])
+    if args[:1] == ["beside"] and len(args) == 6:
+        return beside(args[1:])
+    if args[:1] == ["pump"] and len(args) == 3:
+        return pump(args[1:])
     print(
-        "usage: python -I -S proxy.py serve SOCKET ALLOW REFUSED -- ARGV... | relay SOCKET PORT -- ARGV...",
+        "usage: python -I -S proxy.py serve SOCKET ALLOW REFUSED -- ARGV... | "
+        "beside SOCKET ALLOW REFUSED PID PIDFD | pump FD SOCKET",
         file=sys.stderr,
     )
     return 2

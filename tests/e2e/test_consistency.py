@@ -147,7 +147,7 @@ def test_cleanup_leaves_hive_plan_sessions_alone(repo):
 
     for session, stem in (("hive-plan-add-oauth", "p"), ("hive-w1-x-1-abcdef-a1", "t")):
         files = [repo.root.parent / f"{stem}.{suffix}" for suffix in ("log", "exit", "env")]
-        tmux.new_session(session, repo.root, ["sleep", "60"], files[0], files[1], dict(os.environ), files[2])
+        tmux.new_session(session, repo.root, tmux.Program(["sleep", "60"], dict(os.environ), files[2]), *files[:2])
     r = repo.hive("cleanup")
     assert r.returncode == 0, r.stderr
     assert "hive-plan-add-oauth" in tmux.sessions()

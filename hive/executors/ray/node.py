@@ -150,9 +150,11 @@ class Attempt:
             if done.code != 0:
                 raise HiveError(f"worktree setup command failed on {self.node.ip} (exit {done.code}): {spec.setup}")
         argv, unset = [self._local(a) for a in spec.argv], spec.unset
+        beside: tuple[str, ...] = ()
         if spec.sandbox is not None:
             confined = self._sandbox(spec.sandbox, argv)
             argv, env, unset = [*confined.prefix, *argv], {**env, **confined.env}, unset + confined.unset
+            beside = confined.beside
         self.token = self.node.tmux.start(
             Launch(
                 self._ref(),
@@ -164,6 +166,7 @@ class Attempt:
                 self.dir / "agent.env",
                 self.worktree / spec.brief,
                 unset=unset,
+                beside=beside,
             )
         ).ref.token
         return self.token

@@ -34,15 +34,9 @@ class TmuxExecutor:
         """The agent gets the environment of the process that asks for it (the user's
         `doit`), whatever the tmux server was started with."""
         env = proc.clean_env({**launch.env, **self.environment()}, drop=launch.unset)
+        program = tmux.Program(launch.argv, env, launch.env_file, launch.beside)
         pid = tmux.new_session(
-            launch.name,
-            launch.cwd,
-            launch.argv,
-            launch.log,
-            launch.exit_file,
-            env,
-            launch.env_file,
-            keep=not launch.close_on_exit,
+            launch.name, launch.cwd, program, launch.log, launch.exit_file, keep=not launch.close_on_exit
         )
         return TmuxAgent(replace(launch.agent, token=pid))
 

@@ -6,13 +6,19 @@ allowed, `localhost` not, the same server behind both)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from hive.adapters import envexec
 from hive.sandbox import network, policy, proxy
+from hive.sandbox import relay as relay_py
 
 CLIENT = """
 import socket, sys, urllib.request, urllib.error
@@ -38,18 +44,19 @@ def run_inside(mode: str, tmp_path: Path, argv: list[str]) -> subprocess.Complet
     box = policy.Box(tmp_path, tuple(argv), (), str(tmp_path), tmp_path / "refused.jsonl")
     c = policy.confine(rules, box)
     env = {"PATH": "/usr/bin:/bin", **c.env}
-    return subprocess.run([*c.prefix, *argv], capture_output=True, text=True, env=env, timeout=60, check=False)
+    return subprocess.run(c.argv(argv), capture_output=True, text=True, env=env, timeout=60, check=False)
 
 
 def test_an_allowed_host_answers_through_the_proxy_and_nothing_else_gets_out(tmp_path: Path, http_server: int):
     refused = tmp_path / "refused.jsonl"
     allowed, other = f"http://127.0.0.1:{http_server}/a?b=1", f"http://localhost:{http_server}/x"
+    sock = network.socket_path(str(tmp_path))
     r = run_inside("allowlist", tmp_path, [sys.executable, "-c", CLIENT, allowed, other, str(http_server)])
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [f"{allowed} ok hello /a?b=1", f"{other} http 403", "direct failed"]
     assert f"hive sandbox: refused a connection to localhost:{http_server} (not in [sandbox] allow)" in r.stderr
     assert [(x["host"], x["port"]) for x in network.refusals(refused)] == [("localhost", http_server)]
-    assert not network.socket_path(str(tmp_path)).exists(), "the proxy removes its socket when done"
+    assert not sock.parent.exists(), "the proxy removes its socket and its folder when done"
 
 
 def test_without_a_network_nothing_gets_out(tmp_path: Path, http_server: int):
@@ -110,3 +117,93 @@ def test_model_servers_named_in_the_environment_are_found():
         "BROKEN_BASE_URL": "http://[::1",
     }
     assert network.hosts_in(env) == ["127.0.0.1", "llm.corp.example"]
+
+
+def test_an_agents_proxy_starts_beside_it_ignores_its_ctrl_c_and_ends_after_it(tmp_path: Path, http_server: int):
+    """envexec starts the proxy beside the sandbox (off the agent's way): the relay waits for it,
+    a Ctrl-C or hang-up meant for the agent leaves it be, and it ends (socket and folder gone)
+    once the agent's process has."""
+    rules = policy.Rules(required=True, writable=(), hide=(), network="allowlist", allow=("127.0.0.1",), keep=())
+    agent = [sys.executable, "-c", AGENT, f"http://127.0.0.1:{http_server}/late"]
+    c = policy.confine(rules, policy.Box(tmp_path, tuple(agent), (tmp_path,), str(tmp_path), tmp_path / "r.jsonl"))
+    assert c.beside and "serve" not in c.prefix, "an agent's proxy is not on its way"
+    sock = network.socket_path(str(tmp_path))
+    env_file = tmp_path / "env.json"
+    env_file.write_text(json.dumps({"PATH": "/usr/bin:/bin", **c.env}))
+    argv = [sys.executable, "-I", "-S", envexec.__file__, str(env_file), "--beside", str(len(c.beside)), *c.beside]
+    p = subprocess.Popen([*argv, *c.prefix, *agent], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None
+        assert p.stdout.readline() == "asked\n"
+        proxies = [pid for pid in children(p.pid) if "beside" in cmdline(pid)]
+        assert len(proxies) == 1, children(p.pid)
+        for sig in (signal.SIGINT, signal.SIGHUP):
+            os.kill(proxies[0], sig)
+        (tmp_path / "go").write_text("")  # the agent asks through it now
+        assert p.stdout.readline() == "ok hello /late\n"
+        assert p.wait(timeout=30) == 0
+    finally:
+        p.kill()
+        p.wait()
+    deadline = time.monotonic() + 10
+    while sock.parent.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not sock.parent.exists(), "the proxy ended after its agent, its socket and folder removed"
+
+
+def test_the_relay_waits_for_a_proxy_still_starting(tmp_path: Path, http_server: int):
+    """The relay's first connection may come before the proxy beside it has made its socket."""
+    sock, port = network.socket_path(str(tmp_path)), free_port()
+    relay = [sys.executable, "-I", "-S", relay_py.__file__, str(sock), str(port), "--"]
+    client = [sys.executable, "-c", RELAYED, str(port), f"http://127.0.0.1:{http_server}/slow"]
+    # its own pid namespace (its relay ends with it), on this machine's network and files
+    pidns = ["bwrap", "--dev-bind", "/", "/", "--unshare-pid", "--die-with-parent", "--"]
+    p = subprocess.Popen([*pidns, *relay, *client], stdout=subprocess.PIPE, text=True, env={"PATH": "/usr/bin:/bin"})
+    done = tmp_path / "done"
+    try:
+        time.sleep(0.5)  # the client waits for the proxy meanwhile
+        serve = [sys.executable, "-I", "-S", proxy.__file__, "serve", str(sock), "127.0.0.1", str(tmp_path / "r"), "--"]
+        until_done = ["sh", "-c", 'while [ ! -e "$1" ]; do sleep 0.05; done', "sh", str(done)]
+        server = subprocess.Popen([*serve, *until_done])
+        out, _ = p.communicate(timeout=30)
+        done.write_text("")
+        assert server.wait(timeout=30) == 0
+    finally:
+        done.write_text("")
+        p.kill()
+        p.wait()
+    assert out == "ok hello /slow\n"
+
+
+AGENT = """
+import os, sys, time, urllib.request
+print("asked", flush=True)
+while not os.path.exists("go"):
+    time.sleep(0.05)
+print("ok", urllib.request.urlopen(sys.argv[1], timeout=10).read().decode(), flush=True)
+"""
+
+# through the relay's port directly (no HTTPS_PROXY set outside a sandbox)
+RELAYED = """
+import sys, urllib.request
+proxy = urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{sys.argv[1]}"})
+print("ok", urllib.request.build_opener(proxy).open(sys.argv[2], timeout=20).read().decode())
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True, check=False)
+    return [int(x) for x in out.stdout.split()]
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""

@@ -51,7 +51,7 @@ def test_it_writes_its_own_things_and_hides_the_credentials(attempt: policy.Atte
     assert all(path.exists() for path in view.writable), "bubblewrap binds only what exists"
     assert view.moved == ((p.found_dir("p", "1", 1), p.discovered_dir("p")),), "its discoveries: its own folder"
     assert view.files[0] == (attempt.gitfile, attempt.worktree / ".git")
-    assert view.files[1][1] == network.INSIDE_SOCKET and not view.network, "allowlist: only its proxy"
+    assert view.files[1][1] == network.INSIDE_DIR and not view.network, "allowlist: only its proxy"
     assert {home / ".ssh", home / ".netrc"} <= set(view.hidden)
     assert p.root in view.readable and home in view.readable, "under /tmp: bound back read-only"
     assert not any(a != b and a.is_relative_to(b) for a in view.readable for b in view.readable)
@@ -115,7 +115,8 @@ def test_an_agent_with_an_allowlist_reaches_its_clis_hosts_and_keeps_its_clis_va
     reach = Reach(hosts=("api.anthropic.com",), env=("ANTHROPIC_*",))
     env = {"HIVE_TASK": "p:1", "DEPLOY_TOKEN": "from [agents.x] env"}
     c = policy.agent(policy.agent_rules(config, STATE, reach, env), attempt)
-    hosts = c.prefix[c.prefix.index("--") - 2].split(",")  # proxy.py SOCKET ALLOW REFUSED --
+    assert c.beside[-4] == "beside", "an agent's proxy starts beside it"
+    hosts = c.beside[-2].split(",")  # proxy.py beside SOCKET ALLOW REFUSED
     assert hosts == ["pypi.org", "api.anthropic.com", "127.0.0.1"]
     assert c.env["HTTPS_PROXY"] == c.env["HTTP_PROXY"] == f"http://127.0.0.1:{network.RELAY_PORT}"
     assert c.env["NO_PROXY"] == ""
@@ -131,10 +132,11 @@ def test_a_check_reaches_only_the_allowlist_and_gets_no_secrets(tmp_path: Path, 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999")
     config = dataclasses.replace(Config(), sandbox_allow=("pypi.org",))
     c = policy.check(config, Paths(tmp_path), ("p", "1"), tmp_path)
-    assert c.prefix[c.prefix.index("--") - 2] == "pypi.org"
+    assert c.outside[-3:-1] == ("pypi.org", str(Paths(tmp_path).refused_file("p", "1"))), "its proxy runs it"
+    assert c.prefix[0] == "bwrap"
     assert "ANTHROPIC_API_KEY" in c.unset
     none = policy.check(dataclasses.replace(config, sandbox_network="none"), Paths(tmp_path), ("p", "1"), tmp_path)
-    assert none.prefix[0] == "bwrap" and "--unshare-net" in none.prefix and not none.env
+    assert none.prefix[0] == "bwrap" and "--unshare-net" in none.prefix and not none.env and not none.outside
     open_ = policy.check(dataclasses.replace(config, sandbox_network="open"), Paths(tmp_path), ("p", "1"), tmp_path)
     assert "--unshare-net" not in open_.prefix
 
