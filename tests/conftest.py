@@ -482,17 +482,55 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def ray_cluster(isolated: Path, request: pytest.FixtureRequest) -> Iterator[LocalRayCluster]:
     """A started LocalRayCluster (tests/ray_cluster.py): a head on 127.0.0.2 and two worker nodes
     on 127.0.0.3 and .4, each offering 2 `hive_agent` and its own HIVE_NODE_WORKDIR
-    (<isolated>/node-1, node-2); ~5-8 s to start on 2 cores. `@pytest.mark.ray_cluster(workers=4)`
-    changes its shape. At the end every process of it is SIGKILLed; a Ray driver the test left
-    connected in this process is shut down and fails the test."""
+    (<isolated>/node-1, node-2); ~5-8 s to start on 2 cores, ~20 s on a busy one.
+    `@pytest.mark.ray_cluster(workers=4)` changes its shape. At the end every process of it is
+    SIGKILLed; a Ray driver the test left connected in this process is shut down and fails the
+    test. `@pytest.mark.ray_cluster(shared=True)`: the cluster of its module (`shared_ray_cluster`),
+    for a test that leaves the cluster as it found it (no node killed), which saves a start."""
     from ray_cluster import LocalRayCluster, driver_connected, shutdown_driver
 
     marker = request.node.get_closest_marker("ray_cluster")
+    kwargs = dict(marker.kwargs) if marker else {}
+    if kwargs.pop("shared", False):
+        assert not kwargs, f"a shared cluster has the default shape, not {kwargs}"
+        shared: LocalRayCluster = request.getfixturevalue("shared_ray_cluster")
+        yield shared
+        left_connected = driver_connected()
+        shutdown_driver()
+        assert not left_connected, "the test left its Ray driver connected: use `with cluster.connect():`"
+        return
     # the nodes import what the test defines (its module, conftest) from where pytest did
-    kwargs = {"pythonpath": [HERE, request.path.parent], **(marker.kwargs if marker else {})}
+    kwargs = {"pythonpath": [HERE, request.path.parent], **kwargs}
     cluster = LocalRayCluster(isolated, **kwargs).start()
     yield cluster
     left_connected = driver_connected()
     shutdown_driver()
     cluster.stop()
     assert not left_connected, "the test left its Ray driver connected: use `with cluster.connect():`"
+
+
+@pytest.fixture(scope="module")
+def shared_ray_cluster(request: pytest.FixtureRequest) -> Iterator[LocalRayCluster]:
+    """One LocalRayCluster for the tests of a module marked `ray_cluster(shared=True)`. Its nodes
+    get a HOME, tmux server and git identity of their own, not the first test's (`isolated` is
+    per test): what they leave (an agent, a session) is no test's, and each test checks the
+    cluster holds none of its attempts (`leftovers`)."""
+    from ray_cluster import LocalRayCluster
+
+    scratch = Path(tempfile.mkdtemp(prefix="hs", dir="/tmp"))
+    home = scratch / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+    socket = f"s{uuid.uuid4().hex[:8]}"
+    own = {"HOME": str(home), "TMUX_TMPDIR": str(scratch), "HIVE_TMUX_SOCKET": socket, **GIT_ENV}
+    cluster = LocalRayCluster(scratch, pythonpath=[HERE, request.path.parent])
+    with pytest.MonkeyPatch.context() as mp:  # what the nodes inherit as they start
+        for key, value in own.items():
+            mp.setenv(key, value)
+        cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, env={**os.environ, **own})
+        shutil.rmtree(scratch, ignore_errors=True)

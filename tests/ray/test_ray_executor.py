@@ -25,6 +25,8 @@ from ray_cluster import LocalRayCluster, RayNode, processes_of
 from hive.executors.ray.cluster import PROTOCOL, project_id
 
 NODE_IPS = {"127.0.0.3": 1, "127.0.0.4": 2}
+# the module's one cluster, for a test that kills no node of it (each start costs 6-20 s)
+SHARED = pytest.mark.ray_cluster(shared=True)
 
 
 def use_ray(
@@ -117,6 +119,7 @@ fake: signal done
 )
 
 
+@SHARED
 def test_a_plan_of_ten_tasks_runs_on_both_nodes_and_merges_each_once(repo: Repo, ray_cluster: LocalRayCluster):
     use_ray(repo, ray_cluster)
     repo.write_plan("p", TEN_TASKS)
@@ -215,6 +218,7 @@ def _has_commit(repo: Repo, branch: str) -> bool:
     return "long work" in repo.git("log", "--format=%s", branch, check=False)
 
 
+@SHARED
 def test_status_logs_and_attach_of_a_remote_task_and_a_controller_that_dies(
     repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
 ):
@@ -274,6 +278,7 @@ fake: signal done
     assert leftovers(ray_cluster) == []
 
 
+@SHARED
 @pytest.mark.parametrize(
     ("workers", "stop", "code"),
     [
@@ -370,6 +375,7 @@ class LongTask:
         return self.run.stderr()
 
 
+@SHARED
 def test_hives_actor_on_a_node_dying_interrupts_its_attempts_and_ends_their_agents(
     repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path
 ):
@@ -443,6 +449,7 @@ fake: signal done
 """
 
 
+@SHARED
 def test_doctor_checks_every_node_and_the_nodes_sandbox_their_agents(
     repo: Repo, ray_cluster: LocalRayCluster, http_server: int
 ):
