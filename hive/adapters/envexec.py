@@ -1,6 +1,7 @@
-"""`python -I -S path/to/envexec.py ENV_FILE [--beside N PROGRAM...] ARGV...`: run ARGV with
-exactly the environment in ENV_FILE (a JSON object), then delete the file; with `--beside`,
-first start the N words of PROGRAM beside it, for its life.
+"""`python -I -S path/to/envexec.py ENV_FILE [--beside SOCKET N PROGRAM...] ARGV...`: run ARGV
+with exactly the environment in ENV_FILE (a JSON object), then delete the file; with
+`--beside`, listen on the unix socket SOCKET beside it and, at its first connection, start
+the N words of PROGRAM to serve it.
 
 A tmux session starts with the environment of the tmux *server* — of whichever
 process started it first — not of the `doit` that asks for the session: a variable
@@ -10,10 +11,13 @@ tmux limits the size of one command. It starts every agent, so it runs as a file
 with `-I -S` and imports only the standard library: ~10 ms of CPU instead of ~20
 for `-m hive.adapters.envexec` (site, Hive's venv), on a machine starting 64 agents.
 
-PROGRAM (a sandbox's proxy) runs as this process's child, with the same environment and two
-more arguments: this process's pid and a pidfd of it (-1 where the kernel has none), by which
-it sees ARGV's end (this process becomes ARGV). Starting it here, beside ARGV rather than
-before it, keeps its start (~30 ms) off the agent's way.
+`--beside` is how a sandboxed agent gets its proxy (hive.sandbox.proxy) without waiting for
+it: the socket is bound here (the agent's first request finds it), and a child of this
+process waits, costing nothing, for the first connection or for ARGV's end (this process
+becomes ARGV). On a connection it becomes PROGRAM, with the same environment and three more
+arguments: the listening socket's descriptor, this process's pid and a pidfd of it (-1 where
+the kernel has none), by which PROGRAM sees ARGV's end. If ARGV ends first it removes SOCKET.
+Ctrl-C or a hang-up meant for the agent does not end it.
 """
 
 from __future__ import annotations
@@ -24,13 +28,13 @@ import sys
 
 
 def main(args: list[str]) -> int:
-    if len(args) >= 3 and args[1] == "--beside" and args[2].isdigit():
-        n = int(args[2])
-        path, beside, argv = args[0], args[3 : 3 + n], args[3 + n :]
-    else:
-        path, beside, argv = args[0] if args else "", [], args[1:]
+    path, argv = (args[0], args[1:]) if args else ("", [])
+    socket_path, beside = "", []
+    if len(argv) >= 3 and argv[0] == "--beside" and argv[2].isdigit():
+        n = int(argv[2])
+        socket_path, beside, argv = argv[1], argv[3 : 3 + n], argv[3 + n :]
     if not argv:
-        print("usage: python -I -S envexec.py ENV_FILE [--beside N PROGRAM...] ARGV...", file=sys.stderr)
+        print("usage: python -I -S envexec.py ENV_FILE [--beside SOCKET N PROGRAM...] ARGV...", file=sys.stderr)
         return 2
     try:
         with open(path, encoding="utf-8") as f:
@@ -40,7 +44,7 @@ def main(args: list[str]) -> int:
         print(f"hive: cannot read the agent's environment from {path}: {e}", file=sys.stderr)
         return 127
     if beside:
-        start_beside(beside, env)
+        start_beside(socket_path, beside, env)
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as e:
@@ -48,21 +52,67 @@ def main(args: list[str]) -> int:
         return 127
 
 
-def start_beside(program: list[str], env: dict[str, str]) -> None:
-    """`program` + [this pid, a pidfd of this process], as a child that outlives the exec."""
+def beside(socket: str, program: list[str]) -> list[str]:
+    """The options that start `program` beside ARGV, served at `socket` (see above)."""
+    return ["--beside", socket, str(len(program)), *program]
+
+
+def start_beside(path: str, program: list[str], env: dict[str, str]) -> None:
+    """Listen on `path`; a child starts `program` at the first connection (see above)."""
+    import _socket
+
     me = os.getpid()
     try:
-        fd = os.pidfd_open(me)  # close-on-exec: only the child's inheritable copy stays open
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        try:
+            os.unlink(path)  # left by one killed before it could remove it
+        except FileNotFoundError:
+            pass
+        listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen(64)
+    except OSError as e:
+        print(f"hive: cannot listen on {path} for {program[0]!r}: {e}", file=sys.stderr)
+        return
+    try:
+        watch = os.pidfd_open(me)
     except (OSError, AttributeError):
-        fd = -1
+        watch = -1
     if os.fork() == 0:
         try:
-            if fd >= 0:
-                os.set_inheritable(fd, True)
-            os.execve(program[0], [*program, str(me), str(fd)], env)
-        except OSError as e:
-            print(f"hive: cannot start {program[0]!r} beside the agent: {e}", file=sys.stderr)
-        os._exit(127)
+            _serve_when_asked(listener.fileno(), watch, me, path, program, env)
+        finally:
+            os._exit(127)
+    listener.close()  # this process becomes ARGV: the socket is the child's (and the pidfd is close-on-exec)
+
+
+def _serve_when_asked(fd: int, watch: int, me: int, path: str, program: list[str], env: dict[str, str]) -> None:
+    """In the child: wait on the listening socket `fd` and the pidfd `watch` of process `me`."""
+    import select
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)  # stays so in PROGRAM
+    if watch >= 0:
+        ready, _, _ = select.select([fd, watch], [], [])
+    else:  # no pidfd: a connection, or a look every second whether ARGV (this process's parent) ended
+        ready = []
+        while not ready and os.getppid() == me:
+            ready, _, _ = select.select([fd], [], [], 1.0)
+    if fd not in ready:
+        for remove, what in ((os.unlink, path), (os.rmdir, os.path.dirname(path))):
+            try:
+                remove(what)
+            except OSError:
+                pass
+        return
+    for kept in (fd, watch):
+        if kept >= 0:
+            os.set_inheritable(kept, True)
+    try:
+        os.execve(program[0], [*program, str(fd), str(me), str(watch)], env)
+    except OSError as e:
+        print(f"hive: cannot start {program[0]!r} beside the agent: {e}", file=sys.stderr)
 
 
 if __name__ == "__main__":

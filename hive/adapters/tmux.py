@@ -45,8 +45,8 @@ class Pane:
 @dataclass(frozen=True)
 class Program:
     """What a session runs: `argv` with exactly the environment `env`, which goes through
-    `env_file` (hive.adapters.envexec), and `beside` started beside it for its life (the
-    sandbox's proxy)."""
+    `env_file` (hive.adapters.envexec), and what `beside` (envexec.beside) starts beside it
+    (the sandbox's proxy)."""
 
     argv: list[str]
     env: dict[str, str]
@@ -73,14 +73,13 @@ def new_session(name: str, cwd: Path, program: Program, log: Path, exit_file: Pa
     exit_file.parent.mkdir(parents=True, exist_ok=True)
     env = {**program.env, "HIVE_EXIT_FILE": str(exit_file)}
     atomic_write(program.env_file, json.dumps(env), mode=0o600)
-    beside = ["--beside", str(len(program.beside)), *program.beside] if program.beside else []
     launcher = [
         sys.executable,
         "-I",  # isolated, and -S: no site (nor Hive's venv) to import, only envexec's stdlib
         "-S",
         envexec.__file__,
         str(program.env_file),
-        *beside,
+        *program.beside,
         "sh",
         "-c",
         _WRAPPER,

@@ -115,7 +115,7 @@ class Launch:
     # With `remote_checkout`: what the sandbox its host makes allows (hive.sandbox.policy), or
     # None for none. (A local executor's argv is already the sandbox's command line.)
     sandbox: Rules | None = None
-    # A program to start beside it for its life (its sandbox's proxy: hive.adapters.envexec)
+    # What to start beside it (its sandbox's proxy): hive.adapters.envexec.beside
     beside: tuple[str, ...] = ()
 
     @property

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from hive.adapters import envexec
 from hive.errors import HiveError
 from hive.sandbox import proxy, relay
 
@@ -54,9 +55,9 @@ class Way:
         return [*self._proxy("serve"), "--"] if self.proxied else []
 
     def beside(self) -> list[str]:
-        """The proxy to start beside the sandbox, serving until the process that runs it has
-        ended (an agent's, through `hive.adapters.envexec`, which adds that process)."""
-        return self._proxy("beside") if self.proxied else []
+        """The proxy to start beside the sandbox at its first connection, serving until the
+        process that runs the sandbox has ended (an agent's: hive.adapters.envexec's options)."""
+        return envexec.beside(str(self.socket), self._proxy("beside")) if self.proxied else []
 
     def _proxy(self, mode: str) -> list[str]:
         assert self.socket is not None and self.refused is not None

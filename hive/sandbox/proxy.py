@@ -1,25 +1,26 @@
 """A sandbox's one way out, run with `python -I -S proxy.py`:
 
-- `beside SOCKET ALLOW REFUSED PID PIDFD`, on the host, started by `hive.adapters.envexec`
-  beside an agent's sandbox (its process PID, and a pidfd of it, PIDFD, or -1): serve, on the
-  unix socket SOCKET, an HTTP proxy that lets through the hosts of ALLOW (comma-separated;
-  `*.x.org` is any name under x.org) and refuses the rest, each refusal told on stderr (the
-  task's log) and recorded as a JSON line in REFUSED (which the agent cannot write), until
-  that process has ended.
+- `beside SOCKET ALLOW REFUSED FD PID PIDFD`, on the host, started by `hive.adapters.envexec`
+  beside an agent's sandbox at the first connection to SOCKET (FD: its listening socket; PID:
+  the sandbox's process; PIDFD: a pidfd of it, or -1): serve, on SOCKET, an HTTP proxy that
+  lets through the hosts of ALLOW (comma-separated; `*.x.org` is any name under x.org) and
+  refuses the rest, each refusal told on stderr (the task's log) and recorded as a JSON line
+  in REFUSED (which the agent cannot write), until that process has ended.
 - `serve SOCKET ALLOW REFUSED -- ARGV...`, the same for a check: run ARGV (bubblewrap) while
   serving; exits as ARGV does.
 - `pump FD SOCKET`, inside the sandbox (started by relay.py, which bound the listening socket
   FD on the sandbox's loopback): pass each connection on to SOCKET, waiting a moment for a
   proxy still starting beside the sandbox.
 
-SOCKET lies in a folder of its own, which the sandbox is shown (not the socket itself, which a
-proxy starting beside the sandbox may make after the sandbox exists).
+SOCKET lies in a folder of its own, which the sandbox is shown (not the socket itself: one made
+anew, as a proxy started again makes it, would not be the one shown).
 
 An agent's proxy lives exactly as long as its sandbox, in the same tmux pane: when `doit` is
 killed the agent keeps its way out, and a re-attached run finds both; Ctrl-C or a hang-up
-meant for the agent does not end it. None of this file runs on the agent's way (envexec starts
-the proxy beside the sandbox, relay.py binds the port): it may import what it needs, but
-only from the standard library, run with `-I -S`.
+meant for the agent does not end it. None of this file runs on the agent's way: envexec binds
+its socket and starts it beside the sandbox when it is first needed, relay.py binds the port
+inside and starts `pump` at its first connection. It may import what it needs, but only from
+the standard library, run with `-I -S`.
 
 Two kinds of request come through (as from any client honouring HTTPS_PROXY/HTTP_PROXY):
 `CONNECT host:port` (TLS, tunnelled untouched) and a plain `GET http://host/...` (a model
@@ -68,18 +69,23 @@ def split_target(target: str) -> tuple[str, int]:
 
 
 class Proxy:
-    def __init__(self, path: str, allow: list[str], refused: str) -> None:
+    def __init__(self, server: socket.socket, path: str, allow: list[str], refused: str) -> None:
+        self.server = server  # listening at `path`
+        self.path = path
         self.allow = allow
         self.refused = refused
         self.recorded = 0
-        # its folder, made by Hive for a sandbox shown it before this starts, and here for a
-        # check run twice under one proxy's name (each removes it when done)
+
+    @classmethod
+    def at(cls, path: str, allow: list[str], refused: str) -> Proxy:
+        """One listening at `path` (in its folder: made by Hive for a sandbox shown it before
+        this starts, and here for a check run twice under one proxy's name)."""
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         _quietly(os.unlink, path)  # left by a proxy killed before it could remove it
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.server.bind(path)
-        self.server.listen(64)
-        self.path = path
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        server.listen(64)
+        return cls(server, path, allow, refused)
 
     def serve(self) -> None:
         while True:
@@ -223,7 +229,7 @@ def _quietly(fn: Callable[..., object], *args: object) -> None:
 
 def _proxy(path: str, allow: str, refused: str) -> Proxy | None:
     try:
-        return Proxy(path, [h for h in allow.split(",") if h], refused)
+        return Proxy.at(path, _hosts(allow), refused)
     except OSError as e:
         print(f"hive sandbox: cannot serve the proxy at {path}: {e}", file=sys.stderr)
         return None
@@ -249,15 +255,19 @@ def serve(args: list[str]) -> int:
     return 128 - code if code < 0 else code
 
 
+def _hosts(allow: str) -> list[str]:
+    return [h for h in allow.split(",") if h]
+
+
 def beside(args: list[str]) -> int:
-    """Serve until the process `pid` (its pidfd `fd`, or -1) has ended: the agent's pane, which
-    ends once its sandbox has. A signal meant for the agent (Ctrl-C in `hive attach`, the
-    pane's hang-up) leaves it be while the sandbox lives."""
+    """Serve the listening socket `listening` (at `path`, started by envexec at its first
+    connection) until the process `pid` (its pidfd `fd`, or -1) has ended: the agent's pane,
+    which ends once its sandbox has. A signal meant for the agent (Ctrl-C in `hive attach`,
+    the pane's hang-up) leaves it be while the sandbox lives."""
     for sig in (signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
-    proxy, pid, fd = _proxy(*args[:3]), int(args[3]), int(args[4])
-    if proxy is None:
-        return 127
+    path, allow, refused, listening, pid, fd = args[0], args[1], args[2], int(args[3]), int(args[4]), int(args[5])
+    proxy = Proxy(socket.socket(fileno=listening), path, _hosts(allow), refused)
     threading.Thread(target=proxy.serve, daemon=True).start()
     try:
         _wait_for(pid, fd)
@@ -320,13 +330,13 @@ def _connect(path: str) -> socket.socket | None:
 def main(args: list[str]) -> int:
     if args[:1] == ["serve"] and len(args) >= 6 and args[4] == "--":
         return serve(args[1:])
-    if args[:1] == ["beside"] and len(args) == 6:
+    if args[:1] == ["beside"] and len(args) == 7:
         return beside(args[1:])
     if args[:1] == ["pump"] and len(args) == 3:
         return pump(args[1:])
     print(
         "usage: python -I -S proxy.py serve SOCKET ALLOW REFUSED -- ARGV... | "
-        "beside SOCKET ALLOW REFUSED PID PIDFD | pump FD SOCKET",
+        "beside SOCKET ALLOW REFUSED FD PID PIDFD | pump FD SOCKET",
         file=sys.stderr,
     )
     return 2

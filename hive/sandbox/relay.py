@@ -1,12 +1,13 @@
 """`python -I -S relay.py SOCKET PORT -- ARGV...`: the first thing inside an agent's sandbox
 when its network is an allowlist. Listen on 127.0.0.1:PORT (the sandbox's own loopback, where
 HTTPS_PROXY/HTTP_PROXY point), then become ARGV; a grandchild, re-parented to the sandbox's
-init, passes each connection on to the proxy's socket SOCKET (`proxy.py pump`), and ends with
-the sandbox's pid namespace when ARGV does.
+init, waits for the first connection, then becomes `proxy.py pump`, which passes each on to the
+proxy's socket SOCKET; it ends with the sandbox's pid namespace when ARGV does.
 
 The port is bound before ARGV starts, so its first request finds it ready. Everything else is
-left to the grandchild: this is on every sandboxed agent's way, so it is a small file (Python
-compiles a script each time it runs one) that imports only `_socket` (`socket` costs ~10 ms).
+left to the grandchild, and to the first request (an agent that never asks costs no more): this
+is on every sandboxed agent's way, so it is a small file (Python compiles a script each time it
+runs one) that imports only `_socket` (`socket` costs ~10 ms).
 """
 
 from __future__ import annotations
@@ -46,11 +47,14 @@ def main(args: list[str]) -> int:
 
 
 def _pump(listener: _socket.socket, path: str) -> None:
-    """Become `proxy.py pump`, serving `listener` (holding none of ARGV's output: a check's
-    pipes close when its command ends)."""
+    """At the first connection, become `proxy.py pump`, serving `listener` (holding none of
+    ARGV's output: a check's pipes close when its command ends)."""
+    import select
+
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
+    select.select([listener], [], [])
     fd = listener.fileno()
     os.set_inheritable(fd, True)
     try:

@@ -119,36 +119,57 @@ def test_model_servers_named_in_the_environment_are_found():
     assert network.hosts_in(env) == ["127.0.0.1", "llm.corp.example"]
 
 
-def test_an_agents_proxy_starts_beside_it_ignores_its_ctrl_c_and_ends_after_it(tmp_path: Path, http_server: int):
-    """envexec starts the proxy beside the sandbox (off the agent's way): the relay waits for it,
-    a Ctrl-C or hang-up meant for the agent leaves it be, and it ends (socket and folder gone)
-    once the agent's process has."""
+def agent_beside_its_proxy(tmp_path: Path, agent: list[str], http_server: int) -> tuple[subprocess.Popen[str], Path]:
+    """`agent` started as an agent is, with a sandbox whose allowlist is 127.0.0.1 (envexec,
+    the proxy beside it); returns it running and its proxy's socket."""
     rules = policy.Rules(required=True, writable=(), hide=(), network="allowlist", allow=("127.0.0.1",), keep=())
-    agent = [sys.executable, "-c", AGENT, f"http://127.0.0.1:{http_server}/late"]
     c = policy.confine(rules, policy.Box(tmp_path, tuple(agent), (tmp_path,), str(tmp_path), tmp_path / "r.jsonl"))
-    assert c.beside and "serve" not in c.prefix, "an agent's proxy is not on its way"
-    sock = network.socket_path(str(tmp_path))
+    assert c.beside and not set(c.prefix) & {"serve", "beside"}, "an agent's proxy is not on its way"
     env_file = tmp_path / "env.json"
     env_file.write_text(json.dumps({"PATH": "/usr/bin:/bin", **c.env}))
-    argv = [sys.executable, "-I", "-S", envexec.__file__, str(env_file), "--beside", str(len(c.beside)), *c.beside]
-    p = subprocess.Popen([*argv, *c.prefix, *agent], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    argv = [sys.executable, "-I", "-S", envexec.__file__, str(env_file), *c.beside, *c.prefix, *agent]
+    return subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, text=True), network.socket_path(str(tmp_path))
+
+
+def test_an_agents_proxy_starts_at_its_first_request_ignores_its_ctrl_c_and_ends_after_it(
+    tmp_path: Path, http_server: int
+):
+    """envexec listens beside the sandbox and starts the proxy at the first request (off the
+    agent's way); a Ctrl-C or hang-up meant for the agent leaves it be; it ends (socket and
+    folder gone) once the agent's process has."""
+    agent = [sys.executable, "-c", AGENT, f"http://127.0.0.1:{http_server}/late"]
+    p, sock = agent_beside_its_proxy(tmp_path, agent, http_server)
     try:
         assert p.stdout is not None
         assert p.stdout.readline() == "asked\n"
-        proxies = [pid for pid in children(p.pid) if "beside" in cmdline(pid)]
-        assert len(proxies) == 1, children(p.pid)
-        for sig in (signal.SIGINT, signal.SIGHUP):
-            os.kill(proxies[0], sig)
+        waiting = children(p.pid)
+        assert len(waiting) == 2, waiting  # bubblewrap, and envexec's child listening for the proxy
+        for pid in waiting:
+            if "envexec" in cmdline(pid):
+                for sig in (signal.SIGINT, signal.SIGHUP):
+                    os.kill(pid, sig)
         (tmp_path / "go").write_text("")  # the agent asks through it now
         assert p.stdout.readline() == "ok hello /late\n"
         assert p.wait(timeout=30) == 0
     finally:
         p.kill()
         p.wait()
+    wait_gone(sock.parent)
+
+
+def test_an_agent_that_never_asks_leaves_no_proxy_socket_behind(tmp_path: Path, http_server: int):
+    p, sock = agent_beside_its_proxy(tmp_path, [sys.executable, "-c", "print('quiet')"], http_server)
+    out, _ = p.communicate(timeout=30)
+    assert out == "quiet\n" and p.returncode == 0
+    wait_gone(sock.parent)
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def wait_gone(path: Path) -> None:
     deadline = time.monotonic() + 10
-    while sock.parent.exists() and time.monotonic() < deadline:
+    while path.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not sock.parent.exists(), "the proxy ended after its agent, its socket and folder removed"
+    assert not path.exists(), "the proxy's socket and folder are removed once its agent has ended"
 
 
 def test_the_relay_waits_for_a_proxy_still_starting(tmp_path: Path, http_server: int):
