@@ -177,6 +177,10 @@ def rev_parse(root: Path | str, rev: str) -> str:
     return _out(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
 
 
+def tree_of(root: Path | str, rev: str) -> str:
+    return _out(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{tree}}")
+
+
 def try_rev_parse(root: Path | str, rev: str) -> str:
     return git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).stdout.strip()
 

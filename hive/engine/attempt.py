@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from hive import agent_clis, notify
 from hive.adapters import git, worktrees
@@ -134,7 +135,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         )
     )
     # the clocks (spawn grace, timeout) start now: a remote executor may have queued it for a free host
-    started = {"started_at": time.time()} if caps.remote_checkout else {}
+    started: dict[str, Any] = {"started_at": time.time()} if caps.remote_checkout else {}
     st = h.update((State.IN_PROGRESS,), agent_token=agent.ref.token, node=agent.host(), event="spawned", **started)
     crash_point("after-spawn")
     what = "script" if h.is_script else f"agent {h.profile().name}"

@@ -10,7 +10,7 @@ from typing import Any
 from hive.adapters import worktrees
 from hive.engine.attempt import bring_back, retire_worktree, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
-from hive.engine.merge import MergeRequest, MergeResult, MergeStatus, Recorders, merge
+from hive.engine.merge import Checked, MergeRequest, MergeResult, MergeStatus, Recorders, Spot, merge
 from hive.engine.task import TaskContext
 from hive.engine.taskenv import teardown_of, variables
 from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
@@ -87,6 +87,13 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         # the ports of the worker that runs it, as its agent had them: a Verify may start its server
         env=variables(h.plan_name, h.task.id, h.root, names.worker_number(st.worker or "w1")),
         sandbox=policy.check(h.cfg, h.paths, (h.plan_name, h.task.id), wt) if checks else policy.UNCONFINED,
+        spot=Spot(
+            h.key,
+            h.paths.claim_lock(h.plan_name, h.task.id),
+            h.paths.queue,
+            h.paths.verified,
+            tuple(h.paths.check_slot(n) for n in range(1, h.cfg.max_checks + 1)),
+        ),
     )
 
     # each step of the merge records the state the next one builds on
@@ -102,7 +109,16 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         nonlocal st
         st = h.update((State.IN_PROGRESS,), merging="")
 
-    result = merge(req, Recorders(intent=intent, merged=merged, forget=forget))
+    def checked(c: Checked) -> None:
+        nonlocal st
+        verdict = "passed" if c.passed else "failed"
+        what = f"its checks {verdict} on {c.base[:10]} ({c.seconds:.1f} s)"
+        details = {"base": c.base, "merged": c.merged, "seconds": round(c.seconds, 3), "passed": c.passed}
+        st = h.update((State.IN_PROGRESS,), event="checked", details=details)
+        say(f"{h.key}: {what}")
+
+    recorders = Recorders(intent, merged, forget, checked, lambda text: say(f"{h.key}: {text}"))
+    result = merge(req, recorders)
     if result.status == MergeStatus.MERGED:
         tidy_up(h, st)
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")

@@ -1,28 +1,52 @@
-"""Merging a finished task into main, one merge at a time across all workers.
+"""Merging a finished task into main: main moves one merge at a time across all workers.
 
-The merge commit is built on top of main's current tip — in git's object store
-alone when nothing has to run on the merged files (git 2.38's `merge-tree`: no
-checkout, and a few git commands fewer while every other merge waits), else in the
-task's worktree, verified there — and only then published: by a fast-forward of the
-user's checkout (git refuses rather than overwrite their uncommitted or untracked
-work) or, when main is not checked out, by a compare-and-swap of the ref.
+The merge commit is built in git's object store (git 2.38's `merge-tree`: no checkout) and
+published by a fast-forward of the user's checkout (git refuses rather than overwrite their
+uncommitted or untracked work) or, when main is not checked out, by a compare-and-swap of
+the ref.
+
+A task with checks (Verify, test_command) goes through the merge queue (engine/queue.py):
+its merge commit is built on main plus every task queued ahead of it and verified at once,
+off the merge lock, while the others verify theirs; it is published when its turn comes, if
+what it was built on is then main — else it is built and verified again. Nothing reaches main
+whose exact tree was not verified. A task without checks merges at once when nothing is
+queued, else takes its turn. With a git older than 2.38 each merge is one step under the lock,
+built and verified in the task's worktree.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
+from hive import crashsafe
 from hive.adapters import git, gitmerge
 from hive.crashsafe import crash_point, uninterruptible
+from hive.engine import queue
+from hive.engine.queue import FAILED, PASSED, PENDING, Entry
 from hive.output import tail
 from hive.sandbox.policy import UNCONFINED, Confined
-from hive.store.files import locked
+from hive.store.files import HeldLock, append_line, locked
 
 MAX_RACES = 5
+POLL = 0.1  # how often a queued task looks whether its turn has come
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A task's place in the merge queue."""
+
+    key: str  # plan:ID
+    claim: Path  # its claim lock (its entry lives while a worker holds it)
+    file: Path  # the queue (.hive/queue.json)
+    verified: Path  # where each tree whose checks passed is recorded (.hive/verified.jsonl)
+    check_slots: tuple[Path, ...] = ()  # at most this many checks at once ([merge] max_checks); () = no cap
 
 
 @dataclass(frozen=True)
@@ -39,6 +63,7 @@ class MergeRequest:
     # how the checks run: in a sandbox (hive.sandbox), since they run code the agent may have
     # written, or as the user's own commands
     sandbox: Confined = UNCONFINED
+    spot: Spot | None = None  # its place in the merge queue; None: one step under the lock
 
 
 class MergeStatus(StrEnum):
@@ -58,34 +83,255 @@ class MergeResult:
 
 
 @dataclass(frozen=True)
+class Checked:
+    """One run of a task's checks: on which base, for how long, with what result."""
+
+    base: str
+    merged: str
+    seconds: float
+    passed: bool
+
+
+def _nothing(*_: object) -> None:
+    return None
+
+
+@dataclass(frozen=True)
 class Recorders:
     intent: Callable[[str], object]  # just before main moves: the commit it moves to
     merged: Callable[[MergeResult], object]  # just after
     forget: Callable[[], object]  # main certainly did not move
+    checked: Callable[[Checked], object] = _nothing  # its checks ran (in the queue)
+    note: Callable[[str], object] = _nothing  # what it waits for, said once
 
 
 def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
     """Merge the task branch into main. `rec.intent(commit)` is called just before
     main moves and `rec.merged(result)` just after, with Ctrl-C held off between
     them; a kill -9 in between leaves the intent, which the next run resolves."""
-    main_ref = f"refs/heads/{req.main_branch}"
     # asked before the lock: every merge waits while one is held
     identity = git.committer(req.root)
+    if req.spot is not None and gitmerge.merges_without_worktree():
+        # the branch does not move while its task is merged: resolved before the lock too
+        branch = git.rev_parse(req.root, f"refs/heads/{req.branch}")
+        # `git merge` signs as the user configured; `commit-tree` only when told
+        sign = gitmerge.signs_commits(req.root)
+        if not req.checks:
+            with locked(req.lock):
+                if not queue.living(queue.load(req.spot.file)):  # nothing waits: at once
+                    return _races(req, rec, identity, branch, sign)
+        return _queued(req, req.spot, rec, (identity, branch, sign))
     in_worktree = bool(req.checks) or not gitmerge.merges_without_worktree()
-    # the branch does not move while its task is merged: resolved before the lock too
     branch = "" if in_worktree else git.rev_parse(req.root, f"refs/heads/{req.branch}")
-    # `git merge` signs as the user configured; `commit-tree` only when told
     sign = not in_worktree and gitmerge.signs_commits(req.root)
     with locked(req.lock):
-        for _ in range(MAX_RACES):
-            result = _attempt(req, main_ref, rec, identity, branch, sign)
-            if result is not None:
-                return result
-        return MergeResult(
-            MergeStatus.REFUSED,
-            reason=f"{req.main_branch} kept moving during {MAX_RACES} merge attempts; "
-            f"run `hive retry` when it is quiet",
-        )
+        return _races(req, rec, identity, branch, sign)
+
+
+def _races(req: MergeRequest, rec: Recorders, identity: tuple[str, ...], branch: str, sign: bool) -> MergeResult:
+    """The merge as one step, the lock held: tried again while main moves under it."""
+    main_ref = f"refs/heads/{req.main_branch}"
+    for _ in range(MAX_RACES):
+        result = _attempt(req, main_ref, rec, identity, branch, sign)
+        if result is not None:
+            return result
+    return MergeResult(
+        MergeStatus.REFUSED,
+        reason=f"{req.main_branch} kept moving during {MAX_RACES} merge attempts; run `hive retry` when it is quiet",
+    )
+
+
+# --- the queue ------------------------------------------------------------------------------
+
+Making = tuple[tuple[str, ...], str, bool]  # (committer identity, the branch's commit, sign?)
+
+
+def _queued(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> MergeResult:
+    """Join the queue, build and verify, and publish at its turn (see the module's doc)."""
+    said: set[str] = set()
+
+    def note(text: str) -> None:
+        if text not in said:
+            said.add(text)
+            rec.note(text)
+
+    while True:
+        placed = _place(req, spot, rec, making)
+        if isinstance(placed, MergeResult):
+            return placed
+        if isinstance(placed, str):  # waits for the tasks ahead
+            note(placed)
+            crashsafe.pause(POLL)
+            continue
+        entry = placed
+        if entry.checks == PENDING:
+            checked = _verify(req, spot, rec, entry, note)
+            if checked is None:
+                continue
+            entry = checked
+        result = _turn(req, spot, rec, entry, note)
+        if result is not None:
+            return result
+
+
+def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Entry | MergeResult | str:
+    """Its entry, built on what is ahead of it now (under the lock); a result if it cannot be
+    merged at all; or what it waits for."""
+    identity, branch, sign = making
+    with locked(req.lock):
+        entries = queue.join(queue.living(queue.load(spot.file)), spot.key, spot.claim, branch)
+        me = queue.find(entries, spot.key)
+        assert me is not None
+        main = git.rev_parse(req.root, f"refs/heads/{req.main_branch}")
+        base = queue.base_for(entries, spot.key, main)
+        if base is None:
+            queue.save(spot.file, entries)
+            return "waiting for the task ahead of it in the merge queue to be built"
+        if me.built and me.base == base:
+            queue.save(spot.file, entries)
+            return me
+        if git.is_ancestor(req.root, branch, main):
+            queue.save(spot.file, queue.leave(entries, spot.key))
+            result = MergeResult(MergeStatus.MERGED, commit=main, files=(), reason="no changes to merge")
+            rec.merged(result)
+            return result
+        built = _build(req, base, branch, identity, sign)
+        if isinstance(built, str):
+            lost = _unexpected_deletions(req, base, {p for s, p in git.changes(req.root, base, built) if s == "D"})
+            if lost:
+                built = _deleting(lost)
+        if isinstance(built, MergeResult):
+            queue.save(spot.file, queue.leave(entries, spot.key))
+            if (
+                built.status == MergeStatus.CONFLICT
+                and base != main
+                and not gitmerge.merge_tree(req.root, main, branch)[1]
+            ):
+                # only with tasks queued ahead: it joins again behind them once they have moved on
+                return f"it conflicts with a task ahead of it in the merge queue ({', '.join(built.files[:5])})"
+            _back_to_branch(req)
+            return built
+        me = replace(me, base=base, merged=built, checks=PENDING if req.checks else PASSED, reason="", output="")
+        queue.save(spot.file, queue.put(entries, me))
+        return me
+
+
+def _verify(req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, note: Callable[[str], None]) -> Entry | None:
+    """Its checks on its merge commit, off the lock; its entry as they left it, or None if it
+    was built again meanwhile."""
+    git.checkout(req.worktree, entry.merged, detach=True, force=True)
+    started = time.monotonic()
+    failed: tuple[str, str] | None = None
+    with _check_slot(spot, note):
+        for label, command in req.checks:
+            check = req.sandbox.run(command, req.worktree, req.env, req.check_timeout)
+            if check.code != 0:
+                failed = (f"{label} failed (exit {check.code}): {command}", tail(check.output, 30))
+                break
+    rec.checked(Checked(entry.base, entry.merged, time.monotonic() - started, failed is None))
+    with locked(req.lock):
+        entries = queue.living(queue.load(spot.file))
+        me = queue.find(entries, spot.key)
+        if me is None or me.merged != entry.merged:
+            return None
+        if failed is None:
+            me = replace(me, checks=PASSED)
+            tree = git.tree_of(req.root, me.merged)
+            append_line(spot.verified, json.dumps({"tree": tree, "commit": me.merged, "task": spot.key}))
+        else:
+            me = replace(me, checks=FAILED, reason=failed[0], output=failed[1])
+        queue.save(spot.file, queue.put(entries, me))
+        return me
+
+
+@contextmanager
+def _check_slot(spot: Spot, note: Callable[[str], None]) -> Iterator[None]:
+    """One of `spot.check_slots`, held while its checks run (none: no cap)."""
+    locks = [HeldLock(path) for path in spot.check_slots]
+    while locks:
+        held = next((lock for lock in locks if lock.try_acquire()), None)
+        if held is not None:
+            try:
+                yield
+            finally:
+                held.release()
+            return
+        note(f"waiting for a check slot ([merge] max_checks = {len(locks)})")
+        crashsafe.pause(POLL)
+    yield
+
+
+def _turn(
+    req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, note: Callable[[str], None]
+) -> MergeResult | None:
+    """Wait for its turn and publish; None when it must be built again (what was ahead of it
+    changed: a task failed or left, or main moved)."""
+    main_ref = f"refs/heads/{req.main_branch}"
+    while True:
+        with locked(req.lock):
+            entries = queue.living(queue.load(spot.file))
+            me = queue.find(entries, spot.key)
+            if me is None or me.merged != entry.merged:
+                return None
+            tips = gitmerge.tips(req.root, main_ref)
+            main = tips[0] if tips else git.rev_parse(req.root, main_ref)
+            if queue.base_for(entries, spot.key, main) != me.base:
+                return None
+            ahead = queue.ahead(entries, spot.key)
+            if me.checks == FAILED and all(e.checks == PASSED for e in ahead):
+                # what it was verified on passed its own checks: the failure is its own
+                queue.save(spot.file, queue.leave(entries, spot.key))
+                _back_to_branch(req)
+                return MergeResult(MergeStatus.CHECK_FAILED, reason=me.reason, output_tail=me.output)
+            if me.checks == PASSED and not ahead:
+                published = _publish_entry(req, spot, rec, entries, me, tips)
+                if published is not None:
+                    return published
+        if ahead:
+            note(f"queued behind {', '.join(e.key for e in ahead)}")
+        crashsafe.pause(POLL)
+
+
+def _publish_entry(
+    req: MergeRequest,
+    spot: Spot,
+    rec: Recorders,
+    entries: list[Entry],
+    me: Entry,
+    tips: tuple[str, str, str] | None,
+) -> MergeResult | None:
+    """Main from its base (main now) to its verified merge commit; None if main moved meanwhile."""
+    main_ref = f"refs/heads/{req.main_branch}"
+    files = tuple(path for _, path in git.changes(req.root, me.base, me.merged))
+    with uninterruptible():
+        rec.intent(me.merged)
+        crash_point("before-publish")
+        published = _publish(req, main_ref, me.base, me.merged, tips)
+        if published == "":
+            crash_point("after-publish")
+            queue.save(spot.file, queue.leave(entries, spot.key))
+            result = MergeResult(MergeStatus.MERGED, commit=me.merged, files=files)
+            rec.merged(result)
+            return result
+        rec.forget()
+    if published is None:
+        return None
+    queue.save(spot.file, queue.leave(entries, spot.key))
+    _back_to_branch(req)
+    return MergeResult(MergeStatus.REFUSED, reason=published)
+
+
+def _back_to_branch(req: MergeRequest) -> None:
+    """The task's worktree back on its branch, whatever its checks left in its files."""
+    git.checkout(req.worktree, req.branch, force=True)
+
+
+def _deleting(lost: list[str]) -> MergeResult:
+    return MergeResult(
+        MergeStatus.REFUSED,
+        reason=f"the merge would delete files the task did not delete: {', '.join(lost[:10])}; "
+        f"merge by hand or `hive retry`",
+    )
 
 
 def _attempt(
@@ -110,11 +356,7 @@ def _attempt(
     lost = _unexpected_deletions(req, main_sha, {path for status, path in changes if status == "D"})
     if lost:
         back_to_branch()
-        return MergeResult(
-            MergeStatus.REFUSED,
-            reason=f"the merge would delete files the task did not delete: "
-            f"{', '.join(lost[:10])}; merge by hand or `hive retry`",
-        )
+        return _deleting(lost)
     for label, command in req.checks:
         check = req.sandbox.run(command, wt, req.env, req.check_timeout)
         if check.code != 0:

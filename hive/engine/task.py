@@ -4,6 +4,7 @@ recorded state, its executor and its worker slot."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,10 +64,18 @@ class TaskContext:
     def read(self) -> TaskState:
         return self.store.read(self.plan_name, self.task.id)
 
-    def update(self, expect: tuple[State, ...] | None, event: str = "", **changes: object) -> TaskState:
-        """Change this task's state, compare-and-swap against `expect`."""
+    def update(
+        self,
+        expect: tuple[State, ...] | None,
+        event: str = "",
+        details: Mapping[str, object] | None = None,
+        **changes: object,
+    ) -> TaskState:
+        """Change this task's state, compare-and-swap against `expect`; `details` go into its event."""
         try:
-            return self.store.update(self.plan_name, self.task.id, expect=expect, event=event, **changes)
+            return self.store.update(
+                self.plan_name, self.task.id, expect=expect, event=event, details=details, **changes
+            )
         except StaleState as e:
             raise HiveError(
                 f"{self.key} changed to {e.current.state} under us (is another run or a `hive` command changing it?)"

@@ -56,6 +56,7 @@ class Config:
     auto_merge: bool = True
     require_tests: bool = False
     resolve_conflicts: bool = True  # a merge conflict starts a resolve attempt while attempts remain
+    max_checks: int = 0  # checks at once in the merge queue; 0 = no cap but the workers
     test_command: str = "make test"
     worktree_base: str = "worktrees"
     worktree_setup: str = ""

@@ -123,6 +123,9 @@ KEYS: tuple[Key, ...] = (
         "Run `test_command` on the merged result of every task, besides its `**Verify:**`."),
     Key("merge", "test_command", "test_command", "str", "make test",
         "The project's tests, run with `bash -c` in the worktree when `require_tests = true`."),
+    Key("merge", "max_checks", "max_checks", "nonnegint", 0,
+        "At most this many tasks' checks (Verify, test_command) run at once, each in its task's own "
+        "checkout; 0: as many as run (each worker may verify its own task). Lower it for a heavy test suite."),
     Key("merge", "resolve_conflicts", "resolve_conflicts", "bool", True,
         "A merge conflict starts a resolve attempt by the agent (while attempts remain); false: the task "
         "is blocked for a human to resolve."),

@@ -105,6 +105,19 @@ class Paths:
         """`hive` for agents: runs this very Hive, wherever it is installed."""
         return self.bin / "hive"
 
+    @property
+    def queue(self) -> Path:
+        """The merge queue (engine/queue.py)."""
+        return self.hive / "queue.json"
+
+    @property
+    def verified(self) -> Path:
+        """Every tree whose checks passed, one JSON line each (engine/merge.py)."""
+        return self.hive / "verified.jsonl"
+
+    def check_slot(self, number: int) -> Path:
+        return self.locks / "checks" / f"c{number}.lock"
+
     def claim_lock(self, plan: str, task_id: str) -> Path:
         return self.locks / "claims" / f"{names.stem(plan, task_id)}.lock"
 

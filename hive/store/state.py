@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -131,10 +132,18 @@ class StateStore:
         return out
 
     def update(
-        self, plan: str, task_id: str, *, expect: tuple[State, ...] | None = None, event: str = "", **changes: Any
+        self,
+        plan: str,
+        task_id: str,
+        *,
+        expect: tuple[State, ...] | None = None,
+        event: str = "",
+        details: Mapping[str, object] | None = None,
+        **changes: Any,
     ) -> TaskState:
         """Apply `changes`; if `expect` is given the current state must be one of
-        them, else `StaleState` is raised and nothing is written."""
+        them, else `StaleState` is raised and nothing is written. `details`: more of what
+        happened, in its event's line."""
         with uninterruptible(), locked(self._lock):  # the state file and its event line go together
             old = self.read(plan, task_id)
             if expect is not None and old.state not in expect:
@@ -144,7 +153,7 @@ class StateStore:
                 raise ValueError(f"{old.key}: {old.state} → {new.state} is not a valid transition")
             atomic_write(self.paths.state_file(plan, task_id), new.to_json())
             if event or new.state != old.state:
-                self._event(old, new, event)
+                self._event(old, new, event, details or {})
             return new
 
     def close_attempt(
@@ -189,7 +198,7 @@ class StateStore:
             event="interrupted: its agent is gone and no run held it",
         )
 
-    def _event(self, old: TaskState, new: TaskState, event: str) -> None:
+    def _event(self, old: TaskState, new: TaskState, event: str, details: Mapping[str, object]) -> None:
         record = {
             "time": round(time.time(), 3),
             "task": new.key,
@@ -199,6 +208,7 @@ class StateStore:
             "event": event or new.state,
             "reason": new.reason,
             "pid": os.getpid(),
+            **details,
         }
         append_line(self.paths.events, json.dumps(record))
 
