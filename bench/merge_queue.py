@@ -298,10 +298,11 @@ def replay_plan(
 
 
 def blocked_by(commits: list[Commit], failing: set[int]) -> set[int]:
-    """The positions that depend, directly or not, on a failing one (and so never run)."""
+    """The positions that depend, directly or not, on a failing one, and so never run (a task made
+    to fail too, when one before it fails: it never gets to its check)."""
     out: set[int] = set()
     for n, deps in enumerate(dependencies(commits), 1):
-        if n not in failing and any(d in failing or d in out for d in deps):
+        if any(d in failing or d in out for d in deps):
             out.add(n)
     return out
 
@@ -416,7 +417,8 @@ def failing_outcome(
     problems: list[str],
 ) -> dict:
     """Which tasks merged, failed and never ran, against what the plan makes them: every task made to
-    fail is `failed` by its Verify, those after it never run, every other one is done, one merge each."""
+    fail is `failed` by its Verify, those after one never run, every other one is done, one merge each;
+    nothing left but the failed tasks' worktrees."""
     st = bench.states(root, plan)
     why = bench.reasons(root, plan)
     by: dict[str, list[str]] = {"merged": [], "failed": [], "not_run": [], "other": []}
@@ -424,7 +426,7 @@ def failing_outcome(
         state = st.get(key, "planned")
         kind = KINDS.get(state, "other")
         by[kind].append(key)
-        expected = "failed" if n in failing else "not_run" if n in blocked else "merged"
+        expected = "not_run" if n in blocked else "failed" if n in failing else "merged"
         if kind != expected:
             problems.append(f"failing: {key} is {state}, expected {expected}: {why.get(key, '')[:600]}")
         elif kind == "failed" and "Verify failed" not in why.get(key, ""):
@@ -439,10 +441,12 @@ def failing_outcome(
     if log.exists():
         problems.append(f"failing: .hive/hive.log (internal errors) exists:\n{log.read_text()[-1500:]}")
     worktrees = bench.git(sb, root, "worktree", "list", "--porcelain").count("\nworktree ")
+    if worktrees > len(by["failed"]):  # a failed task keeps its worktree (its commits), no other one
+        problems.append(f"failing: {worktrees} worktrees left for {len(by['failed'])} failed tasks")
     return {
         "exit_code": r.returncode,
         **by,
-        "expected_failed": sorted(keys[n - 1] for n in failing),
+        "expected_failed": sorted(keys[n - 1] for n in failing - blocked),
         "expected_not_run": sorted(keys[n - 1] for n in blocked),
         "merges_on_main": merges,
         "worktrees_left": worktrees,
@@ -547,6 +551,7 @@ def main() -> int:
         "quick": args.quick,
         "sizes": dataclasses.asdict(size),
         "targets": TARGETS,
+        "sandbox": bench.sandbox_mode or "default ([sandbox] mode = auto)",
         "errors": {},
         "problems": [],
     }
