@@ -148,14 +148,7 @@ class Sampler(threading.Thread):
 def new_repo(sb: local.Sandbox, name: str, cluster: Any | None, tasks: Tasks, attempts: int) -> Path:
     """A scratch repo with the plan `name` and Hive configured for Ray (`cluster`) or tmux (None)."""
     root = local.new_repo(sb, name)
-    config = local.CONFIG.format(agent=local.AGENT)
-    for old, new in [
-        ("max_workers = 4", f"max_workers = {WIDE_TASKS}"),
-        ("max_attempts = 1", f"max_attempts = {attempts}"),
-    ]:
-        if old not in config:
-            raise local.BenchError(f"bench/run.py's CONFIG no longer has `{old}`")
-        config = config.replace(old, new)
+    config = local.hive_config({"max_workers": WIDE_TASKS, "max_attempts": attempts})
     config += RAY_CONFIG.format(address=cluster.address) if cluster else ""
     (root / ".hive" / "config.toml").write_text(config)
     local.write_plan(root, name, f"{name}, {len(tasks)} tasks", tasks)
