@@ -5,7 +5,7 @@ published by a fast-forward of the user's checkout (git refuses rather than over
 uncommitted or untracked work) or, when main is not checked out, by a compare-and-swap of
 the ref.
 
-A task with checks (Verify, test_command) goes through the merge queue (engine/queue.py):
+A task with checks (Verify, test_command) goes through the merge queue (store/queue.py):
 its merge commit is built on main plus every task queued ahead of it and verified at once,
 off the merge lock, while the others verify theirs; it is published when its turn comes, if
 what it was built on is then main — else it is built and verified again. Nothing reaches main
@@ -28,11 +28,11 @@ from pathlib import Path
 from hive import crashsafe
 from hive.adapters import git, gitmerge
 from hive.crashsafe import crash_point, uninterruptible
-from hive.engine import queue
-from hive.engine.queue import FAILED, PASSED, PENDING, Entry
 from hive.output import tail
 from hive.sandbox.policy import UNCONFINED, Confined
+from hive.store import queue
 from hive.store.files import HeldLock, append_line, locked
+from hive.store.queue import FAILED, PASSED, PENDING, Entry
 
 MAX_RACES = 5
 POLL = 0.1  # how often a queued task looks whether its turn has come

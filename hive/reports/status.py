@@ -19,11 +19,12 @@ from hive.plan import discovered
 from hive.project import load_project
 from hive.reports import skipped
 from hive.sandbox import network
-from hive.store import agent_signals, questions, usage
+from hive.store import agent_signals, questions, queue, usage
 from hive.store.files import HeldLock
 from hive.store.names import task_key
 from hive.store.paths import Paths
 from hive.store.questions import Question, asked_lines
+from hive.store.queue import FAILED, PENDING
 from hive.store.state import StateStore
 
 
@@ -62,6 +63,8 @@ class TaskStatus:
     answer_command: str = ""  # the exact command that answers it
     refused: int = 0  # connections its sandbox's proxy refused (`[sandbox] network = "allowlist"`)
     refused_hosts: tuple[str, ...] = ()  # ... to these host:port, each once, first refused first
+    queue_position: int = 0  # its place in the merge queue (1: next to reach main), 0: not in it
+    queue: str = ""  # what it does there
 
     @property
     def key(self) -> str:
@@ -79,6 +82,7 @@ def collect(root: Path) -> list[TaskStatus]:
     rows = []
     now = time.time()
     cannot_ask = ""  # why the executor cannot be asked about running agents (a Ray cluster that is down)
+    queued = merge_queue(paths, project.config.max_checks)
     for plan in project.plans.plans:
         shown = {t.id: shown_state(s, t.text_hash) for t in plan.tasks if (s := states.get(plan.key(t.id)))}
         skips = skipped.skips(plan, shown) if plan.approved else {}
@@ -154,9 +158,31 @@ def collect(root: Path) -> list[TaskStatus]:
                     skipped_because=why,
                     **_question(plan.key(task.id), asked),
                     **_refused(paths.refused_file(plan.name, task.id)),
+                    **(queued.get(plan.key(task.id), {}) if running else {}),
                 )
             )
     return rows
+
+
+def merge_queue(paths: Paths, max_checks: int) -> dict[str, dict[str, Any]]:
+    """task key -> its place in the merge queue and what it does there (store/queue.py)."""
+    entries = queue.living(queue.load(paths.queue))
+    slots = {HeldLock(paths.check_slot(n)).holder() for n in range(1, max_checks + 1)}
+    out = {}
+    for n, e in enumerate(entries, 1):
+        ahead = [a.key for a in entries[: n - 1]]
+        on = f"on top of {', '.join(ahead)}" if ahead else "on main"
+        if not e.built:
+            doing = "waiting for the task ahead to be built"
+        elif e.checks == PENDING:
+            worker = HeldLock(Path(e.claim)).holder()
+            doing = f"verifying {on}" if not max_checks or worker in slots else "waiting for a check slot"
+        elif e.checks == FAILED:
+            doing = f"its checks failed {on}; final once {', '.join(ahead)} pass theirs"
+        else:
+            doing = f"verified {on}; " + (f"waiting for {ahead[-1]}" if ahead else "reaching main")
+        out[e.key] = {"queue_position": n, "queue": f"merge queue #{n} of {len(entries)}: {doing}"}
+    return out
 
 
 def _refused(path: Path) -> dict[str, Any]:
@@ -255,6 +281,8 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
         if r.question:
             asked = asked_lines(r.question, r.details, r.options, r.answer_command)[1:]  # the row says what it asks
             lines += [f"  {'':<{key_w}}    {line.strip()}" for line in asked]
+        if r.queue:
+            lines.append(f"  {'':<{key_w}}    {r.queue}")
         if r.refused:
             hosts = ", ".join(r.refused_hosts[:5]) + (", …" if len(r.refused_hosts) > 5 else "")
             lines.append(f"  {'':<{key_w}}    sandbox refused {r.refused} connection(s) to {hosts} ([sandbox] allow)")

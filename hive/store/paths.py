@@ -107,7 +107,7 @@ class Paths:
 
     @property
     def queue(self) -> Path:
-        """The merge queue (engine/queue.py)."""
+        """The merge queue (store/queue.py)."""
         return self.hive / "queue.json"
 
     @property

@@ -1,13 +1,14 @@
-"""engine/queue.py: the merge queue's record — who is in it, in what order, and what each
+"""store/queue.py: the merge queue's record — who is in it, in what order, and what each
 task's merge commit is built on."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from hive.engine import queue
-from hive.engine.queue import PASSED, Entry
+from hive.store import queue
 from hive.store.files import HeldLock
+from hive.store.queue import FAILED, PASSED, Entry
 
 
 def test_a_task_joins_at_the_end_keeps_its_place_and_starts_again_when_its_branch_moved(tmp_path: Path):
@@ -43,3 +44,37 @@ def test_the_entry_of_a_worker_that_died_is_dropped_and_the_record_survives_a_to
         held.release()
     (tmp_path / "queue.json").write_text('{"entries": [{"key": ')
     assert queue.load(tmp_path / "queue.json") == [], "the workers rebuild it"
+
+
+def test_status_tells_each_queued_task_its_place_and_what_it_waits_for(tmp_path: Path):
+    from hive.reports.status import merge_queue
+    from hive.store.paths import Paths
+
+    paths = Paths(tmp_path)
+    claims = {t: HeldLock(tmp_path / f"{t}.lock") for t in "abcd"}
+    slot = HeldLock(paths.check_slot(1))
+    try:
+        for lock in [*claims.values(), slot]:
+            assert lock.try_acquire()  # this process is every worker, and holds the one check slot
+        entry = {t: Entry(f"p:{t}", str(claims[t].path), f"b{t}") for t in "abcd"}
+        queue.save(
+            paths.queue,
+            [
+                replace(entry["a"], base="m", merged="ma", checks=PASSED),
+                replace(entry["b"], base="ma", merged="mb", checks=FAILED),
+                replace(entry["c"], base="mb", merged="mc"),
+                entry["d"],
+            ],
+        )
+        shown = {k: v["queue"] for k, v in merge_queue(paths, max_checks=0).items()}
+        assert shown == {
+            "p:a": "merge queue #1 of 4: verified on main; reaching main",
+            "p:b": "merge queue #2 of 4: its checks failed on top of p:a; final once p:a pass theirs",
+            "p:c": "merge queue #3 of 4: verifying on top of p:a, p:b",
+            "p:d": "merge queue #4 of 4: waiting for the task ahead to be built",
+        }
+        slot.release()
+        assert merge_queue(paths, max_checks=1)["p:c"]["queue"].endswith("waiting for a check slot")
+    finally:
+        for lock in claims.values():
+            lock.release()
