@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -466,16 +466,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Under `pytest -n N --dist loadgroup` (the README's command) the Ray tests run one after
-    # another in one worker: a cluster takes 3-4 processes and ~1 GB, and two at once on two
-    # cores would make their timing the test.
-    ray_tests = HERE / "ray"
     slow = [HERE / tier for tier in ("e2e", "ray", "real_cli")]  # the `slow` marker (setup.cfg) is by folder
     for item in items:
-        if item.path.is_relative_to(ray_tests):
-            item.add_marker(pytest.mark.xdist_group("ray"))
         if any(item.path.is_relative_to(tier) for tier in slow):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `pytest -n N --dist loadgroup` (the README's command) the Ray tests run one after
+    another in one worker: a cluster takes 3-4 processes and ~1 GB, and two at once on two
+    cores would make their timing the test (and each worker would start its own shared
+    cluster). xdist's own grouping (an `xdist_group` marker, written into the test's id) does
+    nothing under pytest 9, whose ids no longer read `item._nodeid`: the scheduler groups
+    them itself, by folder."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class RayTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "ray" if nodeid.startswith("tests/ray/") else nodeid
+
+    return RayTogether(config, log)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ def run_checks(sb: Sandbox) -> None:
     checks = (
         check_runs,
         check_tasks_on_main,
+        check_verified_main,
         check_no_respawn,
         check_user_work,
         check_status,
@@ -86,6 +87,23 @@ def check_tasks_on_main(sb: Sandbox) -> None:
         if content.returncode != 0 or content.stdout != t.written + "\n":
             found = repr(content.stdout.strip()) if content.returncode == 0 else "missing"
             sb.findings.add("a task's file on main is wrong", f"{t.file} is {found}, expected {t.written!r}")
+
+
+def check_verified_main(sb: Sandbox) -> None:
+    """Every commit a merge of a task with a Verify moved main to is a tree whose checks passed
+    (the merge queue records each in .hive/verified.jsonl): nothing unverified reached main."""
+    checked = {t.key for t in sb.sc.tasks if t.verify is not None}
+    if not checked:
+        return
+    path = sb.root / ".hive" / "verified.jsonl"
+    verified = {json.loads(line)["tree"] for line in path.read_text().splitlines()} if path.exists() else set()
+    for line in sb.git_out("log", "--first-parent", "--format=%T %s", "main").splitlines():
+        tree, _, subject = line.partition(" ")
+        key = subject.removeprefix("hive: merge ").split(" —")[0] if subject.startswith("hive: merge ") else ""
+        if key in checked and tree not in verified:
+            sb.findings.add(
+                "main moved to a tree whose checks did not pass", f"{key}: {subject[:80]} (tree {tree[:10]})"
+            )
 
 
 def check_no_respawn(sb: Sandbox) -> None:

@@ -31,6 +31,10 @@ NODE_FAULTS = ("node-kill", "raylet-kill", "actor-kill")  # Ray only: what `targ
 # ANSWER_DELAY seconds (faults.Answerer); not on Ray, whose agents cannot ask yet
 ASK_P = 0.3
 ANSWER_DELAY = (0.0, 0.8)
+# A task has a `**Verify:**` (it goes through the merge queue, engine/merge.py) that takes this
+# long: faults timed against the run then land in the queue too, a check killed among them
+VERIFY_P = 0.5
+VERIFY_S = (0.1, 0.8)
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class TaskSpec:
     sleep_first: bool  # sleep before the work (else between commit and signal)
     first_attempt: str = ""  # "" | "crash" | "silent": attempt 1 fails this way
     answer_delay: float | None = None  # it asks its human first; the answer comes this long after
+    verify: float | None = None  # it has a Verify that takes this long (and checks its file)
 
     @property
     def question(self) -> str:
@@ -108,6 +113,7 @@ class Scenario:
             out += [f"r{i}:twin-start"] * (len(r.ns) > 1) + [f"r{i}:{f.describe()}" for f in r.faults]
         out += [f"{t.first_attempt}@1:{t.id}" for t in self.tasks if t.first_attempt]
         out += [f"asks:{t.id}+{t.answer_delay:.2f}s" for t in self.tasks if t.answer_delay is not None]
+        out += [f"verify:{t.id}+{t.verify:.2f}s" for t in self.tasks if t.verify is not None]
         if self.rm_worktree:
             out.append(f"rm-worktree:{self.rm_worktree}+{self.rm_delay:.2f}s")
         return out
@@ -219,6 +225,12 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
             dataclasses.replace(t, answer_delay=round(rng.uniform(*ANSWER_DELAY), 2)) if rng.random() < ASK_P else t
             for t in tasks
         )
+    # from a generator of its own: every other draw of a seed is what it was before tasks had checks
+    checks = random.Random(f"verify {seed}")
+    tasks = tuple(
+        dataclasses.replace(t, verify=round(checks.uniform(*VERIFY_S), 2)) if checks.random() < VERIFY_P else t
+        for t in tasks
+    )
     return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay)
 
 
@@ -230,7 +242,10 @@ def render_plan(sc: Scenario) -> str:
         )
     ]
     for t in sc.tasks:
-        lines = [f"### Task {t.id}: Write {t.file}", f"**Depends on:** {', '.join(t.deps) or 'none'}", ""]
+        lines = [f"### Task {t.id}: Write {t.file}", f"**Depends on:** {', '.join(t.deps) or 'none'}"]
+        if t.verify is not None:
+            lines.append(f"**Verify:** sleep {t.verify}; test -f {t.file}")
+        lines.append("")
         if t.first_attempt == "crash":
             lines.append("fake@1: crash 5")  # exits non-zero; later attempts go on below
         elif t.first_attempt == "silent":
