@@ -152,6 +152,10 @@ def _parser() -> argparse.ArgumentParser:
     lg.add_argument("-f", "--follow", action="store_true", help="keep printing new output until the task stops running")
     lg.add_argument("-n", "--lines", type=int, default=80, metavar="N", help="how many of the last lines to show")
     lg.add_argument("--raw", action="store_true", help="the bytes as logged, terminal escapes and all")
+    tl = add("timeline", "timeline:run", "each attempt on its worker, phase by phase (agent, queue, check, merge)")
+    tl.add_argument(
+        "--trace", metavar="FILE", help="write it as Chrome Trace Event JSON instead (chrome://tracing, Perfetto)"
+    )
     a = add("attach", "attach:run", "attach to a running agent's tmux session")
     a.add_argument("task", help="<plan>:<ID> of a running task")
     r = add("retry", "retry:run", f"re-open a {', '.join(RETRYABLE[:-1])} or {RETRYABLE[-1]} task")

@@ -102,7 +102,10 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         nonlocal st
         st = h.update((State.IN_PROGRESS,), merging="")
 
-    result = merge(req, Recorders(intent=intent, merged=merged, forget=forget))
+    def checking() -> None:  # where the timeline's queue ends and its check begins (hive timeline)
+        h.store.mark(st, "checking")
+
+    result = merge(req, Recorders(intent=intent, merged=merged, forget=forget, checking=checking))
     if result.status == MergeStatus.MERGED:
         tidy_up(h, st)
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")

@@ -62,6 +62,8 @@ class Recorders:
     intent: Callable[[str], object]  # just before main moves: the commit it moves to
     merged: Callable[[MergeResult], object]  # just after
     forget: Callable[[], object]  # main certainly did not move
+    # the merge queue's turn came (the lock is ours): the merge is built and checked from now on
+    checking: Callable[[], object] = lambda: None
 
 
 def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
@@ -77,6 +79,7 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
     # `git merge` signs as the user configured; `commit-tree` only when told
     sign = not in_worktree and gitmerge.signs_commits(req.root)
     with locked(req.lock):
+        rec.checking()
         for _ in range(MAX_RACES):
             result = _attempt(req, main_ref, rec, identity, branch, sign)
             if result is not None:

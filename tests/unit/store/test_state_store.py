@@ -160,3 +160,14 @@ def test_read_all_skips_unreadable_files(store: StateStore):
     store.paths.state_file("auth", "2").write_text("{half")
     store.paths.state_file("auth", "3").write_text("null")
     assert set(store.read_all()) == {"auth:1"}
+
+
+def test_a_mark_is_an_event_line_alone_and_leaves_the_state_file_as_it_was(store: StateStore):
+    st = running(store)
+    path = store.paths.state_file("auth", "1")
+    before = path.stat().st_mtime_ns, path.read_text()
+    store.mark(st, "checking")
+    assert (path.stat().st_mtime_ns, path.read_text()) == before
+    last = events(store)[-1]
+    assert last["task"] == "auth:1" and last["event"] == "checking" and last["attempt"] == 1
+    assert last["from"] == last["to"] == "in_progress"
