@@ -184,6 +184,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     st = add("stop", "stop:run", "stop running agents in stages (SIGINT, SIGTERM, SIGKILL)")
     st.add_argument("task", nargs="?", help="<plan>:<ID> (default: every running agent)")
+    w = add(
+        "web", "web:run", "serve the dashboard: what needs you, the DAG, the timeline, the cost; answer from a browser"
+    )
+    w.add_argument("--host", default="127.0.0.1", help="the address to listen on (not loopback: needs a token)")
+    w.add_argument("--port", type=int, default=8765, help="the port (0: any free one; the URL printed says which)")
+    w.add_argument("--token", default="", help="ask every request for this token (default: [web] token, if set)")
+    w.add_argument("--read-only", action="store_true", help="show, but take no action (no answers, approvals, stops)")
     add("doctor", "doctor:run", "check what approved plans need: agents, credentials, git, tmux").add_argument(
         "--json", action="store_true", help="machine-readable output"
     )
