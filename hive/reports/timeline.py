@@ -90,14 +90,23 @@ def marks(events: Path) -> dict[tuple[str, int], dict[str, float]]:
     return out
 
 
-def spans(paths: Paths, states: Mapping[str, TaskState], now: float) -> list[Span]:
-    """Every phase of every attempt, oldest first."""
+def spans(
+    paths: Paths, states: Mapping[str, TaskState], now: float, signals: dict[tuple[str, int], float] | None = None
+) -> list[Span]:
+    """Every phase of every attempt, oldest first. `signals`: each finished attempt's signal time
+    as an earlier call read it, kept by a caller that asks again and again (the dashboard)."""
     seen = marks(paths.events)
+    known = {} if signals is None else signals
     out: list[Span] = []
     for a in attempts(states.values(), now):
-        plan, _, task_id = a.task.partition(":")
-        signal = agent_signals.read(paths.signal_file(plan, task_id, a.number))
-        out += split(a, seen.get((a.task, a.number), {}), signal.time if signal else 0.0)
+        signalled = known.get((a.task, a.number))
+        if signalled is None:
+            plan, _, task_id = a.task.partition(":")
+            signal = agent_signals.read(paths.signal_file(plan, task_id, a.number))
+            signalled = signal.time if signal else 0.0
+            if a.outcome:  # a running attempt may signal yet
+                known[(a.task, a.number)] = signalled
+        out += split(a, seen.get((a.task, a.number), {}), signalled)
     return sorted(out, key=lambda s: (s.start, s.worker))
 
 

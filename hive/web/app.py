@@ -71,8 +71,8 @@ def url(host: str, port: int, token: str) -> str:
 
 
 def serve(root: Path, host: str, port: int, token: str, read_only: bool, announce: Callable[[str], None]) -> None:
-    """Serve until Ctrl-C or SIGTERM. The project is loaded once first: a broken plan or config
-    is said now, and the plans' compiled cache is warm for the first page."""
+    """Serve until Ctrl-C or SIGTERM. The project is loaded first: a broken plan or config is
+    said now, before anything listens."""
     import uvicorn  # only `hive web` pays for it
 
     check_bind(host, token)
@@ -80,6 +80,7 @@ def serve(root: Path, host: str, port: int, token: str, read_only: bool, announc
     sock = bind(host, port)
     port = sock.getsockname()[1]
     app = make_app(root, guard_for(host, port, token, read_only))
+    app.state.site.warm()
     announce(url(host, port, token))
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="off", server_header=False, timeout_graceful_shutdown=2

@@ -6,6 +6,7 @@ and weights, not states or HTML."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -47,8 +48,11 @@ class Layout:
         return 2 * MARGIN + max((p.row + 1 for p in self.nodes.values()), default=0) * (NODE_H + GAP_Y) - GAP_Y
 
     def on_critical_path(self, src: str, dst: str) -> bool:
-        chain = self.critical
-        return any(chain[i] == src and chain[i + 1] == dst for i in range(len(chain) - 1))
+        return (src, dst) in self._critical_edges
+
+    @functools.cached_property
+    def _critical_edges(self) -> frozenset[tuple[str, str]]:
+        return frozenset(zip(self.critical, self.critical[1:], strict=False))
 
 
 def layout(tasks: Sequence[tuple[str, Sequence[str]]], weights: Mapping[str, float]) -> Layout:

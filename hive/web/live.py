@@ -4,8 +4,8 @@ work while nobody looks (Gas Town's dashboard used 70 % of a core idle, #4165).
 While at least one page is connected, one loop looks every `interval` at a cheap stamp of the
 files Hive writes (a few `stat` calls, hive.web.watch). When the state part of it changes (a task
 moved, a question came, ...) it renders each open view at once; when only the agents' output
-grew, at most every OUTPUT_GAP seconds (or four times as long as a render takes: a 1,000-task
-plan's page must not keep a core busy while its agents print). Each page gets only the sections
+grew, at most every OUTPUT_GAP seconds or ten times as long as a render takes (a 1,000-task
+plan's page must not keep a core busy while its agents print: at most a tenth of one). Each page gets only the sections
 whose HTML changed. With no page open the loop ends; the server then only waits for connections."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import time
 from collections.abc import AsyncIterator, Callable, Hashable
 from dataclasses import dataclass, field
 
+import anyio
 from anyio import to_thread
 
-INTERVAL = 0.5  # how often an open page's files are looked at: a change shows within about this
+INTERVAL = 0.25  # how often an open page's files are looked at: a change shows within about this plus a drawing
 REFRESH = 5.0  # while a task runs, its elapsed time is redrawn this often even if nothing changed
 OUTPUT_GAP = 1.0  # the least time between two renders for new output alone
 
@@ -62,16 +63,17 @@ class Live:
         self.renders = 0  # how many renders it did: the bench and tests read it
         self.cost = 0.0  # how long the last render took
 
-    async def follow(self, view: str) -> AsyncIterator[dict[str, str]]:
-        """What one page receives: its view's sections now, then each change."""
+    async def follow(self, view: str, stop: anyio.Event | None = None) -> AsyncIterator[dict[str, str]]:
+        """What one page receives: its view's sections now, then each change, until `stop` (the
+        server shuts down: the stream ends as a response should, not cut off)."""
         page = _Page(view)
         self.pages.add(page)
         try:
             if self.loop is None or self.loop.done():
                 self.loop = asyncio.create_task(self._watch())
             page.update(await self._render(view))
-            while True:
-                yield await page.queue.get()
+            while (event := await _next(page.queue, stop)) is not None:
+                yield event
         finally:
             self.pages.discard(page)
 
@@ -114,6 +116,17 @@ class Live:
         if stamp[0] != last[0]:
             return True
         if stamp[1] != last[1]:
-            return since >= max(OUTPUT_GAP, 4 * self.cost)
+            return since >= max(OUTPUT_GAP, 10 * self.cost)
         busy = any(self.latest[v].busy for v in views if v in self.latest)
-        return busy and since >= max(REFRESH, 4 * self.cost)
+        return busy and since >= max(REFRESH, 20 * self.cost)
+
+
+async def _next(queue: asyncio.Queue[dict[str, str]], stop: anyio.Event | None) -> dict[str, str] | None:
+    """The queue's next event, or None once `stop` is set."""
+    if stop is None:
+        return await queue.get()
+    getting, stopping = asyncio.ensure_future(queue.get()), asyncio.ensure_future(stop.wait())
+    done, pending = await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    return getting.result() if getting in done else None

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl
 
+import anyio
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -26,7 +27,7 @@ from hive.errors import HiveError
 from hive.reports import timeline, trace
 from hive.store.names import parse_key
 from hive.store.paths import Paths
-from hive.store.state import StateStore
+from hive.store.state import StateCache, StateStore
 from hive.web import pages, taskpage, views, watch
 from hive.web.live import Live, Rendered
 from hive.web.pages import Context
@@ -41,16 +42,26 @@ class Site:
     root: Path
     ctx: Context
     live: Live = field(init=False)
+    cache: views.Cache = field(init=False)
 
     def __post_init__(self) -> None:
         paths = Paths(self.root)
         self.live = Live(self.render, lambda _views, files: watch.stamp(paths, files))
+        self.cache = views.Cache(StateCache(paths))
+
+    def warm(self) -> None:
+        """Compile the templates and read every state once, before the URL is printed: the first
+        page is then as quick as the next."""
+        env = pages.environment()
+        for name in env.list_templates():
+            env.get_template(name)
+        views.dashboard(self.root, self.cache)
 
     def render(self, view: str) -> Rendered:
         """A view's sections as they are now: the dashboard (""), or a task's page (its key)."""
         paths = Paths(self.root)
         if not view:
-            d = views.dashboard(self.root)
+            d = views.dashboard(self.root, self.cache)
             return Rendered(
                 pages.dashboard_sections(d, self.ctx), bool(d.running), watch.output_files(paths, d.running)
             )
@@ -63,7 +74,7 @@ class Site:
 
 def routes(site: Site) -> list[BaseRoute]:
     async def dashboard(_request: Request) -> Response:
-        d = await run_in_threadpool(views.dashboard, site.root)
+        d = await run_in_threadpool(views.dashboard, site.root, site.cache)
         return HTMLResponse(pages.dashboard_page(d, site.ctx))
 
     async def task(request: Request) -> Response:
@@ -80,7 +91,10 @@ def routes(site: Site) -> list[BaseRoute]:
                 parse_key(view)
             except HiveError as e:
                 return Response(str(e), 400)
-        return EventSourceResponse(site.live.follow(view), ping=PING)
+        stop = anyio.Event()  # set by sse-starlette when the server shuts down
+        return EventSourceResponse(
+            site.live.follow(view, stop), ping=PING, shutdown_event=stop, shutdown_grace_period=1
+        )
 
     async def trace_json(_request: Request) -> Response:
         document = await run_in_threadpool(_trace, site.root)

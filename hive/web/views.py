@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hive.adapters.procfs import pid_alive
@@ -21,7 +21,7 @@ from hive.reports import status, tasklog, timeline
 from hive.reports.status import TaskStatus
 from hive.store import questions, usage
 from hive.store.paths import Paths
-from hive.store.state import StateStore, TaskState
+from hive.store.state import StateCache, TaskState
 from hive.web import attention, charts, layout
 from hive.web.attention import Item, Spend
 
@@ -106,11 +106,21 @@ class Dashboard:
     now: float
 
 
-def dashboard(root: Path, project: Project | None = None) -> Dashboard:
-    project = project or load_project(root)
+@dataclass
+class Cache:
+    """What one server keeps between two drawings of its dashboard: each state as last read, and
+    each finished attempt's signal time (a 1,000-task plan is read anew at each change otherwise)."""
+
+    states: StateCache
+    signals: dict[tuple[str, int], float] = field(default_factory=dict)
+
+
+def dashboard(root: Path, cache: Cache | None = None) -> Dashboard:
+    project = load_project(root)
     paths = Paths(root)
     now = time.time()
-    states = StateStore(paths).read_all()
+    cache = cache or Cache(StateCache(paths))
+    states = cache.states.read_all()
     rows = status.collect(root, project, states)
     started, pid = usage.last_run(paths)
     spend = Spend(usage.totals_of(states.values(), since=started).cost_usd, project.config.budget_run_usd, started)
@@ -124,7 +134,7 @@ def dashboard(root: Path, project: Project | None = None) -> Dashboard:
         items=tuple(_attention(project, paths, rows, states, spend, now)),
         graphs=tuple(graph(p, by_plan[p.name], states, paths, now) for p in approved),
         drafts=tuple(p.name for p in project.plans.plans if not p.approved),
-        timeline=charts.timeline(timeline.spans(paths, states, now)),
+        timeline=charts.timeline(timeline.spans(paths, states, now, cache.signals)),
         cost=_cost(rows, states, spend, project.config.budget_task_usd),
         running=tuple(r.key for r in rows if r.state == State.IN_PROGRESS),
         now=now,
@@ -204,6 +214,8 @@ def _detail(row: TaskStatus, paths: Paths) -> str:
     if row.state == State.IN_PROGRESS:
         last = tasklog.last_line(paths.log_file(row.plan, row.id))
         return " · ".join(p for p in (duration(row.elapsed or 0.0), last) if p)
+    if row.state == State.DONE and TaskType(row.type).is_checkpoint:
+        return first_line(row.reason)  # what the human answered: it merged nothing
     if row.state == State.DONE and row.commit:
         return f"merged {row.commit[:10]}"
     if row.skipped_because:
