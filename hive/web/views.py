@@ -26,7 +26,7 @@ from hive.web import attention, charts, layout
 from hive.web.attention import Item, Spend
 
 TITLE = 34  # characters of a title a node shows (the whole on hover and on its page)
-DETAIL = 31  # its monospace line fits the node
+DETAIL = 29  # its monospace line fits the node
 
 
 @dataclass(frozen=True)
