@@ -31,7 +31,7 @@ def make_app(root: Path, guard: Guard) -> Starlette:
         return PlainTextResponse(f"hive web: internal error ({where})", 500)
 
     app = Starlette(
-        routes=routes(site),
+        routes=routes(),
         middleware=[Middleware(GuardMiddleware, guard=guard)],
         exception_handlers={Exception: bug},
     )
@@ -46,6 +46,8 @@ def guard_for(host: str, port: int, token: str, read_only: bool) -> Guard:
 
 def bind(host: str, port: int) -> socket.socket:
     """The listening socket (IPv6 when the address is one)."""
+    if not 0 <= port <= 65535:
+        raise HiveError(f"hive web --port {port}: a port is a number from 0 to 65535 (0: any free one)")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         address = socket.getaddrinfo(host or None, port, family, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)[0][4]

@@ -23,6 +23,7 @@ from hive.actions.answer import answer
 from hive.actions.approve import approve_task
 from hive.actions.retry import retry
 from hive.actions.stop import stop
+from hive.buglog import record_bug
 from hive.errors import HiveError
 from hive.reports import timeline, trace
 from hive.store.names import parse_key
@@ -58,63 +59,30 @@ class Site:
         views.dashboard(self.root, self.cache)
 
     def render(self, view: str) -> Rendered:
-        """A view's sections as they are now: the dashboard (""), or a task's page (its key)."""
+        """A view's sections as they are now: the dashboard (""), or a task's page (its key). When
+        it cannot be drawn — a plan being edited is invalid for a while, or a bug — its first section
+        says why and the others stay as the page has them, until a change draws it again."""
+        first = "task" if view else "summary"
+        try:
+            return self._render(view)
+        except HiveError as e:
+            return Rendered({first: pages.said(e.problems, error=True)})
+        except Exception:  # noqa: BLE001 — the live loop must go on; the traceback goes to .hive/hive.log
+            where = record_bug(Paths(self.root).debug_log, f"hive web: drawing {view or 'the dashboard'}")
+            return Rendered({first: pages.said([f"internal error while drawing this page ({where})"], error=True)})
+
+    def _render(self, view: str) -> Rendered:
         paths = Paths(self.root)
         if not view:
             d = views.dashboard(self.root, self.cache)
-            return Rendered(
-                pages.dashboard_sections(d, self.ctx), bool(d.running), watch.output_files(paths, d.running)
-            )
-        try:
-            p = taskpage.task_page(self.root, view)
-        except HiveError as e:  # the plan changed under the page: say so where the task was
-            return Rendered({"task": pages.said(e.problems, error=True), "log": ""})
+            sections = pages.dashboard_sections(d, self.ctx)
+            return Rendered(sections, bool(d.running), watch.output_files(paths, d.running))
+        p = taskpage.task_page(self.root, view)
         return Rendered(pages.task_sections(p, self.ctx), p.running, watch.output_files(paths, [view]))
 
 
-def routes(site: Site) -> list[BaseRoute]:
-    async def dashboard(_request: Request) -> Response:
-        d = await run_in_threadpool(views.dashboard, site.root, site.cache)
-        return HTMLResponse(pages.dashboard_page(d, site.ctx))
-
-    async def task(request: Request) -> Response:
-        try:
-            p = await run_in_threadpool(taskpage.task_page, site.root, request.path_params["key"])
-        except HiveError as e:
-            return HTMLResponse(pages.message(site.ctx, "No such task", e.problems), 404)
-        return HTMLResponse(pages.task_page(p, site.ctx))
-
-    async def events(request: Request) -> Response:
-        view = request.query_params.get("task", "")
-        if view:
-            try:
-                parse_key(view)
-            except HiveError as e:
-                return Response(str(e), 400)
-        stop = anyio.Event()  # set by sse-starlette when the server shuts down
-        return EventSourceResponse(
-            site.live.follow(view, stop), ping=PING, shutdown_event=stop, shutdown_grace_period=1
-        )
-
-    async def trace_json(_request: Request) -> Response:
-        document = await run_in_threadpool(_trace, site.root)
-        headers = {"content-disposition": 'attachment; filename="hive-trace.json"'}
-        return Response(json.dumps(document), media_type="application/json", headers=headers)
-
-    async def act(request: Request) -> Response:
-        action = ACTIONS.get(request.path_params["name"])
-        if action is None:
-            return Response("no such action", 404)
-        form = dict(parse_qsl((await request.body()).decode("utf-8", errors="replace"), keep_blank_values=True))
-        try:
-            lines, code = await run_in_threadpool(action, site.root, form), 200
-        except HiveError as e:
-            lines, code = e.problems, 400
-        site.live.poke()  # the change shows on every open page now, not at the next look
-        if request.headers.get("hx-request"):
-            return HTMLResponse(pages.said(lines, error=code != 200), code)
-        return HTMLResponse(pages.message(site.ctx, "Done" if code == 200 else "Not done", lines), code)
-
+def routes() -> list[BaseRoute]:
+    """The app's routes; each finds its server's Site in `request.app.state.site`."""
     return [
         Route("/", dashboard),
         Route("/tasks/{key}", task),
@@ -123,6 +91,66 @@ def routes(site: Site) -> list[BaseRoute]:
         Route("/actions/{name}", act, methods=["POST"]),
         Mount("/static", StaticFiles(packages=[("hive.web", "static")]), name="static"),
     ]
+
+
+def _site(request: Request) -> Site:
+    site: Site = request.app.state.site
+    return site
+
+
+async def dashboard(request: Request) -> Response:
+    site = _site(request)
+    try:
+        d = await run_in_threadpool(views.dashboard, site.root, site.cache)
+    except HiveError as e:  # a plan or the config is invalid (maybe being edited): say what to fix
+        return HTMLResponse(pages.message(site.ctx, "The plans or the config have problems", e.problems), 503)
+    return HTMLResponse(pages.dashboard_page(d, site.ctx))
+
+
+async def task(request: Request) -> Response:
+    site = _site(request)
+    try:
+        p = await run_in_threadpool(taskpage.task_page, site.root, request.path_params["key"])
+    except HiveError as e:
+        return HTMLResponse(pages.message(site.ctx, "No such task", e.problems), 404)
+    return HTMLResponse(pages.task_page(p, site.ctx))
+
+
+async def events(request: Request) -> Response:
+    """A page's live updates: its view's sections as server-sent events, each named for its section."""
+    view = request.query_params.get("task", "")
+    if view:
+        try:
+            parse_key(view)
+        except HiveError as e:
+            return Response(str(e), 400)
+    stop = anyio.Event()  # set by sse-starlette when the server shuts down
+    follow = _site(request).live.follow(view, stop)
+    return EventSourceResponse(follow, ping=PING, shutdown_event=stop, shutdown_grace_period=1)
+
+
+async def trace_json(request: Request) -> Response:
+    document = await run_in_threadpool(_trace, _site(request).root)
+    headers = {"content-disposition": 'attachment; filename="hive-trace.json"'}
+    return Response(json.dumps(document), media_type="application/json", headers=headers)
+
+
+async def act(request: Request) -> Response:
+    """One of ACTIONS: what its verb says back, for the page's message area (or a page of its own
+    for a browser without scripts)."""
+    site = _site(request)
+    action = ACTIONS.get(request.path_params["name"])
+    if action is None:
+        return Response("no such action", 404)
+    form = dict(parse_qsl((await request.body()).decode("utf-8", errors="replace"), keep_blank_values=True))
+    try:
+        lines, code = await run_in_threadpool(action, site.root, form), 200
+    except HiveError as e:
+        lines, code = e.problems, 400
+    site.live.poke()  # the change shows on every open page now, not at the next look
+    if request.headers.get("hx-request"):
+        return HTMLResponse(pages.said(lines, error=code != 200), code)
+    return HTMLResponse(pages.message(site.ctx, "Done" if code == 200 else "Not done", lines), code)
 
 
 def _trace(root: Path) -> dict[str, object]:

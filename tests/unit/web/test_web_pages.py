@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+from starlette.testclient import TestClient
 from web_helpers import ask, client, plan, state
 
 from hive.store.files import append_line
@@ -150,3 +152,30 @@ def test_the_cost_section_sums_the_tasks_and_holds_the_run_to_its_budget(git_rep
     assert [(i.kind, i.key) for i in d.items] == [("budget", "")]
     html = client(root).get("/").text
     assert "$1.50" in html and "<polyline" in html and "the latest run spent $1.50 of its $1.00" in html
+
+
+def test_an_invalid_plan_shows_its_problems_and_the_live_page_keeps_the_rest(git_repo: Path):
+    root = shop(git_repo)
+    (root / "plans" / "shop.md").write_text("---\nstatus: approved\n---\n### Task 1: A\n**Depends on:** 9\n")
+    r = client(root).get("/")
+    assert r.status_code == 503 and "depends on unknown task" in r.text
+    site = client(root).app.state.site
+    drawn = site.render("")
+    assert list(drawn.sections) == ["summary"] and "depends on unknown task" in drawn.sections["summary"]
+
+
+def test_a_bug_while_drawing_is_an_internal_error_with_its_traceback_in_the_log(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+):
+    root = shop(git_repo)
+
+    def broken(*_args: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(views, "dashboard", broken)
+    c = client(root)
+    assert "internal error while drawing this page" in c.app.state.site.render("").sections["summary"]
+    c = TestClient(c.app, base_url="http://127.0.0.1:8765", raise_server_exceptions=False)
+    r = c.get("/")
+    assert r.status_code == 500 and "hive web: internal error (traceback in" in r.text
+    assert "RuntimeError: a bug" in Paths(root).debug_log.read_text()

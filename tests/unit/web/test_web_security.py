@@ -14,6 +14,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from hive.errors import HiveError
+from hive.web.app import bind
 from hive.web.security import Guard, GuardMiddleware, check_bind, split_host
 
 PORT = 8765
@@ -127,3 +128,8 @@ def test_host_headers_are_split_into_name_and_port():
     assert split_host("[::1]:80") == ("::1", 80)
     assert split_host("LocalHost") == ("localhost", None)
     assert split_host("a:b") == ("", None)
+
+
+def test_a_port_out_of_range_is_a_user_error():
+    with pytest.raises(HiveError, match="a port is a number from 0 to 65535"):
+        bind("127.0.0.1", 70000)
