@@ -67,11 +67,11 @@ class Spend:
 
     spent: float
     cap: float  # 0: no cap
-    since: float  # when that run began
+    since: float  # when that run began (0: no run recorded its start, as before issue 26)
 
     @property
     def reached(self) -> bool:
-        return bool(self.cap) and self.spent >= self.cap
+        return bool(self.cap and self.since) and self.spent >= self.cap
 
 
 def items(

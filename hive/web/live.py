@@ -126,7 +126,9 @@ async def _next(queue: asyncio.Queue[dict[str, str]], stop: anyio.Event | None) 
     if stop is None:
         return await queue.get()
     getting, stopping = asyncio.ensure_future(queue.get()), asyncio.ensure_future(stop.wait())
-    done, pending = await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    for task in pending:
-        task.cancel()
+    try:
+        done, _ = await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:  # also when the page went away (this task cancelled): leave no task waiting behind
+        getting.cancel()
+        stopping.cancel()
     return getting.result() if getting in done else None

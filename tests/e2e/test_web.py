@@ -207,6 +207,15 @@ def test_a_run_seen_and_answered_from_the_page(repo, web: Web, page: Page, artif
     assert page.evaluate("window.reloaded === false"), "all of it without a reload"
     page.screenshot(path=artifacts / "4-done.png", full_page=True)
 
+    out = artifacts / "run.json"  # the same timeline, for chrome://tracing or Perfetto
+    r = repo.hive("timeline", "--trace", str(out))
+    assert r.returncode == 0 and f"to {out}" in r.stdout, r.stderr
+    slices = [e for e in json.loads(out.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert {e["args"]["task"] for e in slices} == {"a:1", "a:3", "a:4"}, "a checkpoint runs on no worker"
+    assert {"setup", "agent", "queue", "check", "merge"} <= {e["cat"] for e in slices}
+    shown = repo.hive("timeline").stdout
+    assert "a:3 #1" in shown and "agent" in shown and shown.strip().endswith("done")
+
     page.goto(web.at("tasks/a:3"))
     assert "Which database?" in page.inner_text("#task") and "answer: SQLite" in page.inner_text("#task")
     assert "fake agent: working on a:3 attempt 1" in page.inner_text("pre.log")
