@@ -5,8 +5,9 @@ While at least one page is connected, one loop looks every `interval` at a cheap
 files Hive writes (a few `stat` calls, hive.web.watch). When the state part of it changes (a task
 moved, a question came, ...) it renders each open view at once; when only the agents' output
 grew, at most every OUTPUT_GAP seconds or ten times as long as a render takes (a 1,000-task
-plan's page must not keep a core busy while its agents print: at most a tenth of one). Each page gets only the sections
-whose HTML changed. With no page open the loop ends; the server then only waits for connections."""
+plan's page must not keep a core busy while its agents print: at most a tenth of one). Each
+page gets only the sections whose HTML changed. With no page open the loop ends; the server
+then only waits for connections."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ class Live:
         self.pages.add(page)
         try:
             if self.loop is None or self.loop.done():
-                self.loop = asyncio.create_task(self._watch())
+                # stamped before the first drawing: a change while it draws is seen at the first look
+                self.loop = asyncio.create_task(self._watch(self.stamp(frozenset({view}), ())))
             page.update(await self._render(view))
             while (event := await _next(page.queue, stop)) is not None:
                 yield event
@@ -89,8 +91,7 @@ class Live:
         self.latest[view] = now
         return now
 
-    async def _watch(self) -> None:
-        last: tuple[Hashable, Hashable] = (None, None)
+    async def _watch(self, last: tuple[Hashable, Hashable]) -> None:
         drawn = time.monotonic()
         while self.pages:
             try:

@@ -77,7 +77,7 @@ class Site:
             d = views.dashboard(self.root, self.cache)
             sections = pages.dashboard_sections(d, self.ctx)
             return Rendered(sections, bool(d.running), watch.output_files(paths, d.running))
-        p = taskpage.task_page(self.root, view)
+        p = taskpage.task_page(self.root, view, self.cache.states)
         return Rendered(pages.task_sections(p, self.ctx), p.running, watch.output_files(paths, [view]))
 
 
@@ -110,7 +110,7 @@ async def dashboard(request: Request) -> Response:
 async def task(request: Request) -> Response:
     site = _site(request)
     try:
-        p = await run_in_threadpool(taskpage.task_page, site.root, request.path_params["key"])
+        p = await run_in_threadpool(taskpage.task_page, site.root, request.path_params["key"], site.cache.states)
     except HiveError as e:
         return HTMLResponse(pages.message(site.ctx, "No such task", e.problems), 404)
     return HTMLResponse(pages.task_page(p, site.ctx))

@@ -12,14 +12,14 @@ from hive.adapters import git
 from hive.errors import CommandError, HiveError
 from hive.lifecycle import RETRYABLE, State
 from hive.plan.model import Plan, Task
-from hive.project import Project, load_project
+from hive.project import load_project
 from hive.reports import status, tasklog
 from hive.reports.status import TaskStatus
 from hive.store import agent_signals, questions, usage
 from hive.store.names import parse_key
 from hive.store.paths import Paths
 from hive.store.questions import Question
-from hive.store.state import StateStore, TaskState
+from hive.store.state import StateCache, StateStore, TaskState
 from hive.web import attention
 from hive.web.attention import Item
 
@@ -63,9 +63,10 @@ class TaskPage:
         return self.row.state == State.IN_PROGRESS
 
 
-def task_page(root: Path, key: str, project: Project | None = None) -> TaskPage:
+def task_page(root: Path, key: str, states: StateCache | None = None) -> TaskPage:
+    """`states`: the server's StateCache (a page drawn again at each change reads only what changed)."""
     plan_name, task_id = parse_key(key)
-    project = project or load_project(root)
+    project = load_project(root)
     plan = project.plans.plan(plan_name)
     try:
         task = plan.task(task_id)
@@ -73,9 +74,9 @@ def task_page(root: Path, key: str, project: Project | None = None) -> TaskPage:
         raise HiveError(f"plan {plan_name} has no task {task_id!r}") from None
     paths = Paths(root)
     store = StateStore(paths)
-    states = store.read_all()  # the others' too: whether it waits for a stopped task
-    st = states.get(key) or store.read(plan_name, task_id)
-    row = status.collect(root, project, states, only=key)[0]
+    every = (states or StateCache(paths)).read_all()  # the others' too: whether it waits for a stopped task
+    st = every.get(key) or store.read(plan_name, task_id)
+    row = status.collect(root, project, every, only=key)[0]
     asked = tuple(questions.load(paths, plan_name, task_id))
     waiting = questions.waiting(asked) if row.question else None
     items = attention.items([plan], [row], {key: st}, {key: waiting} if waiting else {}, project.config.budget_task_usd)

@@ -103,7 +103,6 @@ class Dashboard:
     timeline: charts.Timeline
     cost: Cost
     running: tuple[str, ...]  # the keys of the tasks in progress
-    now: float
 
 
 @dataclass
@@ -137,7 +136,6 @@ def dashboard(root: Path, cache: Cache | None = None) -> Dashboard:
         timeline=charts.timeline(timeline.spans(paths, states, now, cache.signals)),
         cost=_cost(rows, states, spend, project.config.budget_task_usd),
         running=tuple(r.key for r in rows if r.state == State.IN_PROGRESS),
-        now=now,
     )
 
 
