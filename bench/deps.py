@@ -39,6 +39,11 @@ MODULES = (
     "hive.cli",
     "hive.compiler",
     "hive.dodo",
+    # `hive web` alone imports these (issue 26)
+    "starlette",
+    "uvicorn",
+    "sse_starlette",
+    "hive.web.app",
 )
 RUNS = 7
 TASK_CALLS = 20

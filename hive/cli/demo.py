@@ -12,8 +12,8 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from hive.actions.approve import approve_plan
 from hive.adapters import git
-from hive.cli.approve import approve_plan
 from hive.cli.init import init
 from hive.errors import HiveError
 from hive.executors import executor

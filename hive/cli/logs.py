@@ -8,7 +8,6 @@ import os
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 
 from hive.errors import HiveError
@@ -16,6 +15,8 @@ from hive.lifecycle import State
 from hive.output import shown_line
 from hive.plan import discovered
 from hive.project import load_project
+from hive.reports import tasklog
+from hive.reports.tasklog import Reader
 from hive.store.names import parse_key, task_key
 from hive.store.paths import Paths, find_root
 from hive.store.state import StateStore
@@ -34,59 +35,11 @@ def run(args: argparse.Namespace) -> int:
         argv = ["tail", "-n", str(args.lines), *(["-F"] if args.follow else []), str(log)]
         os.execvp(argv[0], argv)
     store = StateStore(paths)
-    read = _remote_reader(root, store, plan, task_id, log) or _file_reader(log)
+    read = tasklog.reader(root, store, plan, task_id)
     position = _print_tail(read(0), args.lines)
     if args.follow:
         _follow(read, position, store, plan, task_id)
     return 0
-
-
-Reader = Callable[[int], bytes]  # the log's bytes from an offset on
-
-
-def _file_reader(log: Path) -> Reader:
-    def read(position: int) -> bytes:
-        with open(log, "rb") as f:
-            f.seek(position)
-            return f.read()
-
-    return read
-
-
-def _remote_reader(root: Path, store: StateStore, plan: str, task_id: str, log: Path) -> Reader | None:
-    """A task running on another host: its earlier attempts from the log here, the running
-    one through the executor, from its host (the log here lags, or stands still while no
-    run watches it)."""
-    st = store.read(plan, task_id)
-    if st.state != State.IN_PROGRESS or not st.node:
-        return None
-    from hive import executors
-    from hive.project import load_repo_config
-
-    config = load_repo_config(root)
-    executor = executors.executor(config.executor, config, root)
-    if not executor.capabilities.remote_checkout:  # the log here is the whole output
-        return None
-    agent = executor.agent(executors.AgentRef.of(root, st))
-    with open(log, "rb") as f:
-        earlier = f.read(st.log_offset)
-    local = _file_reader(log)
-    first = agent.output()
-    if first is None:
-        return None
-    answers = [first]  # the first read uses the answer that showed the host holds it
-
-    def read(position: int) -> bytes:
-        """`position` counts the earlier attempts' bytes here, then the running one's there:
-        following asks its host only for what is new."""
-        if answers:
-            return (earlier + answers.pop())[position:]
-        if position < len(earlier):
-            return local(position)[: len(earlier) - position]
-        now = agent.output(position - len(earlier))
-        return local(position) if now is None else now  # None: it ended there, and its output is in the log here
-
-    return read
 
 
 def _no_log(root: Path, plan_name: str, task_id: str) -> HiveError:

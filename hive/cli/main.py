@@ -152,6 +152,10 @@ def _parser() -> argparse.ArgumentParser:
     lg.add_argument("-f", "--follow", action="store_true", help="keep printing new output until the task stops running")
     lg.add_argument("-n", "--lines", type=int, default=80, metavar="N", help="how many of the last lines to show")
     lg.add_argument("--raw", action="store_true", help="the bytes as logged, terminal escapes and all")
+    tl = add("timeline", "timeline:run", "each attempt on its worker, phase by phase (agent, queue, check, merge)")
+    tl.add_argument(
+        "--trace", metavar="FILE", help="write it as Chrome Trace Event JSON instead (chrome://tracing, Perfetto)"
+    )
     a = add("attach", "attach:run", "attach to a running agent's tmux session")
     a.add_argument("task", help="<plan>:<ID> of a running task")
     r = add("retry", "retry:run", f"re-open a {', '.join(RETRYABLE[:-1])} or {RETRYABLE[-1]} task")
@@ -180,6 +184,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     st = add("stop", "stop:run", "stop running agents in stages (SIGINT, SIGTERM, SIGKILL)")
     st.add_argument("task", nargs="?", help="<plan>:<ID> (default: every running agent)")
+    w = add(
+        "web", "web:run", "serve the dashboard: what needs you, the DAG, the timeline, the cost; answer from a browser"
+    )
+    w.add_argument("--host", default="127.0.0.1", help="the address to listen on (not loopback: needs a token)")
+    w.add_argument("--port", type=int, default=8765, help="the port (0: any free one; the URL printed says which)")
+    w.add_argument("--token", default="", help="ask every request for this token (default: [web] token, if set)")
+    w.add_argument("--read-only", action="store_true", help="show, but take no action (no answers, approvals, stops)")
     add("doctor", "doctor:run", "check what approved plans need: agents, credentials, git, tmux").add_argument(
         "--json", action="store_true", help="machine-readable output"
     )

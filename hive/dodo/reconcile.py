@@ -16,7 +16,7 @@ from hive.executors.standing import Where, interrupted, next_step, standing
 from hive.lifecycle import State
 from hive.project import Project
 from hive.settings.config import Config
-from hive.store import names
+from hive.store import names, usage
 from hive.store.files import HeldLock
 from hive.store.paths import LOCAL_EXCLUDES, Paths
 from hive.store.state import StateStore, TaskState
@@ -32,6 +32,7 @@ def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, T
         warning = f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch in .hive/config.toml"
         return [warning], StateStore(project.paths).read_all()
     git.update_ref(root, "refs/hive/run-start", head)
+    usage.record_run(project.paths)
     for pattern in LOCAL_EXCLUDES:  # repos set up by an older `hive init` ignored only .doit.db
         git.exclude_locally(root, pattern)
     git.enable_worktree_config(str(root))  # once, here, before parallel workers would race for .git/config

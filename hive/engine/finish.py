@@ -96,29 +96,9 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         ),
     )
 
-    # each step of the merge records the state the next one builds on
-    def intent(commit: str) -> None:
-        nonlocal st
-        st = h.update((State.IN_PROGRESS,), merging=commit, event="merging")
-
-    def merged(r: MergeResult) -> None:
-        nonlocal st
-        st = record_merged(h, st, r.commit, r.files, outcome.reason or r.reason)
-
-    def forget() -> None:
-        nonlocal st
-        st = h.update((State.IN_PROGRESS,), merging="")
-
-    def checked(c: Checked) -> None:
-        nonlocal st
-        verdict = "passed" if c.passed else "failed"
-        what = f"its checks {verdict} on {c.base[:10]} ({c.seconds:.1f} s)"
-        details = {"base": c.base, "merged": c.merged, "seconds": round(c.seconds, 3), "passed": c.passed}
-        st = h.update((State.IN_PROGRESS,), event="checked", details=details)
-        say(f"{h.key}: {what}")
-
-    recorders = Recorders(intent, merged, forget, checked, lambda text: say(f"{h.key}: {text}"))
-    result = merge(req, recorders)
+    records = _Records(h, st, outcome.reason)
+    result = merge(req, records.recorders())
+    st = records.st
     if result.status == MergeStatus.MERGED:
         tidy_up(h, st)
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
@@ -134,6 +114,37 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
     # (after the human resolved the conflict on the branch or cleaned the checkout).
     reason = result.reason + (by_hand(h, wt) if result.status == MergeStatus.CONFLICT else "")
     return h.end(st, State.BLOCKED, reason, result.output_tail, files=result.files, resume=Resume.MERGE)
+
+
+class _Records:
+    """What each step of a merge records, and the state the next one builds on (`st`)."""
+
+    def __init__(self, h: TaskContext, st: TaskState, reason: str) -> None:
+        self.h, self.st, self.reason = h, st, reason
+
+    def recorders(self) -> Recorders:
+        return Recorders(self.intent, self.merged, self.forget, self.checked, self.note, self.checking)
+
+    def intent(self, commit: str) -> None:
+        self.st = self.h.update((State.IN_PROGRESS,), merging=commit, event="merging")
+
+    def merged(self, r: MergeResult) -> None:
+        self.st = record_merged(self.h, self.st, r.commit, r.files, self.reason or r.reason)
+
+    def forget(self) -> None:
+        self.st = self.h.update((State.IN_PROGRESS,), merging="")
+
+    def checked(self, c: Checked) -> None:
+        details = {"base": c.base, "merged": c.merged, "seconds": round(c.seconds, 3), "passed": c.passed}
+        self.st = self.h.update((State.IN_PROGRESS,), event="checked", details=details)
+        verdict = "passed" if c.passed else "failed"
+        say(f"{self.h.key}: its checks {verdict} on {c.base[:10]} ({c.seconds:.1f} s)")
+
+    def checking(self) -> None:  # where the timeline's queue ends and its check begins (hive timeline)
+        self.h.store.mark(self.st, "checking")
+
+    def note(self, text: str) -> None:
+        say(f"{self.h.key}: {text}")
 
 
 def by_hand(h: TaskContext, wt: Path) -> str:

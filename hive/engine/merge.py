@@ -103,6 +103,8 @@ class Recorders:
     forget: Callable[[], object]  # main certainly did not move
     checked: Callable[[Checked], object] = _nothing  # its checks ran (in the queue)
     note: Callable[[str], object] = _nothing  # what it waits for, said once
+    # its checks begin (the timeline's check phase), or, merged as one step, the lock is its
+    checking: Callable[[], object] = _nothing
 
 
 def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
@@ -130,6 +132,7 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
 
 def _races(req: MergeRequest, rec: Recorders, identity: tuple[str, ...], branch: str, sign: bool) -> MergeResult:
     """The merge as one step, the lock held: tried again while main moves under it."""
+    rec.checking()
     main_ref = f"refs/heads/{req.main_branch}"
     for _ in range(MAX_RACES):
         result = _attempt(req, main_ref, rec, identity, branch, sign)
@@ -220,6 +223,7 @@ def _verify(req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, note: C
     """Its checks on its merge commit, off the lock; its entry as they left it, or None if it
     was built again meanwhile."""
     git.checkout(req.worktree, entry.merged, detach=True, force=True)
+    rec.checking()
     started = time.monotonic()
     failed: tuple[str, str] | None = None
     with _check_slot(spot, note):

@@ -16,7 +16,7 @@ from hive.executors.standing import next_step, standing
 from hive.lifecycle import ORDER, Progress, Resume, State, progress, shown_state
 from hive.output import duration, log_size
 from hive.plan import discovered
-from hive.project import load_project
+from hive.project import Project, load_project
 from hive.reports import skipped
 from hive.sandbox import network
 from hive.store import agent_signals, questions, queue, usage
@@ -25,7 +25,7 @@ from hive.store.names import task_key
 from hive.store.paths import Paths
 from hive.store.questions import Question, asked_lines
 from hive.store.queue import FAILED, PENDING
-from hive.store.state import StateStore
+from hive.store.state import StateStore, TaskState
 
 
 @dataclass(frozen=True)
@@ -74,21 +74,29 @@ class TaskStatus:
         return dataclasses.asdict(self)
 
 
-def collect(root: Path) -> list[TaskStatus]:
-    project = load_project(root)
+def collect(
+    root: Path, project: Project | None = None, states: Mapping[str, TaskState] | None = None, only: str = ""
+) -> list[TaskStatus]:
+    """`project` and `states`, when the caller has just read them (the dashboard), are not read again;
+    `only`: one task's key, for its row alone (its page on the dashboard)."""
+    project = project or load_project(root)
     paths = Paths(root)
     executor = executors.executor(project.config.executor, project.config, root)
-    states = StateStore(paths).read_all()
+    states = StateStore(paths).read_all() if states is None else states
     rows = []
     now = time.time()
     cannot_ask = ""  # why the executor cannot be asked about running agents (a Ray cluster that is down)
     queued = merge_queue(paths, project.config.max_checks)
     for plan in project.plans.plans:
+        if only and not only.startswith(f"{plan.name}:"):
+            continue
         shown = {t.id: shown_state(s, t.text_hash) for t in plan.tasks if (s := states.get(plan.key(t.id)))}
         skips = skipped.skips(plan, shown) if plan.approved else {}
         noted = agent_signals.notes_of(paths, ((plan.name, t.id) for t in plan.tasks if t.id in shown))
         asking = questions.waiting_questions(paths, ((plan.name, t.id) for t in plan.tasks if t.id in shown))
         for task in plan.tasks:
+            if only and plan.key(task.id) != only:
+                continue
             st = states.get(plan.key(task.id))
             skip = skips.get(task.id)
             why = skip.waits_for if skip else ()

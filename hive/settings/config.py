@@ -81,6 +81,7 @@ class Config:
     # event on stdin; `webhook`, an http(s) URL each event is POSTed to); a channel not set is absent
     notify: dict[str, Any] = field(default_factory=dict)
     notify_events: tuple[str, ...] = DEFAULT_NOTIFY_EVENTS  # which events the channels are told of
+    web_token: str = ""  # `hive web`'s token ("" = none: loopback only)
 
     def profile_name(self, plan_agent: str, task_agent: str) -> str:
         """The agent profile a task runs with: its own, else its plan's, else the default."""

@@ -84,6 +84,7 @@ SECTIONS: dict[str, str] = {
     "gates": "Hard stops that wait for a human (`<!-- checkpoint -->` markers in a plan always stop).",
     "budget": "Caps on what agents may spend.",
     "notify": "Tell a human when a run needs one. Off unless set.",
+    "web": "`hive web`, the dashboard (docs/web.md).",
     "sandbox": "What an agent can reach (bubblewrap): its own checkout and what its CLI must write; the "
     "main repository, your home and other tasks stay out of its reach. See docs/sandbox.md.",
 }
@@ -176,6 +177,9 @@ KEYS: tuple[Key, ...] = (
         "secrets (`*TOKEN*`, `*SECRET*`, `*_KEY`, `AWS_*`, …; patterns as in `fnmatch`)."),
     Key("budget", "run_usd", "budget_run_usd", "usd", 0,
         "USD per `doit` run: at the cap no new task starts, running agents finish, and doit exits 1."),
+    Key("web", "token", "web_token", "str", "",
+        "The token `hive web` asks of every request (in the URL it prints, then a cookie), as `--token` does; "
+        "needed to serve on any address but loopback. Keep this file private when you set it."),
 )  # fmt: skip
 
 # [agents.NAME]: a profile; a table named like a built-in overrides only the keys it sets

@@ -52,6 +52,11 @@ class Paths:
         return self.hive / "events.jsonl"
 
     @property
+    def run_record(self) -> Path:
+        """When the latest `doit` run began and its pid (store.usage): what a run's budget counts from."""
+        return self.hive / "run.json"
+
+    @property
     def bin(self) -> Path:
         return self.hive / "bin"
 

@@ -198,6 +198,12 @@ class StateStore:
             event="interrupted: its agent is gone and no run held it",
         )
 
+    def mark(self, st: TaskState, event: str) -> None:
+        """An event line alone, for a step of an attempt that changes nothing in its state (its
+        merge's checks began): the state file is not rewritten, so a mark costs no fsync."""
+        with locked(self._lock):
+            self._event(st, st, event, {})
+
     def _event(self, old: TaskState, new: TaskState, event: str, details: Mapping[str, object]) -> None:
         record = {
             "time": round(time.time(), 3),
@@ -228,6 +234,54 @@ def history_entry(st: TaskState, outcome: str, reason: str, check_output: str = 
         "finished_at": round(time.time(), 3),
         **({"usage": dict(st.usage)} if st.usage else {}),
     }
+
+
+class StateCache:
+    """`StateStore.read_all` for a reader that reads every state again and again (the dashboard, at
+    each change): a state file is parsed again only when it was replaced (its inode, size or
+    modification time differ), so a change costs one file, not the whole plan."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        self._seen: dict[str, tuple[tuple[int, int, int], TaskState | None]] = {}
+
+    def read_all(self) -> dict[str, TaskState]:
+        out: dict[str, TaskState] = {}
+        seen: dict[str, tuple[tuple[int, int, int], TaskState | None]] = {}
+        for entry in _entries(str(self.paths.state)):
+            if not entry.is_dir():
+                continue
+            for f in _entries(entry.path):
+                if f.name.startswith(".") or not f.name.endswith(".json"):
+                    continue  # an atomic write's temp file
+                try:
+                    stat = f.stat()
+                except OSError:
+                    continue
+                stamp = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+                before = self._seen.get(f.path)
+                st = before[1] if before and before[0] == stamp else _parsed(f.path)
+                seen[f.path] = (stamp, st)
+                if st is not None:
+                    out[st.key] = st
+        self._seen = seen
+        return out
+
+
+def _entries(folder: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
+
+
+def _parsed(path: str) -> TaskState | None:
+    try:
+        with open(path) as f:
+            return TaskState.from_dict(json.loads(f.read()))
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 class StaleState(Exception):

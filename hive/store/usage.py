@@ -5,6 +5,7 @@ entry), summed per task and per run. An attempt's entry is
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hive.settings.prices import Price, cost_usd
+from hive.store.files import atomic_write
+from hive.store.paths import Paths
 from hive.store.state import TaskState
 
 RUN_STARTED = "HIVE_RUN_STARTED"  # set by the dodo loader in the doit process; its workers inherit it
@@ -26,6 +29,21 @@ def run_started() -> float:
         return float(os.environ.get(RUN_STARTED, "0"))
     except ValueError:
         return 0.0
+
+
+def record_run(paths: Paths) -> None:
+    """Write down that a run began (its start as its workers know it, and its pid): `hive web` reads
+    how much of `[budget] run_usd` the latest run spent, and whether it still runs."""
+    atomic_write(paths.run_record, json.dumps({"started": run_started(), "pid": os.getpid()}))
+
+
+def last_run(paths: Paths) -> tuple[float, int]:
+    """When the latest run began and its pid ((0, 0) when no run ever began)."""
+    try:
+        data = json.loads(paths.run_record.read_text())
+        return float(data["started"]), int(data["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0, 0
 
 
 def attempt_entry(

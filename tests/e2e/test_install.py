@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -68,3 +71,23 @@ def test_the_wheel_and_the_sdist_installed_not_editable_run_the_demo_and_the_doc
         failed = [c for c in report["checks"] if c["status"] == "fail"]
         assert all(c["profile"] and c["fix"] for c in failed), failed
         assert doctor.returncode == (1 if failed else 0)
+        _web_serves_its_page_and_scripts(bin_dir, demo)
+
+
+def _web_serves_its_page_and_scripts(bin_dir: Path, cwd: Path) -> None:
+    """`hive web` from the install: its templates and vendored htmx are package data, or the page
+    would have no scripts (issue 26)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    argv = [str(bin_dir / "hive"), "web", "--port", "0"]
+    server = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 60)
+        line = server.stdout.readline() if ready else ""
+        assert "the dashboard is at http://127.0.0.1:" in line, line
+        address = line.split("http://")[1].split("/")[0]
+        for path in ("/", "/static/htmx.min.js", "/static/htmx-sse.min.js", "/static/hive.css"):
+            with urllib.request.urlopen(f"http://{address}{path}", timeout=30) as r:
+                assert r.status == 200 and r.read(), path
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)

@@ -53,6 +53,7 @@ def run_merge(root: Path, wt: Path, branch: str, checks: tuple[tuple[str, str], 
         intent=lambda c: seen.append(("intent", c)),
         merged=lambda r: seen.append(("merged", r.commit)),
         forget=lambda: seen.append(("forget",)),
+        checking=lambda: seen.append(("checking",)),
     )
     return merging.merge(req, rec), seen
 
@@ -72,7 +73,8 @@ def test_a_clean_merge_is_a_merge_commit_of_main_and_the_branch(git_repo: Path, 
         "hive: merge a",
     ]
     assert (git_repo / "a.txt").read_text() == "a\n", "the user's checkout of main was fast-forwarded"
-    assert seen == [("intent", result.commit), ("merged", result.commit)]
+    # its turn in the merge queue came first (the timeline's queue ends there), then main moved
+    assert seen == [("checking",), ("intent", result.commit), ("merged", result.commit)]
     assert git(wt, "rev-parse", "HEAD") == (task_tip if in_store else result.commit)
 
 
@@ -83,7 +85,7 @@ def test_a_conflict_names_the_files_and_leaves_the_worktree_on_its_branch(git_re
     old_main = git(git_repo, "rev-parse", "main")
     result, seen = run_merge(git_repo, wt, "a")
     assert result.status == MergeStatus.CONFLICT and result.files == ("README.md",)
-    assert git(git_repo, "rev-parse", "main") == old_main and seen == []
+    assert git(git_repo, "rev-parse", "main") == old_main and seen == [("checking",)]
     assert git(wt, "symbolic-ref", "HEAD") == "refs/heads/a"
     assert git(wt, "status", "--porcelain") == ""
 
@@ -171,5 +173,5 @@ def test_a_merge_commit_that_cannot_be_signed_leaves_main_alone(git_repo: Path, 
     old_main = git(git_repo, "rev-parse", "main")
     result, seen = run_merge(git_repo, wt, "a")
     assert result.status == MergeStatus.REFUSED and "gpg failed to sign" in result.reason, result.reason
-    assert git(git_repo, "rev-parse", "main") == old_main and seen == []
+    assert git(git_repo, "rev-parse", "main") == old_main and seen == [("checking",)]
     assert git(wt, "rev-parse", "--abbrev-ref", "HEAD") == "a", "the worktree is back on the task's branch"

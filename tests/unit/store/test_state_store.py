@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+import hive.store.state as state_module
 from hive.errors import HiveError
 from hive.lifecycle import INTERRUPTED, State
 from hive.store.paths import Paths
-from hive.store.state import StaleState, StateStore, TaskState
+from hive.store.state import StaleState, StateCache, StateStore, TaskState
 
 
 @pytest.fixture
@@ -160,3 +161,31 @@ def test_read_all_skips_unreadable_files(store: StateStore):
     store.paths.state_file("auth", "2").write_text("{half")
     store.paths.state_file("auth", "3").write_text("null")
     assert set(store.read_all()) == {"auth:1"}
+
+
+def test_a_mark_is_an_event_line_alone_and_leaves_the_state_file_as_it_was(store: StateStore):
+    st = running(store)
+    path = store.paths.state_file("auth", "1")
+    before = path.stat().st_mtime_ns, path.read_text()
+    store.mark(st, "checking")
+    assert (path.stat().st_mtime_ns, path.read_text()) == before
+    last = events(store)[-1]
+    assert last["task"] == "auth:1" and last["event"] == "checking" and last["attempt"] == 1
+    assert last["from"] == last["to"] == "in_progress"
+
+
+def test_a_state_cache_parses_again_only_the_files_replaced_since_it_last_read(store: StateStore, monkeypatch):
+    running(store)
+    store.update("auth", "2", state=State.PLANNED, reason="first")
+    parsed: list[str] = []
+    real = state_module._parsed
+    monkeypatch.setattr(state_module, "_parsed", lambda path: parsed.append(path) or real(path))
+    cache = StateCache(store.paths)
+    assert set(cache.read_all()) == {"auth:1", "auth:2"} and len(parsed) == 2
+    parsed.clear()
+    store.update("auth", "2", reason="second")
+    states = cache.read_all()
+    assert parsed == [str(store.paths.state_file("auth", "2"))], "only the file replaced"
+    assert states["auth:2"].reason == "second" and states["auth:1"] == store.read("auth", "1")
+    store.paths.state_file("auth", "1").unlink()
+    assert set(cache.read_all()) == {"auth:2"}, "a state removed is gone"

@@ -3,13 +3,16 @@ summed per task and per run, priced by the table unless the CLI said its total."
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from hive.errors import HiveError
 from hive.settings.config import load_config
 from hive.settings.prices import DEFAULT_PRICES, cost_usd, price_of
+from hive.store.paths import Paths
 from hive.store.state import TaskState
-from hive.store.usage import attempt_entry, described, task_totals, totals_of
+from hive.store.usage import RUN_STARTED, attempt_entry, described, last_run, record_run, task_totals, totals_of
 
 
 def test_the_longest_matching_pattern_prices_a_model():
@@ -61,3 +64,13 @@ def test_budget_and_price_config(tmp_path):
     with pytest.raises(HiveError) as e:
         load_config(path)
     assert any("task_usd" in p for p in e.value.problems) and any('"m"' in p for p in e.value.problems)
+
+
+def test_a_run_records_its_start_and_pid_for_the_dashboard(tmp_path, monkeypatch):
+    paths = Paths(tmp_path)
+    assert last_run(paths) == (0.0, 0), "no run began yet"
+    monkeypatch.setenv(RUN_STARTED, "1234.5")
+    record_run(paths)
+    assert last_run(paths) == (1234.5, os.getpid())
+    paths.run_record.write_text("{torn")
+    assert last_run(paths) == (0.0, 0)
