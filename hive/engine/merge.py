@@ -223,6 +223,7 @@ def _verify(req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, note: C
     """Its checks on its merge commit, off the lock; its entry as they left it, or None if it
     was built again meanwhile."""
     git.checkout(req.worktree, entry.merged, detach=True, force=True)
+    crash_point("checking")
     rec.checking()
     started = time.monotonic()
     failed: tuple[str, str] | None = None

@@ -254,15 +254,17 @@ def test_a_users_own_file_in_the_way_of_the_fast_forward_is_never_replaced(repo)
 
 
 def test_a_checkout_cut_short_in_the_merge_step_is_never_committed(repo):
-    """`git checkout --detach main` killed after it wrote main's files and index but
-    before it moved HEAD: HEAD is still the task branch, and `git status` shows the
-    agent's files as deleted. That must not become a commit that deletes its work.
-    (Task 1's Verify makes Hive build the merge in the worktree, to run it there.)"""
+    """A checkout in the worktree during the merge step (to its merge commit, for its checks)
+    killed after it wrote other files and index (main's, here) but before it moved HEAD: HEAD
+    is still the task branch, and `git status` shows the agent's files as deleted. That must
+    not become a commit that deletes its work. (Task 1's Verify makes Hive check the merge out
+    in the worktree, to run it there.)"""
     repo.write_plan("f", ONE_THEN_TWO.replace("### Task 1: Work\n", "### Task 1: Work\n**Verify:** test -f w.txt\n"))
-    crash(repo, "in-merge")
+    crash(repo, "checking")
     st = repo.state("f", "1")
     wt = Path(st["worktree"])
     repo.git("-C", str(wt), "symbolic-ref", "HEAD", f"refs/heads/{st['branch']}")
+    repo.git("-C", str(wt), "read-tree", "--reset", "-u", "main")  # main's files and index, HEAD not moved
     assert "D  w.txt" in repo.git("-C", str(wt), "status", "--porcelain")
     r = repo.doit()
     assert r.returncode == 0, r.stderr
