@@ -13,7 +13,7 @@ import subprocess
 import time
 
 from .output import tail
-from .processes import hive_loaded, killpg
+from .processes import hive_loaded, killpg, processes_where
 from .records import read_spawns, read_state
 from .runs import RunRecord
 from .sandbox import PY, Sandbox
@@ -134,6 +134,41 @@ class WorktreeRemoval:
             self.done = True
             for rec in recs:
                 rec.faults.append(f"rm -rf {wt.name} (attempt {starts[-1]})")
+
+
+class CheckKill:
+    """The scenario's `check_kill` fault: the task's Verify (`sleep S; test -f FILE`, in its
+    sandbox) SIGKILLed the first time it is seen running, once per trial. Found by its command
+    line among the processes of this trial alone (its tmux socket in their environment)."""
+
+    def __init__(self, sc: Scenario) -> None:
+        task = next((t for t in sc.tasks if t.id == sc.check_kill), None)
+        self.command = f"test -f {task.file}" if task else ""
+        self.key = task.key if task else ""
+        self.done = task is None
+
+    def maybe_apply(self, sb: Sandbox, recs: list[RunRecord]) -> None:
+        if self.done:
+            return
+        mine = f"HIVE_TMUX_SOCKET={sb.socket}".encode()
+        running = [
+            (pid, cmd)
+            for pid, cmd in processes_where(lambda env: mine in env)
+            if cmd.startswith("bash -c ") and cmd.endswith(self.command)
+        ]
+        if not running:
+            if read_state(sb.root, self.key.split(":", 1)[1]).get("state") == "done":
+                self.done = True
+                sb.notes.append(f"check-kill:{self.key} not applied (the task was done first)")
+            return
+        for pid, _ in running:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        self.done = True
+        for rec in recs:
+            rec.faults.append(f"check of {self.key} killed")
 
 
 _ASKED_TASK = re.compile(r"^Which way for task (\S+)\?$")

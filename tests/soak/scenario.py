@@ -35,6 +35,9 @@ ANSWER_DELAY = (0.0, 0.8)
 # long: faults timed against the run then land in the queue too, a check killed among them
 VERIFY_P = 0.5
 VERIFY_S = (0.1, 0.8)
+# ... and one such task's check is killed as it runs (the OOM killer, a user's kill), once: it
+# fails like a failed check, and its task goes on in a next attempt
+CHECK_KILL_P = 0.3
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ class Scenario:
     rerun_ns: tuple[int, ...]  # -n of each clean re-run
     rm_worktree: str = ""  # task whose worktree is deleted while its agent runs
     rm_delay: float = 0.0  # ... this long after its agent started
+    check_kill: str = ""  # task whose check is killed while it runs
 
     def fault_names(self) -> list[str]:
         out = []
@@ -116,6 +120,8 @@ class Scenario:
         out += [f"verify:{t.id}+{t.verify:.2f}s" for t in self.tasks if t.verify is not None]
         if self.rm_worktree:
             out.append(f"rm-worktree:{self.rm_worktree}+{self.rm_delay:.2f}s")
+        if self.check_kill:
+            out.append(f"check-kill:{self.check_kill}")
         return out
 
 
@@ -231,7 +237,12 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
         dataclasses.replace(t, verify=round(checks.uniform(*VERIFY_S), 2)) if checks.random() < VERIFY_P else t
         for t in tasks
     )
-    return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay)
+    # a check killed costs its task an attempt: only a task with attempts to spare (its first one
+    # not failing by design, its worktree not deleted, no tmux server killed in the trial)
+    spare = [t for t in tasks if t.verify is not None and not t.first_attempt and t.id != rm]
+    tmux = any(f.kind == "tmux-kill" for r in rounds for f in r.faults)
+    check_kill = checks.choice(spare).id if spare and not tmux and checks.random() < CHECK_KILL_P else ""
+    return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay, check_kill)
 
 
 def render_plan(sc: Scenario) -> str:

@@ -50,6 +50,7 @@ class Trial(Sandbox):
     def __init__(self, sc: Scenario, verbose: bool = False, trace_git: bool = False) -> None:
         super().__init__(sc, verbose, trace_git)
         self.rm_worktree = faults.WorktreeRemoval(sc)
+        self.check_kill = faults.CheckKill(sc)
         self.answerer = faults.Answerer(sc)
 
     # setup
@@ -137,6 +138,7 @@ class Trial(Sandbox):
                     pending.remove(f)
                     faults.apply(self, f, recs, procs, signalled, now - t0)
             self.rm_worktree.maybe_apply(self, recs)
+            self.check_kill.maybe_apply(self, recs)
             self.answerer.poll(self, now)
             self._police(recs, procs, signalled, now)
             for rec, p in zip(recs, procs, strict=True):
