@@ -123,8 +123,8 @@ def refusals(path: Path) -> list[dict[str, object]]:
 
 def socket_path(name: str) -> Path:
     """A short path for a unix socket (108 bytes at most, wherever the repository is), in a
-    folder of its own (made here: the sandbox is shown it before its proxy may have made the
-    socket), in a folder of this user's that nobody else can enter."""
+    folder of its own, which is what the sandbox is shown (a socket made anew would not be the
+    one shown), in a folder of this user's that nobody else can enter."""
     folder = Path(tempfile.gettempdir()) / f"hive-{os.getuid()}"
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
