@@ -64,7 +64,7 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
         worktrees.salvage(wt, f"hive: changes {h.key} left uncommitted")
         if worktrees.undo_context_changes(wt, st.base, name):
             worktrees.salvage(wt, f"hive: keep the project's {name} unchanged")
-        st = h.update((State.IN_PROGRESS,), resume=Resume.MERGING)
+        st = h.update((State.IN_PROGRESS,), resume=Resume.MERGING, checks=())
     if not h.cfg.auto_merge and not outcome.approved:
         return h.end(
             st,
@@ -135,8 +135,11 @@ class _Records:
         self.st = self.h.update((State.IN_PROGRESS,), merging="")
 
     def checked(self, c: Checked) -> None:
-        details = {"base": c.base, "merged": c.merged, "seconds": round(c.seconds, 3), "passed": c.passed}
-        self.st = self.h.update((State.IN_PROGRESS,), event="checked", details=details)
+        record = {"base": c.base, "seconds": round(c.seconds, 3), "passed": c.passed}
+        details = {**record, "merged": c.merged}
+        self.st = self.h.update(
+            (State.IN_PROGRESS,), event="checked", details=details, checks=(*self.st.checks, record)
+        )
         verdict = "passed" if c.passed else "failed"
         say(f"{self.h.key}: its checks {verdict} on {c.base[:10]} ({c.seconds:.1f} s)")
 

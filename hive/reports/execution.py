@@ -51,6 +51,7 @@ def execution_report(
         ),
         key=lambda m: m["key"],
     )
+    checks = [{"key": r["key"], "runs": r["checks"]} for p in sections for r in p["rows"] if len(r["checks"]) > 1]
     return render(
         "report.md.j2",
         status=terminal_status(every_state, waiting) if every_state else "complete",
@@ -60,6 +61,7 @@ def execution_report(
         counts={str(s): every_state.count(s) for s in STATES},
         plans=sections,
         merges=merges,
+        checks=checks,
         spent=described(spent),
     )
 
@@ -75,7 +77,7 @@ def _sections(
         recorded_of = {t.id: recorded.get(plan.key(t.id)) or TaskState(plan.name, t.id) for t in plan.tasks}
         shown = {t.id: shown_state(recorded_of[t.id], t.text_hash) for t in plan.tasks}
         skips = skipped.skips(plan, shown)
-        rows = []
+        rows: list[dict[str, Any]] = []
         for task in plan.tasks:
             st, state, skip = recorded_of[task.id], shown[task.id], skips.get(task.id)
             used = task_totals(st)
@@ -91,6 +93,7 @@ def _sections(
                     "files": _files(st.files) if state == State.DONE else "",
                     "reason": _cell(skip.reason if skip else _evidence(st, state)),
                     "usage": described(used),
+                    "checks": [_check(c) for c in st.checks],
                 }
             )
         noted = agent_signals.notes_of(paths, ((plan.name, t.id) for t in plan.tasks)) if with_notes else {}
@@ -152,6 +155,12 @@ def _evidence(st: TaskState, state: str) -> str:
     if state == State.FAILED and st.output_tail:
         text += " — " + st.output_tail.strip().splitlines()[-1]
     return text
+
+
+def _check(run: dict[str, Any]) -> str:
+    """One run of a task's checks: `passed on 3f2a9c1e04 in 1.2 s`."""
+    verdict = "passed" if run.get("passed") else "failed"
+    return f"{verdict} on {str(run.get('base', ''))[:10]} in {float(run.get('seconds', 0)):.1f} s"
 
 
 def _files(files: tuple[str, ...]) -> str:

@@ -71,6 +71,9 @@ class TaskState:
     resume_at: float = 0.0  # paused (rate-limited) until then
     pauses: int = 0  # rate limits in a row (the back-off grows with them)
     usage: dict[str, Any] = field(default_factory=dict)  # the running attempt's tokens and cost (usage.py)
+    # each run of its checks in its latest merge step ({base, seconds, passed}): the merge queue
+    # verifies a task again when what was ahead of it changed (engine/merge.py)
+    checks: tuple[dict[str, Any], ...] = ()
     history: tuple[HistoryEntry, ...] = field(default=())
 
     @property
@@ -95,6 +98,7 @@ class TaskState:
         values["resume"] = Resume(values.get("resume", Resume.NOTHING))
         values["files"] = tuple(values.get("files", ()))
         values["history"] = tuple(values.get("history", ()))
+        values["checks"] = tuple(values.get("checks", ()))
         return cls(**values)
 
 

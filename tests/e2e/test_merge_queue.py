@@ -95,6 +95,11 @@ fake: signal done
     assert len(events) == 2 and events[0]["base"] != events[1]["base"], events  # first on top of a, then without
     assert events[1]["base"] == repo.git("rev-parse", "main^1")  # what main was when b was published
     assert len(check_intervals(repo)["b"]) == 2
+    runs = repo.state("p", "b")["checks"]
+    assert [(r["base"], r["passed"]) for r in runs] == [(e["base"], True) for e in events]
+    report = (repo.root / ".hive" / "report.md").read_text()
+    assert "## Tasks verified more than once" in report
+    assert f"- p:b: passed on {events[0]['base'][:10]} in" in report, report
     main_trees_verified(repo)
     assert json.loads((repo.root / ".hive" / "queue.json").read_text())["entries"] == []
 
