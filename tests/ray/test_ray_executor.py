@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 from conftest import Repo, Run, assert_finished_exactly_once, wait_for
 from ray_cluster import LocalRayCluster, RayNode, processes_of
+from webserver import start_web, stop_web
 
 from hive.executors.ray.cluster import PROTOCOL, project_id
 
@@ -256,6 +258,13 @@ fake: signal done
     reader.start()
     try:
         wait_for(lambda: "first words from the node" in "".join(followed), timeout=30, what="`hive logs -f`")
+        # the dashboard's page of the running task reads its log through its node, as `hive logs` does
+        web = start_web(repo.root)
+        try:
+            page = urllib.request.urlopen(web.at("/tasks/p:1"), timeout=60).read().decode()
+        finally:
+            stop_web(web.proc)
+        assert "first words from the node" in page and 'Log <span class="muted">(from its node)' in page
         go.write_text("")
         # `hive logs` reads it through its actor: the log here stands still without a run. The agent
         # finishes meanwhile: it signals and exits on its node while no controller watches.
