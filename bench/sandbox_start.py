@@ -55,16 +55,13 @@ def make_repo(tmp: Path) -> tuple[Path, Path, str]:
     return root, wt, "hive/bench"
 
 
-def prepare(paths: Paths, rules: policy.Rules, wt: Path, branch: str, attempt: int, argv: list[str]) -> policy.Confined:
-    """What engine/attempt.py's _in_sandbox does."""
+def prepare(paths: Paths, rules: policy.Rules, wt: Path, refs: dict[str, str], attempt: int) -> policy.Confined:
+    """What engine/attempt.py's _in_sandbox does (`refs`: the branch, at its commit)."""
     private = paths.private_gitdir("bench", "T", attempt)
-    refs = {branch: REFS[branch]}
+    (branch,) = refs
     shown = gitdir.create(private, wt, branch, refs, paths.excludes_file("bench", "T", attempt))
-    a = policy.Attempt(paths, "bench", "T", attempt, wt, tuple(argv), shown, private)
+    a = policy.Attempt(paths, "bench", "T", attempt, wt, tuple(AGENT), shown, private)
     return policy.agent(rules, a)
-
-
-REFS: dict[str, str] = {}
 
 
 def chain(confined: policy.Confined, wt: Path, env: dict[str, str], tmp: Path) -> float:
@@ -91,14 +88,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="hsb") as d:
         tmp = Path(d)
         root, wt, branch = make_repo(tmp)
-        REFS[branch] = git(root, "rev-parse", branch)
+        refs = {branch: git(root, "rev-parse", branch)}
         paths = Paths(root)
         rules = policy.rules(load_config(paths.config))  # the run's, read once
         env = dict(os.environ)
         prep, plain, boxed = [], [], []
         for n in range(args.runs):
             t = time.perf_counter()
-            confined = prepare(paths, rules, wt, branch, n + 1, AGENT)
+            confined = prepare(paths, rules, wt, refs, n + 1)
             prep.append(time.perf_counter() - t)
             full_env = {k: v for k, v in {**env, **confined.env}.items() if k not in confined.unset}
             # alternate, so that a busy moment of the machine falls on both alike

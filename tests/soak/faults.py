@@ -13,7 +13,7 @@ import subprocess
 import time
 
 from .output import tail
-from .processes import hive_loaded, killpg, processes_where
+from .processes import hive_loaded, killpg
 from .records import read_spawns, read_state
 from .runs import RunRecord
 from .sandbox import PY, Sandbox
@@ -150,11 +150,8 @@ class CheckKill:
     def maybe_apply(self, sb: Sandbox, recs: list[RunRecord]) -> None:
         if self.done:
             return
-        mine = f"HIVE_TMUX_SOCKET={sb.socket}".encode()
         running = [
-            (pid, cmd)
-            for pid, cmd in processes_where(lambda env: mine in env)
-            if cmd.startswith("bash -c ") and cmd.endswith(self.command)
+            (pid, cmd) for pid, cmd in sb.processes() if cmd.startswith("bash -c ") and cmd.endswith(self.command)
         ]
         if not running:
             if read_state(sb.root, self.key.split(":", 1)[1]).get("state") == "done":
