@@ -199,10 +199,10 @@ def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Ent
             rec.merged(result)
             return result
         built = _build(req, base, branch, identity, sign)
-        if isinstance(built, str):
-            lost = _unexpected_deletions(req, base, {p for s, p in git.changes(req.root, base, built) if s == "D"})
-            if lost:
-                built = _deleting(lost)
+        changes = git.changes(req.root, base, built) if isinstance(built, str) else []
+        lost = _unexpected_deletions(req, base, {p for s, p in changes if s == "D"})
+        if lost:
+            built = _deleting(lost)
         if isinstance(built, MergeResult):
             queue.save(spot.file, queue.leave(entries, spot.key))
             if (
@@ -214,7 +214,9 @@ def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Ent
                 return f"it conflicts with a task ahead of it in the merge queue ({', '.join(built.files[:5])})"
             _back_to_branch(req)
             return built
-        me = replace(me, base=base, merged=built, checks=PENDING if req.checks else PASSED, reason="", output="")
+        files = tuple(path for _, path in changes)
+        checks = PENDING if req.checks else PASSED
+        me = replace(me, base=base, merged=built, files=files, checks=checks, reason="", output="")
         queue.save(spot.file, queue.put(entries, me))
         return me
 
@@ -307,7 +309,6 @@ def _publish_entry(
 ) -> MergeResult | None:
     """Main from its base (main now) to its verified merge commit; None if main moved meanwhile."""
     main_ref = f"refs/heads/{req.main_branch}"
-    files = tuple(path for _, path in git.changes(req.root, me.base, me.merged))
     with uninterruptible():
         rec.intent(me.merged)
         crash_point("before-publish")
@@ -315,7 +316,7 @@ def _publish_entry(
         if published == "":
             crash_point("after-publish")
             queue.save(spot.file, queue.leave(entries, spot.key))
-            result = MergeResult(MergeStatus.MERGED, commit=me.merged, files=files)
+            result = MergeResult(MergeStatus.MERGED, commit=me.merged, files=me.files)
             rec.merged(result)
             return result
         rec.forget()

@@ -34,6 +34,7 @@ class Entry:
     branch: str  # the branch commit it merges
     base: str = ""  # what its merge commit is built on ("": not built yet)
     merged: str = ""  # its merge commit
+    files: tuple[str, ...] = ()  # what its merge commit changes on its base
     checks: str = PENDING  # PENDING | PASSED | FAILED: of `merged`'s tree
     reason: str = ""  # why its checks failed
     output: str = ""  # ... and the end of their output
@@ -48,7 +49,7 @@ def load(path: Path) -> list[Entry]:
     """The queue, in order ([] if there is none or it cannot be read: the workers rebuild it)."""
     try:
         raw = json.loads(path.read_text())
-        return [Entry(**e) for e in raw["entries"]]
+        return [Entry(**{**e, "files": tuple(e.get("files", ()))}) for e in raw["entries"]]
     except (OSError, ValueError, KeyError, TypeError):
         return []
 
