@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from hive.store import names
+
 if TYPE_CHECKING:
     from ray_cluster import LocalRayCluster
 
@@ -303,6 +305,19 @@ class Repo:
         return self.git("log", "--format=%s", "main").splitlines()
 
     def worktrees(self) -> list[str]:
+        """Every worktree but the main checkout and the workers' spares (`[worktrees] reuse`)."""
+        return [path for path in self._linked_worktrees() if not names.is_spare(Path(path).name)]
+
+    def spares(self) -> list[str]:
+        """The checkouts workers keep for their next task; each must hold nothing but what main has."""
+        found = [path for path in self._linked_worktrees() if names.is_spare(Path(path).name)]
+        for path in found:
+            assert git(Path(path), "status", "--porcelain") == "", f"a spare checkout holds changes: {path}"
+            assert git(Path(path), "symbolic-ref", "-q", "HEAD", check=False) == "", f"{path}: not detached"
+            assert git(self.root, "merge-base", "--is-ancestor", git(Path(path), "rev-parse", "HEAD"), "main") == ""
+        return found
+
+    def _linked_worktrees(self) -> list[str]:
         return [
             line.split(" ", 1)[1]
             for line in self.git("worktree", "list", "--porcelain").splitlines()
@@ -353,6 +368,7 @@ def assert_finished_exactly_once(repo: Repo, tasks: dict[str, str]) -> None:
         assert repo.main_log().count(message) == 1, repo.main_log()
     assert data["counts"]["in_progress"] == 0
     assert repo.worktrees() == []
+    repo.spares()  # whatever a worker keeps for its next task holds nothing of its own
     assert not [b for b in repo.git("branch", "--format=%(refname:short)").split() if b.startswith("hive/")]
 
 

@@ -241,6 +241,35 @@ def worktree_unlock(root: Path | str, path: Path) -> None:
     git(root, "worktree", "unlock", str(path), check=False)
 
 
+def worktree_lock(root: Path | str, path: Path, reason: str) -> None:
+    _locked_retry(root, "worktree", "lock", "--reason", reason, str(path))
+
+
+def worktree_move(root: Path | str, path: Path, to: Path) -> None:
+    """Move a worktree; twice forced, as git asks for one that is locked (Hive locks it first)."""
+    _locked_retry(root, "worktree", "move", "--force", "--force", str(path), str(to))
+
+
+def worktree_repair(root: Path | str, path: Path) -> None:
+    """Point the worktree's record in the repository at `path` again (a move cut short)."""
+    git(root, "worktree", "repair", str(path), check=False)
+
+
+def switch_new_branch(cwd: Path | str, branch: str, start: str) -> None:
+    """HEAD, index and files to `start` on `branch` (made, or moved there): git writes only the files
+    that differ, and drops any change to tracked files."""
+    _locked_retry(cwd, *_NO_HOOKS, "checkout", "-q", "--force", "-B", branch, start)
+
+
+def detach(cwd: Path | str) -> None:
+    """HEAD detached where it is, files and index untouched (a checkout would stat every file)."""
+    _locked_retry(cwd, "update-ref", "--no-deref", "-m", "hive: detach", "HEAD", "HEAD")
+
+
+def unset_worktree_excludes(worktree: Path) -> None:
+    git(worktree, "config", "--worktree", "--unset", "core.excludesFile", check=False)
+
+
 def worktree_prune(root: Path | str) -> None:
     git(root, "worktree", "prune", check=False)
 

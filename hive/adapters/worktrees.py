@@ -12,6 +12,7 @@ from hive.adapters import git, gitmerge
 from hive.crashsafe import crash_point
 from hive.errors import CommandError, HiveError
 from hive.lifecycle import State
+from hive.store import names
 from hive.store.files import atomic_write
 from hive.store.paths import Paths
 
@@ -47,7 +48,11 @@ def checkout_existing(root: Path, path: Path, branch: str) -> None:
 
 
 # What a worktree directory turns out to be.
-OK, MISSING, UNFINISHED, FOREIGN = "ok", "missing", "unfinished", "foreign"
+OK, MISSING, UNFINISHED, FOREIGN, MOVING = "ok", "missing", "unfinished", "foreign", "moving"
+
+# The lock a checkout holds while Hive moves it (`move`): git never prunes a locked worktree, so
+# a move cut short between git's rename and its record of the new place is found and repaired.
+MOVING_LOCK = "hive: moving"
 
 
 def health(path: Path) -> str:
@@ -62,19 +67,73 @@ def health(path: Path) -> str:
     if dirs is None or dirs[0].resolve() != path.resolve():
         return FOREIGN
     try:
-        initializing = (dirs[1] / "locked").read_text(errors="replace").strip() == "initializing"
+        lock = (dirs[1] / "locked").read_text(errors="replace").strip()
     except FileNotFoundError:
-        initializing = False
-    if initializing or not (dirs[1] / "index").exists():
+        lock = ""
+    if lock == "initializing" or not (dirs[1] / "index").exists():
         return UNFINISHED
-    return OK
+    return MOVING if lock == MOVING_LOCK else OK
 
 
 def clear_if_broken(root: Path, path: Path) -> str | None:
-    """None if `path` is a sound worktree to work in; otherwise what is there is cleared
-    away (see `repair`) and what was done is returned ("" if nothing was there)."""
+    """None if `path` is a sound worktree to work in (one whose move was cut short is finished
+    first); otherwise what is there is cleared away (see `repair`) and what was done is returned
+    ("" if nothing was there)."""
     state = health(path)
+    if state == MOVING:
+        _finish_move(root, path)
+        state = health(path)
     return None if state == OK else repair(root, path, state)
+
+
+def move(root: Path, path: Path, to: Path, point: str) -> None:
+    """Move a sound checkout to `to`, locked while it moves: a kill -9 anywhere leaves it at one
+    place or the other, whole, which `clear_if_broken` finishes (git's own move renames the
+    folder and then records where it went; a prune in between would forget it)."""
+    git.worktree_lock(root, path, MOVING_LOCK)
+    git.worktree_move(root, path, to)
+    crash_point(point)
+    git.worktree_unlock(root, to)
+
+
+def _finish_move(root: Path, path: Path) -> None:
+    git.worktree_repair(root, path)  # git's record of it points here again
+    git.worktree_unlock(root, path)
+
+
+def park(root: Path, worktree: Path, spare: Path) -> str:
+    """Keep a checkout whose work is all in main as its worker's spare (`reuse`): detached (its
+    branch can go), Hive's own files (brief, copies, what only its per-attempt ignore file
+    hid) removed, the project's ignored files kept. "" on success, else why it was not kept."""
+    if spare.exists():
+        return "the worker keeps a spare checkout already"
+    try:
+        git.detach(worktree)
+        git.unset_worktree_excludes(worktree)
+        git.clean(worktree)
+        move(root, worktree, spare, "in-park")
+    except CommandError as e:
+        git.worktree_unlock(root, worktree)
+        return str(e)
+    return ""
+
+
+def reuse(root: Path, spare: Path, path: Path, branch: str, start: str) -> bool:
+    """The worker's spare checkout as a new attempt's worktree at `path`, on `branch` made at
+    `start`: switched where it lies, then moved, so `path` never holds a checkout half-switched.
+    False (and the spare cleared away) if there is none or it will not serve. No clean: `park`
+    left nothing untracked, and a switch cut short writes only files it then owns."""
+    if not spare.exists() or clear_if_broken(root, spare) is not None:
+        return False
+    try:
+        git.switch_new_branch(spare, branch, start)
+        move(root, spare, path, "in-reuse")
+    except CommandError:
+        clear_if_broken(root, path)
+        if spare.exists():
+            _remove(root, spare, None)
+        return False
+    return True
 
 
 def repair(root: Path, path: Path, state: str) -> str:
@@ -214,26 +273,29 @@ def salvage(worktree: Path, message: str) -> bool:
     return bool(changes) and git.commit_all(worktree, message)
 
 
-def remove_if_merged(root: Path, worktree: Path, main: str, teardown: Teardown | None = None) -> str:
-    """Remove a worktree only if its HEAD is contained in main and nothing is uncommitted.
-    Returns "" on success or why it was kept."""
+def remove_if_merged(
+    root: Path, worktree: Path, main: str, teardown: Teardown | None = None, spare: Path | None = None
+) -> str:
+    """Remove a worktree only if its HEAD is contained in main and nothing is uncommitted
+    (or keep it as the worker's `spare`). Returns "" on success or why it was kept."""
     note = clear_if_broken(root, worktree)
     if note is not None:
         return note
     if not git.is_ancestor(worktree, "HEAD", main):
         return f"kept {worktree}: its HEAD is not in {main}"
-    return _remove(root, worktree, teardown)
+    return _remove(root, worktree, teardown, spare)
 
 
-def remove_if_clean(root: Path, worktree: Path, teardown: Teardown | None = None) -> str:
-    """Remove a worktree whose work is all committed (its branch keeps the commits)."""
+def remove_if_clean(root: Path, worktree: Path, teardown: Teardown | None = None, spare: Path | None = None) -> str:
+    """Remove a worktree whose work is all committed (its branch keeps the commits), or keep it
+    as the worker's `spare`."""
     note = clear_if_broken(root, worktree)
     if note is not None:
         return note
     dirty = git.status(worktree)
     if dirty:
         return f"kept {worktree}: {len(dirty)} uncommitted change(s)"
-    return _remove(root, worktree, teardown)
+    return _remove(root, worktree, teardown, spare, clean=True)
 
 
 def remove_any(root: Path, worktree: Path, teardown: Teardown | None = None) -> str:
@@ -242,11 +304,16 @@ def remove_any(root: Path, worktree: Path, teardown: Teardown | None = None) -> 
     return _remove(root, worktree, teardown) if note is None else note
 
 
-def _remove(root: Path, worktree: Path, teardown: Teardown | None) -> str:
+def _remove(
+    root: Path, worktree: Path, teardown: Teardown | None, spare: Path | None = None, clean: bool = False
+) -> str:
     """Reached only once git has shown the checkout sound and its removal safe: a half-made one
-    (`repair`) never ran setup nor an agent, so it has nothing to tear down."""
+    (`repair`) never ran setup nor an agent, so it has nothing to tear down. With a `spare` path
+    it is kept there instead, if it holds nothing uncommitted (`clean`: known already)."""
     if teardown is not None:
         teardown(worktree)  # while its files are still there: `docker compose down` reads compose.yaml
+    if spare is not None and (clean or not git.status(worktree)) and not park(root, worktree, spare):
+        return ""
     try:
         git.worktree_remove(root, worktree)
     except CommandError as e:  # a locked or busy worktree is reported, never fatal
@@ -276,18 +343,34 @@ def unused_worktrees(root: Path, base: Path, states: Iterable[TaskState]) -> lis
     return [
         path
         for path in (Path(wt["path"]).resolve() for wt in git.worktrees(root))
-        if base in path.parents and path not in used
+        if base in path.parents and path not in used and not names.is_spare(path.name)
+    ]
+
+
+def spares(root: Path, base: Path) -> list[Path]:
+    """The checkouts workers keep for their next task (`park`)."""
+    base = base.resolve()
+    return [
+        path
+        for path in (Path(wt["path"]).resolve() for wt in git.worktrees(root))
+        if path.parent == base and names.is_spare(path.name)
     ]
 
 
 def remove_merged_leftovers(
-    root: Path, st: TaskState, main_ref: str, existing: set[str] | None = None, teardown: Teardown | None = None
+    root: Path,
+    st: TaskState,
+    main_ref: str,
+    existing: set[str] | None = None,
+    teardown: Teardown | None = None,
+    spare: Path | None = None,
 ) -> list[str]:
-    """After a task is merged: its worktree and every attempt's branch go, each only
-    if git shows it is contained in main. `existing` (branch names, if known) spares
-    a git call per branch that is already gone. Returns what was kept, and why."""
+    """After a task is merged: its worktree (kept as the worker's `spare`, if given) and every
+    attempt's branch go, each only if git shows it is contained in main. `existing` (branch
+    names, if known) spares a git call per branch that is already gone. Returns what was kept,
+    and why."""
     there = bool(st.worktree) and Path(st.worktree).exists()
-    kept = [remove_if_merged(root, Path(st.worktree), main_ref, teardown)] if there else []
+    kept = [remove_if_merged(root, Path(st.worktree), main_ref, teardown, spare)] if there else []
     # A branch whose worktree was deleted by hand is still "checked out" there until pruned. Pruned
     # only then: a prune can delete the admin folder of a `worktree add` beside it (see git.git).
     if not there:

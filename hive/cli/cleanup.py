@@ -1,6 +1,6 @@
 """`hive cleanup`: remove what finished tasks left behind — worktrees and branches
 of done tasks (only once git shows they are in main), clean worktrees of too_big
-tasks, tmux sessions no running task uses, and (when no task runs) what the executor keeps
+tasks, the workers' spare checkouts, tmux sessions no running task uses, and (when no task runs) what the executor keeps
 between runs: the Ray executor's actors on the nodes. Unmerged work goes only with --force.
 `[worktrees] teardown` runs in each task's worktree before it goes."""
 
@@ -47,10 +47,27 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
             done.append(f"closed {executor.kind} session {session} (no task runs in it)")
     if not running:
         done += executor.tidy()
+    done += _spares(root, paths, executor.worktree_base(root, config.worktree_base))
     if force:
         done += _leftovers(root, config, executor, list(states.values()), running)
     git.worktree_prune(root)
     return done
+
+
+def _spares(root: Path, paths: Paths, base: Path) -> list[str]:
+    """The checkouts workers keep for their next task (`[worktrees] reuse`): they hold nothing but
+    what main has, and go unless their worker runs now (it may be taking its spare)."""
+    said = []
+    for path in worktrees.spares(root, base):
+        slot = HeldLock(paths.slot_lock(names.spare_owner(path.name)))
+        if not slot.try_acquire():
+            continue
+        try:
+            worktrees.remove_any(root, path)
+            said.append(f"removed {path} (a worker's spare checkout, kept for its next task)")
+        finally:
+            slot.release()
+    return said
 
 
 def _finished(root: Path, config: Config, st: TaskState, force: bool) -> list[str]:

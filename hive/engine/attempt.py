@@ -40,7 +40,8 @@ from hive.store.state import TaskState
 def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     root, attempt = h.root, st.attempt + 1
     base = git.rev_parse(root, h.main_ref)
-    retire_worktree(h, st)
+    spare = spare_for(h, worker)
+    retire_worktree(h, st, spare)
     start_point = _continue_from(h, st, base)
     resolve = _resolve(h, st, start_point, base)
     plan, tid = h.plan_name, h.task.id
@@ -73,7 +74,8 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         log_offset=_log_start(log, h.key, attempt, worker.id),
     )
     crash_point("after-claim")
-    worktrees.create(root, wt, st.branch, start_point)
+    if spare is None or not worktrees.reuse(root, spare, wt, st.branch, start_point):
+        worktrees.create(root, wt, st.branch, start_point)
     crash_point("after-worktree-add")
     env = _agent_env(h, st, wt, worker)
     brief = _brief(h, st, wt, resolve)
@@ -225,10 +227,20 @@ def worktree_for_merge(h: TaskContext, st: TaskState, worker: str) -> tuple[Task
     return st, wt
 
 
-def retire_worktree(h: TaskContext, st: TaskState) -> None:
+def spare_for(h: TaskContext, worker: Worker) -> Path | None:
+    """Where `worker` keeps a finished task's checkout for its next task (`[worktrees] reuse`);
+    None if it keeps none: reuse is off, or checkouts are made on other hosts. Only the process
+    that holds the worker's slot touches it."""
+    if not h.cfg.worktree_reuse or h.executor.capabilities.remote_checkout:
+        return None
+    return h.executor.worktree_base(h.root, h.cfg.worktree_base) / names.spare_dir(worker.id)
+
+
+def retire_worktree(h: TaskContext, st: TaskState, spare: Path | None = None) -> None:
     """A previous attempt's worktree: its leftovers are committed to its branch (the
-    next attempt starts from there), then it is removed. One that is not sound (a
-    checkout that never completed) holds no work and is only cleared away."""
+    next attempt starts from there), then it is removed (or kept as the worker's `spare`).
+    One that is not sound (a checkout that never completed) holds no work and is only
+    cleared away."""
     wt = Path(st.worktree) if st.worktree else None
     bring_back(h, st)  # before anything reads its branch or commits its leftovers
     if wt is None or not sound(h, wt):
@@ -236,7 +248,7 @@ def retire_worktree(h: TaskContext, st: TaskState) -> None:
     worktrees.restore_branch(wt, st.branch)
     worktrees.retire_context(wt, h.context_name())
     worktrees.salvage(wt, f"hive: unfinished work of {h.key} attempt {st.attempt}")
-    note = worktrees.remove_if_clean(h.root, wt, teardown_of(h))
+    note = worktrees.remove_if_clean(h.root, wt, teardown_of(h), spare)
     if note:
         say(f"{h.key}: {note}")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from hive.adapters import worktrees
-from hive.engine.attempt import bring_back, retire_worktree, worktree_for_merge
+from hive.engine.attempt import bring_back, retire_worktree, spare_for, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import Checked, MergeRequest, MergeResult, MergeStatus, Recorders, Spot, merge
-from hive.engine.task import TaskContext
+from hive.engine.task import TaskContext, Worker
 from hive.engine.taskenv import teardown_of, variables
 from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
 from hive.output import prefixed, say
@@ -20,20 +20,21 @@ from hive.store import names
 from hive.store.state import TaskState
 
 
-def finish(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
-    """Act on the outcome as lifecycle.OUTCOMES says."""
+def finish(h: TaskContext, st: TaskState, outcome: Outcome, worker: Worker) -> TaskState:
+    """Act on the outcome as lifecycle.OUTCOMES says (`worker`: the slot this process holds)."""
+    spare = spare_for(h, worker)
     rule = outcome.rule
     left = h.agent(st).stop(h.cfg.stop_patience, rule.ended_by_itself, prefixed(say, h.key))
     if left:
         say(f"{h.key}: warning: {left}")
     bring_back(h, st)
     if rule.worktree == Worktree.MERGE:
-        return _merge(h, st, outcome)
+        return _merge(h, st, outcome, spare)
     note = ""
     if rule.worktree == Worktree.REMOVE_IF_CLEAN and st.worktree and Path(st.worktree).exists():
-        note = worktrees.remove_if_clean(h.root, Path(st.worktree), teardown_of(h))
+        note = worktrees.remove_if_clean(h.root, Path(st.worktree), teardown_of(h), spare)
     elif rule.worktree == Worktree.RETIRE:
-        retire_worktree(h, st)
+        retire_worktree(h, st, spare)
     reason = outcome.recorded_reason(h.key)
     changes: dict[str, Any] = {"permanent": rule.permanent, "pauses": 0}
     if not outcome.counts(st.history):
@@ -50,7 +51,7 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
     return h.end(st, rule.state, reason, outcome.output_tail, note, **changes)
 
 
-def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
+def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None) -> TaskState:
     name = h.context_name()
     st, wt = worktree_for_merge(h, st, st.worker or "w1")
     if st.resume == Resume.MERGING:
@@ -100,7 +101,7 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome) -> TaskState:
     result = merge(req, records.recorders())
     st = records.st
     if result.status == MergeStatus.MERGED:
-        tidy_up(h, st)
+        tidy_up(h, st, spare)
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
         return st
     if result.status == MergeStatus.CHECK_FAILED:
@@ -173,7 +174,8 @@ def record_merged(h: TaskContext, st: TaskState, commit: str, files: tuple[str, 
     )
 
 
-def tidy_up(h: TaskContext, st: TaskState) -> None:
-    """Remove the worktree and every attempt's branch, each only once git shows it is in main."""
-    for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref, teardown=teardown_of(h)):
+def tidy_up(h: TaskContext, st: TaskState, spare: Path | None = None) -> None:
+    """Remove the worktree (or keep it as the worker's `spare`) and every attempt's branch, each
+    only once git shows it is in main."""
+    for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref, teardown=teardown_of(h), spare=spare):
         say(f"{h.key}: {note}")

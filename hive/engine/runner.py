@@ -132,7 +132,7 @@ class TaskRunner:
                 self._exclusion(held)
                 worker = held.enter_context(Slot(h.paths, h.cfg.max_workers, h.key))
                 outcome = self._step(d, h.read(), worker)
-                st = finish(h, h.read(), outcome)
+                st = finish(h, h.read(), outcome, worker)
             if st.state == State.DONE:
                 notify.task_done(h, st)
                 return True

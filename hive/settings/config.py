@@ -62,6 +62,7 @@ class Config:
     worktree_setup: str = ""
     worktree_teardown: str = ""  # run in a task's checkout before it is removed (engine.taskenv)
     worktree_copy: tuple[str, ...] = ()
+    worktree_reuse: bool = True  # a worker starts its next task in its last task's checkout
     max_workers: int = 4
     gate_first_batch: bool = False
     hub_threshold: int = 0

@@ -139,6 +139,11 @@ KEYS: tuple[Key, ...] = (
         "A command run with `bash -c` in a task's worktree just before Hive removes it, with the task's "
         'environment (`HIVE_PORT`, `HIVE_PORTS`, `COMPOSE_PROJECT_NAME`, ...), e.g. "docker compose down"; '
         "its failure is a warning, and the worktree is removed all the same."),
+    Key("worktrees", "reuse", "worktree_reuse", "bool", True,
+        "A worker keeps the checkout of a task it has finished and starts its next task in it: git "
+        "rewrites only the files that differ, and ignored files (build outputs, caches such as "
+        "`__pycache__`) stay, as on a CI runner that keeps its workspace. false: a fresh `git worktree "
+        "add` for every attempt, so no task sees even the ignored files another left."),
     Key("worktrees", "copy", "worktree_copy", "strlist", [],
         'Files copied from the repository into each worktree and never committed, e.g. [".env"].'),
     Key("parallel", "max_workers", "max_workers", "posint", 4,

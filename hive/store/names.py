@@ -68,6 +68,27 @@ def worktree_dir(worker: str, plan: str, task_id: str, attempt: int) -> str:
     return f"{worker}-{attempt_name(plan, task_id, attempt)}"
 
 
+def spare_dir(worker: str) -> str:
+    """The checkout a worker keeps for its next task (`[worktrees] reuse`); never a task's name
+    (those end in `-a<attempt>`)."""
+    return f"{worker}-spare"
+
+
+_SPARE = re.compile(r"w(\d+)-spare")
+
+
+def is_spare(dirname: str) -> bool:
+    return _SPARE.fullmatch(dirname) is not None
+
+
+def spare_owner(spare: str) -> int:
+    """Whose spare checkout `spare` (a `spare_dir` name) is: its worker's number."""
+    m = _SPARE.fullmatch(spare)
+    if m is None:
+        raise ValueError(spare)
+    return int(m[1])
+
+
 def worktree_owner(dirname: str, plan: str, task_id: str) -> tuple[int, int] | None:
     """(worker number, attempt) if `dirname` is one of this task's worktrees (`worktree_dir`),
     else None: a checkout's own name says whose ports its services took."""

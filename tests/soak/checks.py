@@ -8,10 +8,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from hive.store import names
+
 from .output import first_line, tail
-from .records import read_events, read_spawns
+from .records import read_events, read_spawns, read_state
 from .runs import RUN_TIMEOUT, STOP_TIMEOUT
 from .sandbox import Sandbox, SoakError
+from .scenario import failed_check_marker
 
 EXPECTED_EXIT = {"sigterm": 143, "sigint": 130, "sigint-group": 130}
 LINGER_S = 3.0  # how long processes may take to go away after the final run
@@ -23,6 +26,7 @@ def run_checks(sb: Sandbox) -> None:
         check_runs,
         check_tasks_on_main,
         check_verified_main,
+        check_failed_check,
         check_no_respawn,
         check_user_work,
         check_status,
@@ -104,6 +108,18 @@ def check_verified_main(sb: Sandbox) -> None:
             sb.findings.add(
                 "main moved to a tree whose checks did not pass", f"{key}: {subject[:80]} (tree {tree[:10]})"
             )
+
+
+def check_failed_check(sb: Sandbox) -> None:
+    """The task whose check fails once did fail it once (its attempt ended `check_failed`), and
+    was merged after (check_tasks_on_main)."""
+    task = next((t for t in sb.sc.tasks if sb.sc.fails_its_first_check(t)), None)
+    if task is None:
+        return
+    outcomes = [h.get("outcome") for h in read_state(sb.root, task.id).get("history", [])]
+    if not failed_check_marker(sb.root, task).exists() or "check_failed" not in outcomes:
+        sb.findings.add("the check that fails once did not, or was not recorded", f"{task.key}: {outcomes}")
+    sb.notes.append(f"check-fail:{task.key} failed its first check ({outcomes})")
 
 
 def check_no_respawn(sb: Sandbox) -> None:
@@ -194,15 +210,30 @@ def check_status(sb: Sandbox) -> None:
         )
 
 
+def check_spare(sb: Sandbox, path: Path, block: str) -> None:
+    """A spare checkout (`[worktrees] reuse`) is whole, unlocked, detached at a commit main holds,
+    and holds no change of its own."""
+    if "\nlocked" in block or "\ndetached" not in block:
+        sb.findings.add("a spare checkout left locked or on a branch", block.replace("\n", " "))
+    status = sb.git("status", "--porcelain", cwd=path)
+    if status.returncode != 0 or status.stdout.strip():
+        sb.findings.add("a spare checkout holds changes", f"{path.name}: {tail(status.stdout + status.stderr, 3)}")
+    if sb.git("merge-base", "--is-ancestor", "HEAD", "main", cwd=path).returncode != 0:
+        sb.findings.add("a spare checkout holds commits main has not", path.name)
+
+
 def check_leftovers(sb: Sandbox) -> None:
     """Nothing left behind: worktrees, branches, git locks, tmux sessions, Hive's error log, processes."""
     listing = sb.git("worktree", "list", "--porcelain")
     if listing.returncode != 0:  # what the user would see too: not the harness's fault
         sb.findings.add("`git worktree list` fails in the repository", tail(listing.stderr, 2))
     for block in listing.stdout.strip().split("\n\n")[1:]:
-        name = Path(block.splitlines()[0].split(" ", 1)[1]).name
+        path = Path(block.splitlines()[0].split(" ", 1)[1])
+        name = path.name
         if "\nprunable" in block:  # its directory is gone, git still lists it
             sb.findings.add("a stale (prunable) worktree entry left", name)
+        elif names.is_spare(name):  # a worker's checkout for its next task: nothing of its own
+            check_spare(sb, path, block)
         else:
             sb.findings.add("worktrees left", name)
     branches = [b for b in sb.git_out("branch", "--format=%(refname:short)").split() if b.startswith("hive/")]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 PLAN = "soak"
 MAX_RUNS = 8  # runs (fault runs included) to reach an exit-0 run
@@ -38,6 +39,9 @@ VERIFY_S = (0.1, 0.8)
 # ... and one such task's check is killed as it runs (the OOM killer, a user's kill), once: it
 # fails like a failed check, and its task goes on in a next attempt
 CHECK_KILL_P = 0.3
+# ... and one (another) fails its check the first time it runs, while the tasks queued behind it
+# verify on top of it: they are rebuilt without it and verified again; it merges next attempt
+CHECK_FAIL_P = 0.3
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,10 @@ class Scenario:
     rm_worktree: str = ""  # task whose worktree is deleted while its agent runs
     rm_delay: float = 0.0  # ... this long after its agent started
     check_kill: str = ""  # task whose check is killed while it runs
+    check_fail: str = ""  # task whose check fails the first time it runs
+
+    def fails_its_first_check(self, task: TaskSpec) -> bool:
+        return task.id == self.check_fail
 
     def fault_names(self) -> list[str]:
         out = []
@@ -122,6 +130,8 @@ class Scenario:
             out.append(f"rm-worktree:{self.rm_worktree}+{self.rm_delay:.2f}s")
         if self.check_kill:
             out.append(f"check-kill:{self.check_kill}")
+        if self.check_fail:
+            out.append(f"check-fail:{self.check_fail}")
         return out
 
 
@@ -242,10 +252,20 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
     spare = [t for t in tasks if t.verify is not None and not t.first_attempt and t.id != rm]
     tmux = any(f.kind == "tmux-kill" for r in rounds for f in r.faults)
     check_kill = checks.choice(spare).id if spare and not tmux and checks.random() < CHECK_KILL_P else ""
-    return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay, check_kill)
+    # drawn last: a seed keeps every fault it had before; never the task whose check is killed
+    # (one attempt lost to the checks a task at most)
+    others = [t for t in spare if t.id != check_kill]
+    check_fail = checks.choice(others).id if others and not tmux and checks.random() < CHECK_FAIL_P else ""
+    return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay, check_kill, check_fail)
 
 
-def render_plan(sc: Scenario) -> str:
+def failed_check_marker(root: Path, task: TaskSpec) -> Path:
+    """Made by the task's check the first time it runs (which then fails); in .hive/fake, which
+    checks may write in their sandbox."""
+    return root / ".hive" / "fake" / f"check-failed-{task.id}"
+
+
+def render_plan(sc: Scenario, root: Path) -> str:
     parts = [
         (
             f"---\nstatus: approved\n---\n# Soak plan (seed {sc.seed})\n\n## Context\n"
@@ -254,7 +274,11 @@ def render_plan(sc: Scenario) -> str:
     ]
     for t in sc.tasks:
         lines = [f"### Task {t.id}: Write {t.file}", f"**Depends on:** {', '.join(t.deps) or 'none'}"]
-        if t.verify is not None:
+        if t.verify is not None and sc.fails_its_first_check(t):
+            once = failed_check_marker(root, t)
+            fail_once = f"{{ test -e {once} || {{ touch {once}; exit 1; }}; }}"
+            lines.append(f"**Verify:** sleep {t.verify}; test -f {t.file} && {fail_once}")
+        elif t.verify is not None:
             lines.append(f"**Verify:** sleep {t.verify}; test -f {t.file}")
         lines.append("")
         if t.first_attempt == "crash":

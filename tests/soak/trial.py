@@ -82,7 +82,7 @@ class Trial(Sandbox):
         mode = f'mode = "{self.sandbox_mode}"\n' if self.sandbox_mode else ""
         with open(self.root / ".hive" / "config.toml", "a") as f:
             f.write(f'\n[sandbox]\n{mode}writable = ["{self.root}/.hive/fake/"]\n')
-        (self.root / "plans" / f"{PLAN}.md").write_text(render_plan(self.sc))
+        (self.root / "plans" / f"{PLAN}.md").write_text(render_plan(self.sc, self.root))
         self.user = self._protect_user_work()
 
     def _protect_user_work(self) -> UserWork:
@@ -197,7 +197,7 @@ class Trial(Sandbox):
     def dump(self) -> None:
         """Everything needed to judge a failure: plan, outputs, agent timeline, events."""
         print(f"--- plan ({self.root / 'plans' / f'{PLAN}.md'})")
-        print(render_plan(self.sc))
+        print(render_plan(self.sc, self.root))
         for rec in self.runs:
             print(f"--- output of {rec.line()}")
             print(rec.output().rstrip())

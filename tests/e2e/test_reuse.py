@@ -1,0 +1,113 @@
+"""A worker starts its next task in the checkout of the task it finished (`[worktrees] reuse`,
+issue 25): git rewrites only what differs, the project's ignored files stay, Hive's own files do
+not, and a move of a checkout cut short anywhere is finished or cleared, never worked in half."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+from conftest import ONE_THEN_TWO, Repo, assert_finished_exactly_once, git
+
+from hive.adapters import worktrees
+from hive.store.paths import Paths
+
+# Task 1 leaves an ignored cache and Hive copies `.env` in; task 2 (on the same worker, next)
+# reports whether it finds the cache.
+PLAN = """
+### Task 1: Build
+fake: write .gitignore cache/
+fake: write cache/warm.txt compiled
+fake: write one.txt one
+fake: commit part one
+fake: signal done
+
+### Task 2: Next
+**Depends on:** 1
+fake: try-read cache/warm.txt
+fake: write two.txt two
+fake: commit part two
+fake: signal done
+"""
+
+
+def log_of(repo: Repo, task: str) -> str:
+    return Paths(repo.root).log_file("r", task).read_text(errors="replace")
+
+
+def setup(repo: Repo, reuse: bool) -> None:
+    (repo.root / ".env").write_text("SECRET=1\n")
+    repo.configure(extra=f'\n[worktrees]\nreuse = {str(reuse).lower()}\ncopy = [".env"]\n')
+
+
+def test_the_next_task_of_a_worker_starts_in_its_last_checkout_with_the_ignored_files_kept(repo: Repo):
+    setup(repo, reuse=True)
+    repo.write_plan("r", PLAN)
+    r = repo.doit()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert_finished_exactly_once(repo, {"r:1": "part one", "r:2": "part two"})
+    assert "try-read cache/warm.txt: ok" in log_of(repo, "2"), "the ignored cache of task 1 is kept"
+    one, two = repo.state("r", "1")["worktree"], repo.state("r", "2")["worktree"]
+    assert one != two and not Path(one).exists()
+    # one checkout went from task 1 to task 2 and back: git's record of it is the one task 1 made
+    spare = repo.spares()
+    assert [Path(p).name for p in spare] == ["w1-spare"], spare
+    admin = git(Path(spare[0]), "rev-parse", "--absolute-git-dir")
+    assert Path(admin).name == Path(one).name, admin
+    # what it keeps: main's files and the project's ignored ones; not Hive's (the brief, the copy)
+    kept = Path(spare[0])
+    assert (kept / "cache" / "warm.txt").read_text() == "compiled\n"
+    assert not (kept / "AGENTS.md").exists() and not (kept / ".env").exists()
+    assert git(kept, "rev-parse", "HEAD") == repo.git("rev-parse", "main^2")  # task 2's work, detached
+    assert git(kept, "config", "--worktree", "--get", "core.excludesFile", check=False) == ""
+
+
+def test_reuse_false_gives_each_attempt_a_fresh_checkout(repo: Repo):
+    setup(repo, reuse=False)
+    repo.write_plan("r", PLAN)
+    r = repo.doit()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert_finished_exactly_once(repo, {"r:1": "part one", "r:2": "part two"})
+    assert "try-read cache/warm.txt: denied" in log_of(repo, "2")
+    assert repo.spares() == []
+
+
+def test_hive_cleanup_removes_the_spare_checkouts(repo: Repo):
+    repo.write_plan("f", ONE_THEN_TWO)
+    assert repo.doit().returncode == 0
+    assert len(repo.spares()) == 1
+    r = repo.hive("cleanup")
+    assert r.returncode == 0 and "a worker's spare checkout" in r.stdout, r.stdout
+    assert repo.spares() == [] and repo.worktrees() == []
+
+
+@pytest.mark.parametrize("point", ["in-park", "in-reuse"])
+def test_kill9_while_a_checkout_moves_finishes_the_move_and_lands_the_work_once(repo: Repo, point: str):
+    """in-park: task 1's checkout moved to the spare's place, still locked; in-reuse: the spare
+    moved to task 2's place, switched to its branch, still locked."""
+    repo.write_plan("f", ONE_THEN_TWO)
+    crashed = repo.doit(env={"HIVE_FAULT": point})
+    assert crashed.returncode == -signal.SIGKILL
+    locked = [w for w in repo.git("worktree", "list", "--porcelain").split("\n\n") if "locked hive: moving" in w]
+    assert len(locked) == 1, "the checkout is found mid-move"
+    r = repo.doit()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert_finished_exactly_once(repo, {"f:1": "the work", "f:2": "next work"})
+    assert "locked" not in repo.git("worktree", "list", "--porcelain")
+    assert repo.starts().count("f:1") == 1
+
+
+def test_a_move_cut_between_the_rename_and_gits_record_is_repaired_not_pruned(repo: Repo):
+    """git's own move renames the folder and then records where it went; the lock Hive takes
+    first keeps a prune from forgetting it meanwhile, and `clear_if_broken` finishes the move."""
+    wt, moved = repo.root / "worktrees" / "a", repo.root / "worktrees" / "b"
+    repo.git("worktree", "add", "-q", "--detach", str(wt), "main")
+    repo.git("worktree", "lock", "--reason", worktrees.MOVING_LOCK, str(wt))
+    wt.rename(moved)  # what git's move does first
+    repo.git("worktree", "prune")
+    assert worktrees.health(moved) == worktrees.MOVING
+    assert worktrees.clear_if_broken(repo.root, moved) is None
+    assert worktrees.health(moved) == worktrees.OK
+    listed = repo.git("worktree", "list", "--porcelain")
+    assert f"worktree {moved}" in listed and "locked" not in listed and "prunable" not in listed
