@@ -42,6 +42,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     base = git.rev_parse(root, h.main_ref)
     spare = spare_for(h, worker)
     retire_worktree(h, st, spare)
+    caps = h.executor.capabilities
     start_point = _continue_from(h, st, base)
     resolve = _resolve(h, st, start_point, base)
     plan, tid = h.plan_name, h.task.id
@@ -74,7 +75,9 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         log_offset=_log_start(log, h.key, attempt, worker.id),
     )
     crash_point("after-claim")
-    if spare is None or not worktrees.reuse(root, spare, wt, st.branch, start_point):
+    if caps.remote_checkout:  # a host elsewhere makes its checkout: the spare serves merges here
+        worktrees.create(root, wt, st.branch, start_point)
+    elif spare is None or not worktrees.reuse(root, spare, wt, st.branch, start_point):
         worktrees.create(root, wt, st.branch, start_point)
     crash_point("after-worktree-add")
     env = _agent_env(h, st, wt, worker)
@@ -83,7 +86,6 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     excludes = h.paths.excludes_file(plan, tid, attempt)
     ignored = [] if h.is_script else list(h.profile().ignore)
     worktrees.set_excludes(root, wt, excludes, [brief.name, *copied, *ignored])
-    caps = h.executor.capabilities
     if h.cfg.worktree_setup and not caps.remote_checkout:  # a host elsewhere runs it in its own checkout
         # sandboxed as a check is: a next attempt's checkout holds what the last agent wrote
         # (a package.json whose install scripts `npm ci` runs)
@@ -199,7 +201,7 @@ def start_merge_only(h: TaskContext, st: TaskState, worker: Worker) -> TaskState
         resume=Resume.MERGING if st.resume == Resume.MERGING else Resume.MERGE,
         reason="merging its branch",
     )
-    return worktree_for_merge(h, st, worker.id)[0]
+    return worktree_for_merge(h, st, worker.id, spare_for(h, worker))[0]
 
 
 def sound(h: TaskContext, wt: Path) -> bool:
@@ -210,10 +212,10 @@ def sound(h: TaskContext, wt: Path) -> bool:
     return note is None
 
 
-def worktree_for_merge(h: TaskContext, st: TaskState, worker: str) -> tuple[TaskState, Path]:
-    """The attempt's worktree if it is sound; else (deleted, or half-made) a fresh
-    checkout of its branch, which holds every commit the agent made (and the state
-    that records it)."""
+def worktree_for_merge(h: TaskContext, st: TaskState, worker: str, spare: Path | None = None) -> tuple[TaskState, Path]:
+    """The attempt's worktree if it is sound; else (deleted, made on another host, or half-made)
+    a checkout of its branch — the worker's `spare` moved to it, or a fresh one — which holds
+    every commit the agent made (and the state that records it)."""
     wt = Path(st.worktree) if st.worktree else None
     if wt is not None and sound(h, wt):
         return st, wt
@@ -223,15 +225,18 @@ def worktree_for_merge(h: TaskContext, st: TaskState, worker: str) -> tuple[Task
     if not (wt.exists() and sound(h, wt)):  # sound() clears a half-made one away
         say(f"{h.key}: no usable worktree; merging from a fresh checkout of branch {st.branch}")
         st = h.update((State.IN_PROGRESS,), worktree=str(wt))
-        worktrees.checkout_existing(h.root, wt, st.branch)
+        git.worktree_prune(h.root)  # a deleted worktree still "has the branch checked out" until pruned
+        # the branch at its own tip: switching to it moves nothing
+        if spare is None or not worktrees.reuse(h.root, spare, wt, st.branch, f"refs/heads/{st.branch}"):
+            worktrees.checkout_existing(h.root, wt, st.branch)
     return st, wt
 
 
 def spare_for(h: TaskContext, worker: Worker) -> Path | None:
-    """Where `worker` keeps a finished task's checkout for its next task (`[worktrees] reuse`);
-    None if it keeps none: reuse is off, or checkouts are made on other hosts. Only the process
-    that holds the worker's slot touches it."""
-    if not h.cfg.worktree_reuse or h.executor.capabilities.remote_checkout:
+    """Where `worker` keeps a finished task's checkout for its next task (`[worktrees] reuse`),
+    or for its next merge when agents work on other hosts; None if reuse is off. Only the
+    process that holds the worker's slot touches it."""
+    if not h.cfg.worktree_reuse:
         return None
     return h.executor.worktree_base(h.root, h.cfg.worktree_base) / names.spare_dir(worker.id)
 

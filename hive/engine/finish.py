@@ -53,7 +53,7 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome, worker: Worker) -> T
 
 def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None) -> TaskState:
     name = h.context_name()
-    st, wt = worktree_for_merge(h, st, st.worker or "w1")
+    st, wt = worktree_for_merge(h, st, st.worker or "w1", spare)
     if st.resume == Resume.MERGING:
         # The agent's work is all on the branch; what is in the worktree besides it was
         # left by an interrupted merge (a checkout of main cut short leaves HEAD on the
