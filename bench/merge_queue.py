@@ -454,7 +454,7 @@ def failing_outcome(
     log = root / ".hive" / "hive.log"
     if log.exists():
         problems.append(f"failing: .hive/hive.log (internal errors) exists:\n{log.read_text()[-1500:]}")
-    worktrees = bench.git(sb, root, "worktree", "list", "--porcelain").count("\nworktree ")
+    worktrees = len(bench.task_worktrees(sb, root))
     if worktrees > len(by["failed"]):  # a failed task keeps its worktree (its commits), no other one
         problems.append(f"failing: {worktrees} worktrees left for {len(by['failed'])} failed tasks")
     return {

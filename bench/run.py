@@ -296,9 +296,7 @@ def check_hive_run(
     st = states(root, plan)
     not_done = {k: st.get(k, "planned") for k in keys if st.get(k) != "done"}
     merges = int(git(sb, root, "rev-list", "--count", "--merges", "main"))
-    worktrees = [
-        ln for ln in git(sb, root, "worktree", "list", "--porcelain").splitlines() if ln.startswith("worktree ")
-    ][1:]
+    worktrees = task_worktrees(sb, root)
     sessions = sb.tmux_sessions()
     info = {
         "exit_code": r.returncode,
@@ -325,6 +323,13 @@ def check_hive_run(
     if log.exists():
         problems.append(f"{label}: .hive/hive.log (internal errors) exists:\n{log.read_text()[-1500:]}")
     return info
+
+
+def task_worktrees(sb: Sandbox, root: Path) -> list[str]:
+    """The worktrees left but the main checkout and the workers' spares (`[worktrees] reuse`:
+    each keeps the checkout of its last task for its next one)."""
+    listed = [ln for ln in git(sb, root, "worktree", "list", "--porcelain").splitlines() if ln.startswith("worktree ")]
+    return [ln for ln in listed[1:] if not re.fullmatch(r"w\d+-spare", Path(ln.split(" ", 1)[1]).name)]
 
 
 def per_task_phases(evs: list[dict], sigs: dict[str, float], keys: list[str]) -> dict[str, dict]:

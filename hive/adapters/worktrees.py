@@ -129,7 +129,9 @@ def reuse(root: Path, spare: Path, path: Path, branch: str, start: str) -> bool:
         git.switch_new_branch(spare, branch, start)
         move(root, spare, path, "in-reuse")
     except CommandError:
-        clear_if_broken(root, path)
+        if clear_if_broken(root, path) is None:  # git moved it, then failed: the move is finished now
+            return True
+        git.worktree_unlock(root, spare)
         if spare.exists():
             _remove(root, spare, None)
         return False
