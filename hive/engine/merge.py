@@ -326,16 +326,15 @@ def _take_slot(spot: Spot) -> tuple[bool, HeldLock | None]:
 
 
 def _checks_of(req: MergeRequest, group: tuple[Entry, ...]) -> tuple[tuple[str, str], ...]:
-    """What one run for `group` runs: its leader's own checks; for a batch, every member's, each
-    command once (test_command is everyone's), named by its task unless all share it."""
-    if len(group) == 1:
-        return req.checks
+    """What one run for `group` runs: its leader's own checks; for a batch, every member's too,
+    each command once (test_command is everyone's), a member's named by its task (a failure that
+    names none is the leader's own, as the reason of a culprit found by bisection reads)."""
     named: dict[str, str] = {}  # command -> label, in queue order
-    for e in group:
+    for e in group[:-1]:
         for label, command in e.commands:
-            shared = all(any(c == command for _, c in m.commands) for m in group)
-            named.setdefault(command, label if shared else f"{label} of {e.key}")
-    return tuple((label, command) for command, label in named.items())
+            if not any(c == command for _, c in req.checks):
+                named.setdefault(command, f"{label} of {e.key}")
+    return tuple((label, command) for command, label in named.items()) + req.checks
 
 
 def _run_checks(req: MergeRequest, checks: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
