@@ -9,8 +9,10 @@ A task with checks (Verify, test_command) goes through the merge queue (store/qu
 its merge commit is built on main plus every task queued ahead of it and verified at once,
 off the merge lock, while the others verify theirs; it is published when its turn comes, if
 what it was built on is then main — else it is built and verified again. Nothing reaches main
-whose exact tree was not verified. A task without checks merges at once when nothing is
-queued, else takes its turn. With a git older than 2.38 each merge is one step under the lock,
+whose exact tree was not verified. With `[merge] batch = N` the tasks that finish while the
+checks ahead of them run are verified together, by one run on the last one's merge commit, and
+main moves over all of them at once; a batch that fails is bisected (engine/batch.py,
+store/queue.py). A task without checks merges at once when nothing is queued, else takes its turn. With a git older than 2.38 each merge is one step under the lock,
 built and verified in the task's worktree.
 """
 
@@ -27,10 +29,11 @@ from pathlib import Path
 from hive import crashsafe
 from hive.adapters import git, gitmerge
 from hive.crashsafe import crash_point, uninterruptible
+from hive.engine import batch
 from hive.output import tail
 from hive.sandbox.policy import UNCONFINED, Confined
 from hive.store import queue
-from hive.store.files import HeldLock, append_line, locked
+from hive.store.files import append_line, locked
 from hive.store.queue import CHECKING, FAILED, PASSED, PENDING, Entry
 
 MAX_RACES = 5
@@ -148,7 +151,6 @@ def _races(req: MergeRequest, rec: Recorders, identity: tuple[str, ...], branch:
 # --- the queue ------------------------------------------------------------------------------
 
 Making = tuple[tuple[str, ...], str, bool]  # (committer identity, the branch's commit, sign?)
-JOIN_PATIENCE = 5.0  # how long a batch not full waits for a task about to join it (queue.joining)
 
 
 def _queued(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> MergeResult:
@@ -253,19 +255,6 @@ def _gone(req: MergeRequest, rec: Recorders, entry: Entry) -> MergeResult | None
     return result
 
 
-@dataclass(frozen=True)
-class _Run:
-    """A run of checks about to start: the group it verifies, and the check slot it holds."""
-
-    group: tuple[Entry, ...]
-    slot: HeldLock | None
-
-    @property
-    def batch(self) -> tuple[str, ...]:
-        """The tasks it verifies, if more than its leader alone."""
-        return tuple(e.key for e in self.group) if len(self.group) > 1 else ()
-
-
 def _verify(
     req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, note: Callable[[str], None]
 ) -> Entry | MergeResult | None:
@@ -276,23 +265,22 @@ def _verify(
     crash_point("checking")
     rec.checking()
     run = _start(req, spot, rec, entry, note)
-    if not isinstance(run, _Run):
+    if not isinstance(run, batch.Run):
         return run
     if run.batch:
         crash_point("batch-checking")
     started = time.monotonic()
     try:
-        failed = _run_checks(req, _checks_of(req, run.group))
+        failed = _run_checks(req, batch.checks_of(run.group, req.checks))
     finally:
-        if run.slot is not None:
-            run.slot.release()
+        run.release()
     rec.checked(Checked(entry.base, entry.merged, time.monotonic() - started, failed is None, run.batch))
     return _record(req, spot, rec, entry, run, failed)
 
 
 def _start(
     req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, note: Callable[[str], None]
-) -> _Run | Entry | MergeResult | None:
+) -> batch.Run | Entry | MergeResult | None:
     """Wait until the group it leads may start its checks (queue.waits_to_start, a task about to
     join it, a free check slot) and mark it checking, under the lock: from then on it takes no one
     more. Its entry if it no longer leads a group to verify (a task joined its group as leader)."""
@@ -305,36 +293,16 @@ def _start(
                 return _gone(req, rec, entry)
             if me.checks != PENDING or not me.leads:
                 return me
-            waits = queue.waits_to_start(entries, spot.key, spot.batch)
-            behind = queue.joining(entries, spot.key) if spot.batch > 1 else ""
-            if not waits and behind and time.monotonic() - waiting_since < JOIN_PATIENCE:
-                waits = f"waiting for {behind} to join its batch"
-            free, slot = _take_slot(spot) if not waits else (False, None)
+            main = git.rev_parse(req.root, f"refs/heads/{req.main_branch}")
+            if queue.base_for(entries, spot.key, main) != me.base:  # what is ahead changed: no run on it
+                return None
+            waits = batch.waits(entries, spot.key, spot.batch, time.monotonic() - waiting_since)
+            free, slot = batch.take_slot(spot.check_slots) if not waits else (False, None)
             if free:
                 queue.save(spot.file, queue.put(entries, replace(me, checks=CHECKING)))
-                return _Run(tuple(queue.group_of(entries, spot.key)), slot)
+                return batch.Run(tuple(queue.group_of(entries, spot.key)), slot)
         note(waits or f"waiting for a check slot ([merge] max_checks = {len(spot.check_slots)})")
         crashsafe.pause(POLL)
-
-
-def _take_slot(spot: Spot) -> tuple[bool, HeldLock | None]:
-    """(free?, the slot taken): one of `spot.check_slots` if one is free; none to take: no cap."""
-    if not spot.check_slots:
-        return True, None
-    held = next((lock for path in spot.check_slots if (lock := HeldLock(path)).try_acquire()), None)
-    return held is not None, held
-
-
-def _checks_of(req: MergeRequest, group: tuple[Entry, ...]) -> tuple[tuple[str, str], ...]:
-    """What one run for `group` runs: its leader's own checks; for a batch, every member's too,
-    each command once (test_command is everyone's), a member's named by its task (a failure that
-    names none is the leader's own, as the reason of a culprit found by bisection reads)."""
-    named: dict[str, str] = {}  # command -> label, in queue order
-    for e in group[:-1]:
-        for label, command in e.commands:
-            if not any(c == command for _, c in req.checks):
-                named.setdefault(command, f"{label} of {e.key}")
-    return tuple((label, command) for command, label in named.items()) + req.checks
 
 
 def _run_checks(req: MergeRequest, checks: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
@@ -347,7 +315,7 @@ def _run_checks(req: MergeRequest, checks: tuple[tuple[str, str], ...]) -> tuple
 
 
 def _record(
-    req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, run: _Run, failed: tuple[str, str] | None
+    req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, run: batch.Run, failed: tuple[str, str] | None
 ) -> Entry | MergeResult | None:
     """What its checks found, under the lock, if its merge commit is still the one they ran on:
     passed, for every member of its group (their leader's tree holds them all) — the tree is
@@ -383,7 +351,8 @@ def _turn(
                 return _gone(req, rec, entry)
             tips = gitmerge.tips(req.root, main_ref)
             main = tips[0] if tips else git.rev_parse(req.root, main_ref)
-            if queue.base_for(entries, spot.key, main) != me.base or (me.leads and me.checks == PENDING):
+            # it leads a group whose checks are to run (or a run of them a stopped run left)
+            if queue.base_for(entries, spot.key, main) != me.base or (me.leads and me.checks in (PENDING, CHECKING)):
                 return None
             group = queue.group_of(entries, spot.key)
             ahead = queue.ahead(entries, group[0].key)
