@@ -12,8 +12,9 @@ what it was built on is then main — else it is built and verified again. Nothi
 whose exact tree was not verified. With `[merge] batch = N` the tasks that finish while the
 checks ahead of them run are verified together, by one run on the last one's merge commit, and
 main moves over all of them at once; a batch that fails is bisected (engine/batch.py,
-store/queue.py). A task without checks merges at once when nothing is queued, else takes its turn. With a git older than 2.38 each merge is one step under the lock,
-built and verified in the task's worktree.
+store/queue.py). A task without checks merges at once when nothing is queued, else takes its
+turn. With a git older than 2.38 each merge is one step under the lock, built and verified in
+the task's worktree.
 """
 
 from __future__ import annotations

@@ -213,7 +213,7 @@ def test_a_batch_that_fails_is_bisected_the_culprit_fails_and_the_rest_reach_mai
     assert repo.state(*batch[-1].split(":"))["checks"][0]["batch"] == batch
     report = (repo.root / ".hive" / "report.md").read_text()
     twice = [e["task"] for e in runs if sum(r["task"] == e["task"] for r in runs) > 1]
-    assert not twice or f"- {twice[0]}: failed on" in report and "(a batch of" in report, report
+    assert not twice or (f"- {twice[0]}: failed on" in report and "(a batch of" in report), report
     assert json.loads((repo.root / ".hive" / "queue.json").read_text())["entries"] == []
 
 
