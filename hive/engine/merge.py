@@ -372,15 +372,17 @@ def _turn(
                     published = _publish_entry(req, spot, rec, entries, group, tips)
                     if published is not None:
                         return published
-        note(_waiting(spot.key, group, ahead))
+        waiting = _waiting(spot.key, group, ahead)
+        if waiting:
+            note(waiting)
         crashsafe.pause(POLL)
 
 
 def _waiting(key: str, group: list[Entry], ahead: list[Entry]) -> str:
-    """What a task in the queue waits for, said once."""
+    """What a task in the queue waits for, said once ("": nothing worth saying)."""
     if len(group) > 1 and group[-1].key != key:
         return f"in the batch {group[-1].key} verifies ({queue.span(group)})"
-    return f"queued behind {', '.join(e.key for e in ahead)}" if ahead else "waiting for its turn"
+    return f"queued behind {', '.join(e.key for e in ahead)}" if ahead else ""
 
 
 def _publish_entry(

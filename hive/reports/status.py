@@ -177,9 +177,10 @@ def merge_queue(paths: Paths, max_checks: int, batch: int = 1) -> dict[str, dict
     entries = queue.regroup(queue.living(queue.load(paths.queue)))
     slots = {HeldLock(paths.check_slot(n)).holder() for n in range(1, max_checks + 1)}
     out = {}
+    position = {e.key: n for n, e in enumerate(entries, 1)}
     for group in queue.groups(entries):
         for e in group:
-            n = entries.index(e) + 1
+            n = position[e.key]
             if len(group) > 1:
                 doing = _in_batch(entries, group, e, batch)
             else:
@@ -214,17 +215,17 @@ def _in_batch(entries: list[queue.Entry], group: list[queue.Entry], e: queue.Ent
     leader, first = group[-1], group[0]
     together = f"{queue.span(group)} together (batch of {len(group)})"
     if leader.checks == FAILED:
-        if e is not leader:
+        if e.key != leader.key:
             return f"bisecting: in the batch {leader.key} failed"
         return f"bisecting: {together} failed its checks; halves are verified once everything ahead has passed"
     if leader.checks == PASSED:
         ahead = [a.key for a in queue.ahead(entries, first.key)]
-        if e is not first:
+        if e.key != first.key:
             return f"verified in the batch of {leader.key}; reaching main with {first.key}"
         return f"verified {together} {_on(entries, first.key)}; " + (
             f"waiting for {ahead[-1]}" if ahead else "reaching main"
         )
-    if e is not leader:
+    if e.key != leader.key:
         return f"in the batch {leader.key} verifies"
     if leader.checks == CHECKING:
         return f"verifying {together} {_on(entries, first.key)}" + _bisecting(entries, leader, batch)
