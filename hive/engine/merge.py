@@ -88,7 +88,8 @@ class MergeResult:
 
 @dataclass(frozen=True)
 class Checked:
-    """One run of a task's checks: on which base, for how long, with what result."""
+    """One run of a task's checks: on which base (a batch's: its first task's), for how long, with
+    what result."""
 
     base: str
     merged: str
@@ -275,7 +276,8 @@ def _verify(
         failed = _run_checks(req, batch.checks_of(run.group, req.checks))
     finally:
         run.release()
-    rec.checked(Checked(entry.base, entry.merged, time.monotonic() - started, failed is None, run.batch))
+    # a batch's base is its first task's: the main (and tasks ahead) it was verified on top of
+    rec.checked(Checked(run.group[0].base, entry.merged, time.monotonic() - started, failed is None, run.batch))
     return _record(req, spot, rec, entry, run, failed)
 
 

@@ -176,6 +176,7 @@ def test_tasks_that_finish_while_a_check_runs_are_verified_together_by_one_run(r
     assert runs == ["p:a", batch[-1]], "p:a's test_command, then the batch's, once, run by its last task"
     checked = check_runs(repo)
     assert [(e["task"], e.get("batch")) for e in checked] == [("p:a", None), (batch[-1], batch)]
+    assert checked[1]["base"] == repo.state("p", "a")["merge_commit"], "a batch's base is its first task's"
     # main moved twice: to p:a's merge, then over the batch's members to its leader's merge
     moves = main_trees_verified(repo)
     assert moves == [repo.state("p", "a")["merge_commit"], repo.state(*batch[-1].split(":"))["merge_commit"]]
@@ -235,3 +236,23 @@ def test_kill9_in_a_batch_loses_and_duplicates_nothing(repo: Repo, point: str):
         assert repo.starts(f"p:{t}") == [f"p:{t}"], "its agent ran once"
     main_trees_verified(repo)
     assert len([m for m in repo.main_log() if m.startswith("hive: merge ")]) == 5
+
+
+def test_a_batch_whose_leader_is_gone_is_led_by_the_last_one_left_and_no_one_waits_for_it(repo: Repo):
+    batched(repo, test_command=GATED.format(root=repo.root))
+    repo.write_plan("p", five_tasks({}))
+    crashed = repo.start_doit("-n", "5", env={"HIVE_FAULT": "batch-checking"})
+    batch = wait_for(lambda: gathered(repo), timeout=90, what="p:b..p:e to gather behind p:a's check")
+    repo.go()
+    assert crashed.wait() == -signal.SIGKILL, crashed.stderr()  # as the batch's run began
+    leader, members = batch[-1], batch[:-1]
+    r = repo.doit("-n", "5", *members, timeout=120)  # the leader's task does not run: its entry goes
+    assert r.returncode == 0, r.stderr
+    for key in members:
+        st = repo.state(*key.split(":"))
+        assert st["state"] == "done" and st["files"] == [f"{key[2:]}.txt"], st
+    assert repo.state(*leader.split(":"))["state"] == "in_progress"
+    r = repo.doit("-n", "5", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert_finished_exactly_once(repo, {f"p:{t}": f"part {t}" for t in "abcde"})
+    main_trees_verified(repo)
