@@ -104,7 +104,9 @@ def _nothing(*_: object) -> None:
 
 @dataclass(frozen=True)
 class Recorders:
-    intent: Callable[[str], object]  # just before main moves: the commit it moves to
+    # just before main moves: the task's merge commit, on main once main moved (a batch's first
+    # task records its own; main moves past it to the batch's last)
+    intent: Callable[[str], object]
     merged: Callable[[MergeResult], object]  # just after
     forget: Callable[[], object]  # main certainly did not move
     checked: Callable[[Checked], object] = _nothing  # its checks ran (in the queue)
