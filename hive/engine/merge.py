@@ -118,7 +118,9 @@ class Recorders:
 def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
     """Merge the task branch into main. `rec.intent(commit)` is called just before
     main moves and `rec.merged(result)` just after, with Ctrl-C held off between
-    them; a kill -9 in between leaves the intent, which the next run resolves."""
+    them; a kill -9 in between leaves the intent, which the next run resolves. A task
+    that reached main in a batch another task's worker published gets `rec.merged` alone
+    (killed before it, its next run finds its merge commit on main)."""
     # asked before the lock: every merge waits while one is held
     identity = git.committer(req.root)
     if req.spot is not None and gitmerge.merges_without_worktree():
