@@ -184,7 +184,7 @@ def waits_to_start(entries: list[Entry], key: str, batch: int) -> str:
     busy = [e.key for e in ahead(entries, group[0].key) if e.checks != PASSED]
     if not busy:
         return ""
-    return f"gathering a batch ({len(group)} of up to {batch}) until {_names(busy)} ahead pass their checks"
+    return f"gathering a batch ({len(group)} of up to {batch}) until the tasks ahead pass their checks ({_names(busy)})"
 
 
 def joining(entries: list[Entry], key: str) -> str:

@@ -138,7 +138,8 @@ def test_a_failed_batch_is_bisected_the_rest_keeping_its_leader_and_failure():
 def test_a_batch_not_full_gathers_while_anything_ahead_has_not_passed_and_waits_for_who_joins_it():
     q = [built("a", "main", checks=queue.CHECKING), built("b", "ma", leader="p:c"), built("c", "mb")]
     assert (
-        queue.waits_to_start(q, "p:c", batch=4) == "gathering a batch (2 of up to 4) until p:a ahead pass their checks"
+        queue.waits_to_start(q, "p:c", batch=4)
+        == "gathering a batch (2 of up to 4) until the tasks ahead pass their checks (p:a)"
     )
     assert queue.waits_to_start(q, "p:c", batch=2) == "", "a full batch starts at once"
     assert queue.waits_to_start([replace(q[0], checks=PASSED), *q[1:]], "p:c", batch=4) == ""
@@ -172,7 +173,7 @@ def test_status_says_which_batch_verifies_and_when_one_is_bisected(tmp_path: Pat
         shown = {k: v["queue"].split(": ", 1)[1] for k, v in merge_queue(paths, max_checks=0, batch=4).items()}
         assert shown["p:d"] == "verifying p:a..p:d together (batch of 4) on main"
         assert shown["p:a"] == shown["p:c"] == "in the batch p:d verifies"
-        assert shown["p:f"] == "gathering a batch (2 of up to 4) until p:a..p:d ahead pass their checks"
+        assert shown["p:f"] == "gathering a batch (2 of up to 4) until the tasks ahead pass their checks (p:a..p:d)"
         bisecting = [replace(e["a"], leader="p:b"), replace(e["b"], checks=queue.CHECKING)]
         bisecting += [replace(e["c"], leader="p:d"), replace(e["d"], checks=FAILED)]
         queue.save(paths.queue, bisecting)
