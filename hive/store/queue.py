@@ -174,14 +174,19 @@ def rebuilt(entries: list[Entry], me: Entry, batch: int) -> list[Entry]:
 
 
 def waits_to_start(entries: list[Entry], key: str, batch: int) -> str:
-    """What the group `key` leads waits for before its checks start ("": nothing). A full group
-    starts at once; one that is not waits while anything ahead of it has not passed its checks,
-    so the tasks that finish meanwhile gather into it (and a batch behind one that failed is not
-    checked on a tree that holds the culprit)."""
+    """What the group `key` leads waits for before its checks start ("": nothing). With batches,
+    none starts while a batch ahead of it is bisected: its tree holds the culprit, and its run
+    would hold a check slot the bisection waits for. Then a full group starts at once; one that
+    is not waits while anything ahead of it has not passed its checks, so the tasks that finish
+    meanwhile gather into it."""
     group = group_of(entries, key)
+    before = ahead(entries, group[0].key)
+    failed = [e.key for e in before if e.checks == FAILED]
+    if batch > 1 and failed:
+        return f"waiting while a batch ahead that failed is bisected ({_names(failed)})"
     if len(group) >= batch:
         return ""
-    busy = [e.key for e in ahead(entries, group[0].key) if e.checks != PASSED]
+    busy = [e.key for e in before if e.checks != PASSED]
     if not busy:
         return ""
     return f"gathering a batch ({len(group)} of up to {batch}) until the tasks ahead pass their checks ({_names(busy)})"

@@ -143,6 +143,9 @@ def test_a_batch_not_full_gathers_while_anything_ahead_has_not_passed_and_waits_
     )
     assert queue.waits_to_start(q, "p:c", batch=2) == "", "a full batch starts at once"
     assert queue.waits_to_start([replace(q[0], checks=PASSED), *q[1:]], "p:c", batch=4) == ""
+    bisected = [replace(q[0], checks=FAILED), *q[1:]]
+    assert queue.waits_to_start(bisected, "p:c", batch=2).startswith("waiting while a batch ahead that failed")
+    assert queue.waits_to_start(bisected, "p:c", batch=1) == "", "batch = 1: checks run optimistically, as before"
     behind = Entry("p:d", "", "bd")  # joined, not built yet
     assert queue.joining([*q, behind], "p:c") == "p:d"
     assert queue.joining([*q, replace(behind, base="mc", merged="md")], "p:c") == "", (
