@@ -37,7 +37,8 @@ def test_the_entry_of_a_worker_that_died_is_dropped_and_the_record_survives_a_to
     held = HeldLock(tmp_path / "alive.lock")
     assert held.try_acquire()
     try:
-        q = [Entry("p:1", str(tmp_path / "dead.lock"), "b1"), Entry("p:2", str(held.path), "b2")]
+        checks = (("Verify", "make check"), ("test_command", "make test"))  # its batch's leader reads them
+        q = [Entry("p:1", str(tmp_path / "dead.lock"), "b1"), Entry("p:2", str(held.path), "b2", commands=checks)]
         assert [e.key for e in queue.living(q)] == ["p:2"]
         queue.save(tmp_path / "queue.json", q)
         assert queue.load(tmp_path / "queue.json") == q
