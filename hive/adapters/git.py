@@ -202,6 +202,13 @@ def first_parent_since(root: Path | str, rev: str, since: float) -> set[str]:
     return set(out.split())
 
 
+def merge_of(root: Path | str, rev: str, commit: str, limit: int = 1000) -> str:
+    """The merge on `rev`'s first-parent line that brought `commit` in ("" if none of its last
+    `limit` did): which merge commit of main holds a task's branch."""
+    out = git(root, "rev-list", "--first-parent", "--parents", f"--max-count={limit}", rev, check=False).stdout
+    return next((line.split()[0] for line in out.splitlines() if commit in line.split()[2:]), "")
+
+
 def branch_exists(root: Path | str, name: str) -> bool:
     return bool(try_rev_parse(root, f"refs/heads/{name}"))
 

@@ -94,6 +94,7 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None) 
             h.paths.queue,
             h.paths.verified,
             tuple(h.paths.check_slot(n) for n in range(1, h.cfg.max_checks + 1)),
+            h.cfg.merge_batch,
         ),
     )
 
@@ -136,13 +137,17 @@ class _Records:
         self.st = self.h.update((State.IN_PROGRESS,), merging="")
 
     def checked(self, c: Checked) -> None:
-        record = {"base": c.base, "seconds": round(c.seconds, 3), "passed": c.passed}
+        # a batch's run is recorded by its leader, with the tasks it verified
+        record = {"base": c.base, "seconds": round(c.seconds, 3), "passed": c.passed} | (
+            {"batch": list(c.batch)} if c.batch else {}
+        )
         details = {**record, "merged": c.merged}
         self.st = self.h.update(
             (State.IN_PROGRESS,), event="checked", details=details, checks=(*self.st.checks, record)
         )
         verdict = "passed" if c.passed else "failed"
-        say(f"{self.h.key}: its checks {verdict} on {c.base[:10]} ({c.seconds:.1f} s)")
+        whose = f"the checks of its batch ({', '.join(c.batch)})" if c.batch else "its checks"
+        say(f"{self.h.key}: {whose} {verdict} on {c.base[:10]} ({c.seconds:.1f} s)")
 
     def checking(self) -> None:  # where the timeline's queue ends and its check begins (hive timeline)
         self.h.store.mark(self.st, "checking")

@@ -9,9 +9,12 @@ A task with checks (Verify, test_command) goes through the merge queue (store/qu
 its merge commit is built on main plus every task queued ahead of it and verified at once,
 off the merge lock, while the others verify theirs; it is published when its turn comes, if
 what it was built on is then main — else it is built and verified again. Nothing reaches main
-whose exact tree was not verified. A task without checks merges at once when nothing is
-queued, else takes its turn. With a git older than 2.38 each merge is one step under the lock,
-built and verified in the task's worktree.
+whose exact tree was not verified. With `[merge] batch = N` the tasks that finish while the
+checks ahead of them run are verified together, by one run on the last one's merge commit, and
+main moves over all of them at once; a batch that fails is bisected (engine/batch.py,
+store/queue.py). A task without checks merges at once when nothing is queued, else takes its
+turn. With a git older than 2.38 each merge is one step under the lock, built and verified in
+the task's worktree.
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
@@ -28,11 +30,12 @@ from pathlib import Path
 from hive import crashsafe
 from hive.adapters import git, gitmerge
 from hive.crashsafe import crash_point, uninterruptible
+from hive.engine import batch
 from hive.output import tail
 from hive.sandbox.policy import UNCONFINED, Confined
 from hive.store import queue
-from hive.store.files import HeldLock, append_line, locked
-from hive.store.queue import FAILED, PASSED, PENDING, Entry
+from hive.store.files import append_line, locked
+from hive.store.queue import CHECKING, FAILED, PASSED, PENDING, Entry
 
 MAX_RACES = 5
 POLL = 0.1  # how often a queued task looks whether its turn has come
@@ -47,6 +50,7 @@ class Spot:
     file: Path  # the queue (.hive/queue.json)
     verified: Path  # where each tree whose checks passed is recorded (.hive/verified.jsonl)
     check_slots: tuple[Path, ...] = ()  # at most this many checks at once ([merge] max_checks); () = no cap
+    batch: int = 1  # up to this many tasks verified by one run of checks ([merge] batch)
 
 
 @dataclass(frozen=True)
@@ -84,12 +88,14 @@ class MergeResult:
 
 @dataclass(frozen=True)
 class Checked:
-    """One run of a task's checks: on which base, for how long, with what result."""
+    """One run of a task's checks: on which base (a batch's: its first task's), for how long, with
+    what result."""
 
     base: str
     merged: str
     seconds: float
     passed: bool
+    batch: tuple[str, ...] = ()  # the tasks a batch's run verified, in queue order (): its own alone
 
 
 def _nothing(*_: object) -> None:
@@ -98,7 +104,9 @@ def _nothing(*_: object) -> None:
 
 @dataclass(frozen=True)
 class Recorders:
-    intent: Callable[[str], object]  # just before main moves: the commit it moves to
+    # just before main moves: the task's merge commit, on main once main moved (a batch's first
+    # task records its own; main moves past it to the batch's last)
+    intent: Callable[[str], object]
     merged: Callable[[MergeResult], object]  # just after
     forget: Callable[[], object]  # main certainly did not move
     checked: Callable[[Checked], object] = _nothing  # its checks ran (in the queue)
@@ -110,7 +118,9 @@ class Recorders:
 def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
     """Merge the task branch into main. `rec.intent(commit)` is called just before
     main moves and `rec.merged(result)` just after, with Ctrl-C held off between
-    them; a kill -9 in between leaves the intent, which the next run resolves."""
+    them; a kill -9 in between leaves the intent, which the next run resolves. A task
+    that reached main in a batch another task's worker published gets `rec.merged` alone
+    (killed before it, its next run finds its merge commit on main)."""
     # asked before the lock: every merge waits while one is held
     identity = git.committer(req.root)
     if req.spot is not None and gitmerge.merges_without_worktree():
@@ -167,14 +177,21 @@ def _queued(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Me
             crashsafe.pause(POLL)
             continue
         entry = placed
-        if entry.checks == PENDING:
+        if entry.checks == PENDING and entry.leads:
             checked = _verify(req, spot, rec, entry, note)
             if checked is None:
                 continue
+            if isinstance(checked, MergeResult):
+                return checked
             entry = checked
         result = _turn(req, spot, rec, entry, note)
         if result is not None:
             return result
+
+
+def _load(spot: Spot) -> list[Entry]:
+    """The queue as the living workers left it, each group ended by its leader (queue.regroup)."""
+    return queue.regroup(queue.living(queue.load(spot.file)))
 
 
 def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Entry | MergeResult | str:
@@ -182,7 +199,7 @@ def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Ent
     merged at all; or what it waits for."""
     identity, branch, sign = making
     with locked(req.lock):
-        entries = queue.join(queue.living(queue.load(spot.file)), spot.key, spot.claim, branch)
+        entries = queue.join(_load(spot), spot.key, spot.claim, branch)
         me = queue.find(entries, spot.key)
         assert me is not None
         main = git.rev_parse(req.root, f"refs/heads/{req.main_branch}")
@@ -191,11 +208,13 @@ def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Ent
             queue.save(spot.file, entries)
             return "waiting for the task ahead of it in the merge queue to be built"
         if me.built and me.base == base:
-            queue.save(spot.file, entries)
+            if me.checks == CHECKING:  # a run of its checks that a stopped run left: none runs now
+                me = replace(me, checks=PENDING)
+            queue.save(spot.file, queue.put(entries, me))
             return me
         if git.is_ancestor(req.root, branch, main):
             queue.save(spot.file, queue.leave(entries, spot.key))
-            result = MergeResult(MergeStatus.MERGED, commit=main, files=(), reason="no changes to merge")
+            result = _on_main(req, branch, main)
             rec.merged(result)
             return result
         built = _build(req, base, branch, identity, sign)
@@ -216,87 +235,160 @@ def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Ent
             return built
         files = tuple(path for _, path in changes)
         checks = PENDING if req.checks else PASSED
-        me = replace(me, base=base, merged=built, files=files, checks=checks, reason="", output="")
-        queue.save(spot.file, queue.put(entries, me))
-        return me
+        me = replace(me, base=base, merged=built, files=files, checks=checks, reason="", output="", commands=req.checks)
+        entries = queue.rebuilt(queue.put(entries, me), me, spot.batch)
+        queue.save(spot.file, entries)
+        return queue.find(entries, spot.key) or me
 
 
-def _verify(req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, note: Callable[[str], None]) -> Entry | None:
-    """Its checks on its merge commit, off the lock; its entry as they left it, or None if it
-    was built again meanwhile."""
+def _on_main(req: MergeRequest, branch: str, main: str) -> MergeResult:
+    """A branch main holds already: merged with its batch while no worker of its lived to record
+    it (its merge commit is on main's first-parent line), or with nothing to merge."""
+    commit = git.merge_of(req.root, main, branch)
+    if not commit:
+        return MergeResult(MergeStatus.MERGED, commit=main, files=(), reason="no changes to merge")
+    files = tuple(git.changed_files(req.root, f"{commit}^1", commit))
+    return MergeResult(MergeStatus.MERGED, commit=commit, files=files, reason="merged before the last run stopped")
+
+
+def _gone(req: MergeRequest, rec: Recorders, entry: Entry) -> MergeResult | None:
+    """Its entry left the queue, or was built again: merged if its batch reached main (the first
+    of the batch moved main over every member's merge commit), else None: it is built again."""
+    if not entry.merged or not git.is_ancestor(req.root, entry.merged, f"refs/heads/{req.main_branch}"):
+        return None
+    result = MergeResult(MergeStatus.MERGED, commit=entry.merged, files=entry.files)
+    rec.merged(result)
+    return result
+
+
+def _verify(
+    req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, note: Callable[[str], None]
+) -> Entry | MergeResult | None:
+    """The checks of the group it leads, on its merge commit, off the lock: its entry as they
+    left it (or as a member, if a task joined its group first); its result if its batch reached
+    main meanwhile; None if it must be built again."""
     git.checkout(req.worktree, entry.merged, detach=True, force=True)
     crash_point("checking")
     rec.checking()
+    run = _start(req, spot, rec, entry, note)
+    if not isinstance(run, batch.Run):
+        return run
+    if run.batch:
+        crash_point("batch-checking")
     started = time.monotonic()
-    failed: tuple[str, str] | None = None
-    with _check_slot(spot, note):
-        for label, command in req.checks:
-            check = req.sandbox.run(command, req.worktree, req.env, req.check_timeout)
-            if check.code != 0:
-                failed = (f"{label} failed (exit {check.code}): {command}", tail(check.output, 30))
-                break
-    rec.checked(Checked(entry.base, entry.merged, time.monotonic() - started, failed is None))
+    try:
+        failed = _run_checks(req, batch.checks_of(run.group, req.checks))
+    finally:
+        run.release()
+    # a batch's base is its first task's: the main (and tasks ahead) it was verified on top of
+    rec.checked(Checked(run.group[0].base, entry.merged, time.monotonic() - started, failed is None, run.batch))
+    return _record(req, spot, rec, entry, run, failed)
+
+
+def _start(
+    req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, note: Callable[[str], None]
+) -> batch.Run | Entry | MergeResult | None:
+    """Wait until the group it leads may start its checks (queue.waits_to_start, a task about to
+    join it, a free check slot) and mark it checking, under the lock: from then on it takes no one
+    more. Its entry if it no longer leads a group to verify (a task joined its group as leader)."""
+    waiting_since = time.monotonic()
+    while True:
+        with locked(req.lock):
+            entries = _load(spot)
+            me = queue.find(entries, spot.key)
+            if me is None or me.merged != entry.merged:
+                return _gone(req, rec, entry)
+            if me.checks != PENDING or not me.leads:
+                return me
+            main = git.rev_parse(req.root, f"refs/heads/{req.main_branch}")
+            if queue.base_for(entries, spot.key, main) != me.base:  # what is ahead changed: no run on it
+                return None
+            waits = batch.waits(entries, spot.key, spot.batch, time.monotonic() - waiting_since)
+            free, slot = batch.take_slot(spot.check_slots) if not waits else (False, None)
+            if free:
+                queue.save(spot.file, queue.put(entries, replace(me, checks=CHECKING)))
+                return batch.Run(tuple(queue.group_of(entries, spot.key)), slot)
+        note(waits or f"waiting for a check slot ([merge] max_checks = {len(spot.check_slots)})")
+        crashsafe.pause(POLL)
+
+
+def _run_checks(req: MergeRequest, checks: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """Each check in the task's worktree, until one fails: (why, its output's end), or None."""
+    for label, command in checks:
+        check = req.sandbox.run(command, req.worktree, req.env, req.check_timeout)
+        if check.code != 0:
+            return f"{label} failed (exit {check.code}): {command}", tail(check.output, 30)
+    return None
+
+
+def _record(
+    req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, run: batch.Run, failed: tuple[str, str] | None
+) -> Entry | MergeResult | None:
+    """What its checks found, under the lock, if its merge commit is still the one they ran on:
+    passed, for every member of its group (their leader's tree holds them all) — the tree is
+    recorded as verified; or failed, on the leader alone (`_turn` bisects a batch)."""
     with locked(req.lock):
-        entries = queue.living(queue.load(spot.file))
+        entries = _load(spot)
         me = queue.find(entries, spot.key)
         if me is None or me.merged != entry.merged:
-            return None
+            return _gone(req, rec, entry)
         if failed is None:
-            me = replace(me, checks=PASSED)
             tree = git.tree_of(req.root, me.merged)
-            append_line(spot.verified, json.dumps({"tree": tree, "commit": me.merged, "task": spot.key}))
+            verified = {"tree": tree, "commit": me.merged, "task": spot.key}
+            append_line(spot.verified, json.dumps({**verified, **({"batch": run.batch} if run.batch else {})}))
+            entries = queue.passed(entries, spot.key)
         else:
-            me = replace(me, checks=FAILED, reason=failed[0], output=failed[1])
-        queue.save(spot.file, queue.put(entries, me))
-        return me
-
-
-@contextmanager
-def _check_slot(spot: Spot, note: Callable[[str], None]) -> Iterator[None]:
-    """One of `spot.check_slots`, held while its checks run (none: no cap)."""
-    locks = [HeldLock(path) for path in spot.check_slots]
-    while locks:
-        held = next((lock for lock in locks if lock.try_acquire()), None)
-        if held is not None:
-            try:
-                yield
-            finally:
-                held.release()
-            return
-        note(f"waiting for a check slot ([merge] max_checks = {len(locks)})")
-        crashsafe.pause(POLL)
-    yield
+            entries = queue.put(entries, replace(me, checks=FAILED, reason=failed[0], output=failed[1]))
+        queue.save(spot.file, entries)
+        return queue.find(entries, spot.key)
 
 
 def _turn(
     req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry, note: Callable[[str], None]
 ) -> MergeResult | None:
-    """Wait for its turn and publish; None when it must be built again (what was ahead of it
-    changed: a task failed or left, or main moved)."""
+    """Wait for its turn and publish; bisect the batch it leads when that failed; None when it
+    must be built again (what was ahead of it changed: a task failed or left, or main moved) or
+    now leads a group whose checks are to run (its leader left, or a bisection made it one)."""
     main_ref = f"refs/heads/{req.main_branch}"
     while True:
         with locked(req.lock):
-            entries = queue.living(queue.load(spot.file))
+            entries = _load(spot)
             me = queue.find(entries, spot.key)
             if me is None or me.merged != entry.merged:
-                return None
+                return _gone(req, rec, entry)
             tips = gitmerge.tips(req.root, main_ref)
             main = tips[0] if tips else git.rev_parse(req.root, main_ref)
-            if queue.base_for(entries, spot.key, main) != me.base:
+            # it leads a group whose checks are to run (or a run of them a stopped run left)
+            if queue.base_for(entries, spot.key, main) != me.base or (me.leads and me.checks in (PENDING, CHECKING)):
                 return None
-            ahead = queue.ahead(entries, spot.key)
+            group = queue.group_of(entries, spot.key)
+            ahead = queue.ahead(entries, group[0].key)
             if me.checks == FAILED and all(e.checks == PASSED for e in ahead):
-                # what it was verified on passed its own checks: the failure is its own
-                queue.save(spot.file, queue.leave(entries, spot.key))
-                _back_to_branch(req)
-                return MergeResult(MergeStatus.CHECK_FAILED, reason=me.reason, output_tail=me.output)
-            if me.checks == PASSED and not ahead:
-                published = _publish_entry(req, spot, rec, entries, me, tips)
-                if published is not None:
-                    return published
-        if ahead:
-            note(f"queued behind {', '.join(e.key for e in ahead)}")
+                if len(group) == 1:
+                    # what it was verified on passed its own checks: the failure is its own
+                    queue.save(spot.file, queue.leave(entries, spot.key))
+                    _back_to_branch(req)
+                    return MergeResult(MergeStatus.CHECK_FAILED, reason=me.reason, output_tail=me.output)
+                # everything ahead passed: one of its batch fails, found by halves
+                queue.save(spot.file, queue.split(entries, spot.key))
+                note(f"bisecting: its batch ({queue.span(group)}) failed its checks; {me.reason}")
+                continue
+            if group[0].key == spot.key and group[-1].checks == PASSED and not ahead:
+                if queue.chained(entries, group, main):
+                    published = _publish_entry(req, spot, rec, entries, group, tips)
+                    if published is not None:
+                        return published
+        waiting = _waiting(spot.key, group, ahead)
+        if waiting:
+            note(waiting)
         crashsafe.pause(POLL)
+
+
+def _waiting(key: str, group: list[Entry], ahead: list[Entry]) -> str:
+    """What a task in the queue waits for, said once ("": nothing worth saying)."""
+    if len(group) > 1 and group[-1].key != key:
+        return f"in the batch {group[-1].key} verifies ({queue.span(group)})"
+    return f"queued behind {', '.join(e.key for e in ahead)}" if ahead else ""
 
 
 def _publish_entry(
@@ -304,18 +396,24 @@ def _publish_entry(
     spot: Spot,
     rec: Recorders,
     entries: list[Entry],
-    me: Entry,
+    group: list[Entry],
     tips: tuple[str, str, str] | None,
 ) -> MergeResult | None:
-    """Main from its base (main now) to its verified merge commit; None if main moved meanwhile."""
+    """Main from its base (main now) to the verified merge commit of its group's leader: its
+    own, or for a batch the last member's, over the other members' merge commits (never verified
+    alone); None if main moved meanwhile. It records its own merge commit as its intent: on main
+    exactly when main moved, it is what the next run finds there (with its files) after a crash."""
     main_ref = f"refs/heads/{req.main_branch}"
+    me = group[0]
     with uninterruptible():
         rec.intent(me.merged)
         crash_point("before-publish")
-        published = _publish(req, main_ref, me.base, me.merged, tips)
+        published = _publish(req, main_ref, me.base, group[-1].merged, tips)
         if published == "":
             crash_point("after-publish")
-            queue.save(spot.file, queue.leave(entries, spot.key))
+            if len(group) > 1:
+                crash_point("batch-published")
+            queue.save(spot.file, queue.without(entries, {e.key for e in group}))
             result = MergeResult(MergeStatus.MERGED, commit=me.merged, files=me.files)
             rec.merged(result)
             return result

@@ -158,9 +158,11 @@ def _evidence(st: TaskState, state: str) -> str:
 
 
 def _check(run: dict[str, Any]) -> str:
-    """One run of a task's checks: `passed on 3f2a9c1e04 in 1.2 s`."""
+    """One run of a task's checks: `passed on 3f2a9c1e04 in 1.2 s`, and the tasks of a batch it verified."""
     verdict = "passed" if run.get("passed") else "failed"
-    return f"{verdict} on {str(run.get('base', ''))[:10]} in {float(run.get('seconds', 0)):.1f} s"
+    batch = run.get("batch") or ()
+    together = f" (a batch of {len(batch)}: {', '.join(map(str, batch))})" if batch else ""
+    return f"{verdict} on {str(run.get('base', ''))[:10]} in {float(run.get('seconds', 0)):.1f} s{together}"
 
 
 def _files(files: tuple[str, ...]) -> str:

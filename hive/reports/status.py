@@ -24,7 +24,7 @@ from hive.store.files import HeldLock
 from hive.store.names import task_key
 from hive.store.paths import Paths
 from hive.store.questions import Question, asked_lines
-from hive.store.queue import FAILED, PENDING
+from hive.store.queue import CHECKING, FAILED, PASSED, PENDING
 from hive.store.state import StateStore, TaskState
 
 
@@ -86,7 +86,7 @@ def collect(
     rows = []
     now = time.time()
     cannot_ask = ""  # why the executor cannot be asked about running agents (a Ray cluster that is down)
-    queued = merge_queue(paths, project.config.max_checks)
+    queued = merge_queue(paths, project.config.max_checks, project.config.merge_batch)
     for plan in project.plans.plans:
         if only and not only.startswith(f"{plan.name}:"):
             continue
@@ -172,25 +172,74 @@ def collect(
     return rows
 
 
-def merge_queue(paths: Paths, max_checks: int) -> dict[str, dict[str, Any]]:
+def merge_queue(paths: Paths, max_checks: int, batch: int = 1) -> dict[str, dict[str, Any]]:
     """task key -> its place in the merge queue and what it does there (store/queue.py)."""
-    entries = queue.living(queue.load(paths.queue))
+    entries = queue.regroup(queue.living(queue.load(paths.queue)))
     slots = {HeldLock(paths.check_slot(n)).holder() for n in range(1, max_checks + 1)}
     out = {}
-    for n, e in enumerate(entries, 1):
-        ahead = [a.key for a in entries[: n - 1]]
-        on = f"on top of {', '.join(ahead)}" if ahead else "on main"
-        if not e.built:
-            doing = "waiting for the task ahead to be built"
-        elif e.checks == PENDING:
-            worker = HeldLock(Path(e.claim)).holder()
-            doing = f"verifying {on}" if not max_checks or worker in slots else "waiting for a check slot"
-        elif e.checks == FAILED:
-            doing = f"its checks failed {on}; final once {', '.join(ahead)} pass theirs"
-        else:
-            doing = f"verified {on}; " + (f"waiting for {ahead[-1]}" if ahead else "reaching main")
-        out[e.key] = {"queue_position": n, "queue": f"merge queue #{n} of {len(entries)}: {doing}"}
+    position = {e.key: n for n, e in enumerate(entries, 1)}
+    for group in queue.groups(entries):
+        for e in group:
+            n = position[e.key]
+            if len(group) > 1:
+                doing = _in_batch(entries, group, e, batch)
+            else:
+                doing = _alone(entries, e, batch, checking=not max_checks or HeldLock(Path(e.claim)).holder() in slots)
+            out[e.key] = {"queue_position": n, "queue": f"merge queue #{n} of {len(entries)}: {doing}"}
     return out
+
+
+def _on(entries: list[queue.Entry], key: str) -> str:
+    ahead = [a.key for a in queue.ahead(entries, key)]
+    return f"on top of {', '.join(ahead)}" if ahead else "on main"
+
+
+def _alone(entries: list[queue.Entry], e: queue.Entry, batch: int, checking: bool) -> str:
+    """What a task that is a group of its own does in the queue."""
+    ahead = [a.key for a in queue.ahead(entries, e.key)]
+    on = _on(entries, e.key)
+    if not e.built:
+        return "waiting for the task ahead to be built"
+    if e.checks == CHECKING:
+        return f"verifying {on}" + _bisecting(entries, e, batch)
+    if e.checks == PENDING:
+        waits = queue.waits_to_start(entries, e.key, batch)
+        return waits or (f"verifying {on}" if checking else "waiting for a check slot")
+    if e.checks == FAILED:
+        return f"its checks failed {on}; final once {', '.join(ahead)} pass theirs"
+    return f"verified {on}; " + (f"waiting for {ahead[-1]}" if ahead else "reaching main")
+
+
+def _in_batch(entries: list[queue.Entry], group: list[queue.Entry], e: queue.Entry, batch: int) -> str:
+    """What a task in a batch of several does in the queue: its leader's part, or waiting on it."""
+    leader, first = group[-1], group[0]
+    together = f"{queue.span(group)} together (batch of {len(group)})"
+    if leader.checks == FAILED:
+        if e.key != leader.key:
+            return f"bisecting: in the batch {leader.key} failed"
+        return f"bisecting: {together} failed its checks; halves are verified once everything ahead has passed"
+    if leader.checks == PASSED:
+        ahead = [a.key for a in queue.ahead(entries, first.key)]
+        if e.key != first.key:
+            return f"verified in the batch of {leader.key}; reaching main with {first.key}"
+        return f"verified {together} {_on(entries, first.key)}; " + (
+            f"waiting for {ahead[-1]}" if ahead else "reaching main"
+        )
+    if e.key != leader.key:
+        return f"in the batch {leader.key} verifies"
+    if leader.checks == CHECKING:
+        return f"verifying {together} {_on(entries, first.key)}" + _bisecting(entries, leader, batch)
+    return queue.waits_to_start(entries, leader.key, batch) or f"to verify {together}: waiting for a check slot"
+
+
+def _bisecting(entries: list[queue.Entry], leader: queue.Entry, batch: int) -> str:
+    """` (bisecting ...)` for a group checking just ahead of a failed batch's rest: with batches,
+    a failure waits behind a group only when a bisection made that group of its first half."""
+    after = entries[entries.index(leader) + 1 :]
+    if batch <= 1 or not after:
+        return ""
+    failed = queue.group_of(entries, after[0].key)[-1]
+    return f" (bisecting the batch of {failed.key})" if failed.checks == FAILED else ""
 
 
 def _refused(path: Path) -> dict[str, Any]:

@@ -57,6 +57,7 @@ class Config:
     require_tests: bool = False
     resolve_conflicts: bool = True  # a merge conflict starts a resolve attempt while attempts remain
     max_checks: int = 0  # checks at once in the merge queue; 0 = no cap but the workers
+    merge_batch: int = 1  # tasks verified together by one run of checks in the merge queue
     test_command: str = "make test"
     worktree_base: str = "worktrees"
     worktree_setup: str = ""

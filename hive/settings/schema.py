@@ -127,6 +127,12 @@ KEYS: tuple[Key, ...] = (
     Key("merge", "max_checks", "max_checks", "nonnegint", 0,
         "At most this many tasks' checks (Verify, test_command) run at once, each in its task's own "
         "checkout; 0: as many as run (each worker may verify its own task). Lower it for a heavy test suite."),
+    Key("merge", "batch", "merge_batch", "posint", 1,
+        "Up to this many finished tasks verified together by one run of their checks, on the merge "
+        "commit that holds them all: every member's Verify, and test_command once. Tasks that finish "
+        "while the checks ahead run gather into the next batch; a batch that fails is bisected to "
+        "find the task that fails alone (about log2(batch) more runs). 1: each task is verified on "
+        "its own. For an expensive test suite, pair it with max_checks = 1."),
     Key("merge", "resolve_conflicts", "resolve_conflicts", "bool", True,
         "A merge conflict starts a resolve attempt by the agent (while attempts remain); false: the task "
         "is blocked for a human to resolve."),

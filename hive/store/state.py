@@ -71,8 +71,9 @@ class TaskState:
     resume_at: float = 0.0  # paused (rate-limited) until then
     pauses: int = 0  # rate limits in a row (the back-off grows with them)
     usage: dict[str, Any] = field(default_factory=dict)  # the running attempt's tokens and cost (usage.py)
-    # each run of its checks in its latest merge step ({base, seconds, passed}): the merge queue
-    # verifies a task again when what was ahead of it changed (engine/merge.py)
+    # each run of its checks in its latest merge step ({base, seconds, passed}, and `batch`: the
+    # tasks a run verified together, when it led a batch): the merge queue verifies a task again
+    # when what was ahead of it changed, or to bisect a batch that failed (engine/merge.py)
     checks: tuple[dict[str, Any], ...] = ()
     history: tuple[HistoryEntry, ...] = field(default=())
 
