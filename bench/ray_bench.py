@@ -396,7 +396,11 @@ def main() -> int:
     ap.add_argument("--attempts", type=int, default=1, help="[execution] max_attempts (1: a failed task stops the run)")
     ap.add_argument("--worker-ports", type=int, default=4 * PER_NODE, help="ports for each node's Ray workers")
     ap.add_argument("--no-local", action="store_true", help="skip the local (tmux) executor's runs")
+    mode = ap.add_mutually_exclusive_group()  # as bench/run.py's: the default is the config's ("auto")
+    mode.add_argument("--sandbox", action="store_const", const="on", dest="sandbox", help='[sandbox] mode = "on"')
+    mode.add_argument("--no-sandbox", action="store_const", const="off", dest="sandbox", help='[sandbox] mode = "off"')
     args = ap.parse_args()
+    local.sandbox_mode = args.sandbox or ""
 
     started = time.perf_counter()
     sb = local.Sandbox()
