@@ -311,6 +311,8 @@ class Repo:
     def spares(self) -> list[str]:
         """The checkouts workers keep for their next task; each must hold nothing but what main has."""
         found = [path for path in self._linked_worktrees() if names.is_spare(Path(path).name)]
+        listed = self.git("worktree", "list", "--porcelain").split("\n\n")
+        assert not [b for b in listed if "\nlocked" in b], f"a checkout left locked: {listed}"
         for path in found:
             assert git(Path(path), "status", "--porcelain") == "", f"a spare checkout holds changes: {path}"
             assert git(Path(path), "symbolic-ref", "-q", "HEAD", check=False) == "", f"{path}: not detached"

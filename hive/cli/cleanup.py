@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hive import executors
 from hive.adapters import git, worktrees
-from hive.engine import taskenv
+from hive.engine import slots, taskenv
 from hive.executors import Executor
 from hive.lifecycle import State
 from hive.project import load_repo_config
@@ -57,17 +57,11 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
 def _spares(root: Path, paths: Paths, base: Path) -> list[str]:
     """The checkouts workers keep for their next task (`[worktrees] reuse`): they hold nothing but
     what main has, and go unless their worker runs now (it may be taking its spare)."""
-    said = []
-    for path in worktrees.spares(root, base):
-        slot = HeldLock(paths.slot_lock(names.spare_owner(path.name)))
-        if not slot.try_acquire():
-            continue
-        try:
-            worktrees.remove_any(root, path)
-            said.append(f"removed {path} (a worker's spare checkout, kept for its next task)")
-        finally:
-            slot.release()
-    return said
+
+    def remove(path: Path) -> str:
+        return worktrees.remove_any(root, path) or f"removed {path} (a worker's spare checkout, kept for its next task)"
+
+    return slots.idle_spares(paths, base, remove)
 
 
 def _finished(root: Path, config: Config, st: TaskState, force: bool) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hive import doitargs, executors
 from hive.adapters import git, worktrees
-from hive.engine import taskenv
+from hive.engine import slots, taskenv
 from hive.errors import CommandError, HiveError, user_message
 from hive.executors import AgentRef, Executor
 from hive.executors.standing import Where, interrupted, next_step, standing
@@ -58,6 +58,9 @@ def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, T
             notes.append(f"{st.key}: could not check it before the run: {user_message(e)}")
         states[st.key] = store.read(st.plan, st.id)  # as reconciling left it
     notes += _leftovers(root, config, executor, states, sessions)
+    # a spare whose move a kill cut short is finished now (else when its worker next takes it)
+    base = executor.worktree_base(root, config.worktree_base)
+    notes += slots.idle_spares(paths, base, lambda spare: worktrees.clear_if_broken(root, spare))
     return notes, states
 
 

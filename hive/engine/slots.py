@@ -3,9 +3,14 @@ cap holds across every doit process on the repo."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 from hive import crashsafe
+from hive.adapters import worktrees
 from hive.engine.task import Worker
 from hive.output import say
+from hive.store import names
 from hive.store.files import HeldLock
 from hive.store.paths import Paths
 
@@ -33,3 +38,21 @@ class Slot:
     def __exit__(self, *exc: object) -> None:
         if self.held:
             self.held.release()
+
+
+def idle_spares(paths: Paths, base: Path, act: Callable[[Path], str | None]) -> list[str]:
+    """`act` on each worker's spare checkout (`[worktrees] reuse`, under `base`) whose worker runs
+    nothing now: its slot is held meanwhile, so no worker takes or parks that spare under it.
+    Returns what `act` said."""
+    said = []
+    for path in worktrees.spares(paths.root, base):
+        slot = HeldLock(paths.slot_lock(names.spare_owner(path.name)))
+        if not slot.try_acquire():
+            continue
+        try:
+            note = act(path)
+        finally:
+            slot.release()
+        if note:
+            said.append(note)
+    return said

@@ -111,3 +111,14 @@ def test_a_move_cut_between_the_rename_and_gits_record_is_repaired_not_pruned(re
     assert worktrees.health(moved) == worktrees.OK
     listed = repo.git("worktree", "list", "--porcelain")
     assert f"worktree {moved}" in listed and "locked" not in listed and "prunable" not in listed
+
+
+def test_a_spare_whose_park_was_cut_short_is_finished_by_the_next_run_though_no_task_takes_it(repo: Repo):
+    repo.write_plan("f", "### Task 1: Work\nfake: write w.txt w\nfake: commit the work\nfake: signal done\n")
+    crashed = repo.doit(env={"HIVE_FAULT": "in-park"})
+    assert crashed.returncode == -signal.SIGKILL
+    assert "locked hive: moving" in repo.git("worktree", "list", "--porcelain")
+    r = repo.doit()  # nothing to run: its start finishes the move
+    assert r.returncode == 0, r.stderr
+    assert_finished_exactly_once(repo, {"f:1": "the work"})  # no checkout left locked (Repo.spares)
+    assert len(repo.spares()) == 1
