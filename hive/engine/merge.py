@@ -251,6 +251,16 @@ def _on_main(req: MergeRequest, branch: str, main: str) -> MergeResult:
     return MergeResult(MergeStatus.MERGED, commit=commit, files=files, reason="merged before the last run stopped")
 
 
+def _still(
+    req: MergeRequest, spot: Spot, rec: Recorders, entry: Entry
+) -> tuple[list[Entry], Entry] | MergeResult | None:
+    """The queue and its entry (under the lock), if that is still the one built as `entry`;
+    else what `_gone` says: merged with its batch, or None (it is built again)."""
+    entries = _load(spot)
+    me = queue.find(entries, spot.key)
+    return _gone(req, rec, entry) if me is None or me.merged != entry.merged else (entries, me)
+
+
 def _gone(req: MergeRequest, rec: Recorders, entry: Entry) -> MergeResult | None:
     """Its entry left the queue, or was built again: merged if its batch reached main (the first
     of the batch moved main over every member's merge commit), else None: it is built again."""
@@ -294,10 +304,9 @@ def _start(
     waiting_since = time.monotonic()
     while True:
         with locked(req.lock):
-            entries = _load(spot)
-            me = queue.find(entries, spot.key)
-            if me is None or me.merged != entry.merged:
-                return _gone(req, rec, entry)
+            if not isinstance(found := _still(req, spot, rec, entry), tuple):
+                return found
+            entries, me = found
             if me.checks != PENDING or not me.leads:
                 return me
             main = git.rev_parse(req.root, f"refs/heads/{req.main_branch}")
@@ -328,10 +337,9 @@ def _record(
     passed, for every member of its group (their leader's tree holds them all) — the tree is
     recorded as verified; or failed, on the leader alone (`_turn` bisects a batch)."""
     with locked(req.lock):
-        entries = _load(spot)
-        me = queue.find(entries, spot.key)
-        if me is None or me.merged != entry.merged:
-            return _gone(req, rec, entry)
+        if not isinstance(found := _still(req, spot, rec, entry), tuple):
+            return found
+        entries, me = found
         if failed is None:
             tree = git.tree_of(req.root, me.merged)
             verified = {"tree": tree, "commit": me.merged, "task": spot.key}
@@ -352,10 +360,9 @@ def _turn(
     main_ref = f"refs/heads/{req.main_branch}"
     while True:
         with locked(req.lock):
-            entries = _load(spot)
-            me = queue.find(entries, spot.key)
-            if me is None or me.merged != entry.merged:
-                return _gone(req, rec, entry)
+            if not isinstance(found := _still(req, spot, rec, entry), tuple):
+                return found
+            entries, me = found
             tips = gitmerge.tips(req.root, main_ref)
             main = tips[0] if tips else git.rev_parse(req.root, main_ref)
             # it leads a group whose checks are to run (or a run of them a stopped run left)

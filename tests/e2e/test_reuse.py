@@ -36,18 +36,19 @@ def log_of(repo: Repo, task: str) -> str:
     return Paths(repo.root).log_file("r", task).read_text(errors="replace")
 
 
-def setup(repo: Repo, reuse: bool) -> None:
+def run_plan(repo: Repo, reuse: bool) -> str:
+    """PLAN run with `[worktrees] reuse` so set and `.env` copied in: what task 2 found of the cache."""
     (repo.root / ".env").write_text("SECRET=1\n")
     repo.configure(extra=f'\n[worktrees]\nreuse = {str(reuse).lower()}\ncopy = [".env"]\n')
-
-
-def test_the_next_task_of_a_worker_starts_in_its_last_checkout_with_the_ignored_files_kept(repo: Repo):
-    setup(repo, reuse=True)
     repo.write_plan("r", PLAN)
     r = repo.doit()
     assert r.returncode == 0, r.stdout + r.stderr
     assert_finished_exactly_once(repo, {"r:1": "part one", "r:2": "part two"})
-    assert "try-read cache/warm.txt: ok" in log_of(repo, "2"), "the ignored cache of task 1 is kept"
+    return next(line for line in log_of(repo, "2").splitlines() if "try-read cache/warm.txt" in line)
+
+
+def test_the_next_task_of_a_worker_starts_in_its_last_checkout_with_the_ignored_files_kept(repo: Repo):
+    assert run_plan(repo, reuse=True).endswith(": ok"), "the ignored cache of task 1 is kept"
     one, two = repo.state("r", "1")["worktree"], repo.state("r", "2")["worktree"]
     assert one != two and not Path(one).exists()
     # one checkout went from task 1 to task 2 and back: git's record of it is the one task 1 made
@@ -64,12 +65,7 @@ def test_the_next_task_of_a_worker_starts_in_its_last_checkout_with_the_ignored_
 
 
 def test_reuse_false_gives_each_attempt_a_fresh_checkout(repo: Repo):
-    setup(repo, reuse=False)
-    repo.write_plan("r", PLAN)
-    r = repo.doit()
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert_finished_exactly_once(repo, {"r:1": "part one", "r:2": "part two"})
-    assert "try-read cache/warm.txt: denied" in log_of(repo, "2")
+    assert "denied" in run_plan(repo, reuse=False)
     assert repo.spares() == []
 
 
