@@ -235,10 +235,17 @@ def phases(root: Path, keys: list[str], t0: float) -> dict:
     }
 
 
+# `--batch N`: `[merge] batch = N` in every repo (1, the default: Hive's default, no batches)
+merge_batch = 1
+
+
 def hive_repo(sb: bench.Sandbox, root: Path, workers: int, log_dir: Path) -> None:
     """Hive in `root`, with `workers` workers and `log_dir` writable for the checks that record their
     times there (a run without checks gets it too: the same sandbox for both runs of measurement 1)."""
-    bench.init_hive(sb, root, bench.hive_config({"max_workers": workers}, {"writable": [f"{log_dir}/"]}))
+    config = bench.hive_config({"max_workers": workers}, {"writable": [f"{log_dir}/"]})
+    if merge_batch > 1:
+        config = config.replace("[merge]\n", f"[merge]\nbatch = {merge_batch}\n", 1)
+    bench.init_hive(sb, root, config)
 
 
 # -- measurement 1: checks in parallel ------------------------------------------------------------
@@ -551,7 +558,10 @@ def main() -> int:
     ap.add_argument(
         "--make-bundle", action="store_true", help=f"write {BUNDLE.relative_to(BENCH.parent)} from --history (a clone)"
     )
+    ap.add_argument("--batch", type=int, default=1, help="[merge] batch = N in every repo (default 1: no batches)")
     args = ap.parse_args()
+    global merge_batch
+    merge_batch = args.batch
     only = set(args.only.split(","))
     if only - set(TARGETS):
         ap.error(f"--only: unknown {sorted(only - set(TARGETS))}; choose from {sorted(TARGETS)}")
@@ -571,6 +581,7 @@ def main() -> int:
         "sizes": dataclasses.asdict(size),
         "targets": TARGETS,
         "sandbox": bench.sandbox_mode or "default ([sandbox] mode = auto)",
+        "merge_batch": merge_batch,
         "errors": {},
         "problems": [],
     }
