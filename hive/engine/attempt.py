@@ -75,9 +75,8 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         log_offset=_log_start(log, h.key, attempt, worker.id),
     )
     crash_point("after-claim")
-    if caps.remote_checkout:  # a host elsewhere makes its checkout: the spare serves merges here
-        worktrees.create(root, wt, st.branch, start_point)
-    elif spare is None or not worktrees.reuse(root, spare, wt, st.branch, start_point):
+    # a host elsewhere makes the agent's checkout (the spare serves merges here)
+    if caps.remote_checkout or spare is None or not worktrees.reuse(root, spare, wt, st.branch, start_point):
         worktrees.create(root, wt, st.branch, start_point)
     crash_point("after-worktree-add")
     env = _agent_env(h, st, wt, worker)
