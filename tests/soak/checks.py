@@ -95,13 +95,16 @@ def check_tasks_on_main(sb: Sandbox) -> None:
 
 def check_verified_main(sb: Sandbox) -> None:
     """Every commit a merge of a task with a Verify moved main to is a tree whose checks passed
-    (the merge queue records each in .hive/verified.jsonl): nothing unverified reached main."""
+    (the merge queue records each in .hive/verified.jsonl): nothing unverified reached main.
+    A commit main pointed to, not one on its history: a batch's members are never main."""
     checked = {t.key for t in sb.sc.tasks if t.verify is not None}
     if not checked:
         return
     path = sb.root / ".hive" / "verified.jsonl"
     verified = {json.loads(line)["tree"] for line in path.read_text().splitlines()} if path.exists() else set()
-    for line in sb.git_out("log", "--first-parent", "--format=%T %s", "main").splitlines():
+    # every commit main pointed to (its reflog): a batch moves main over its members' merge
+    # commits, which are on its first-parent line but were never main, nor verified alone
+    for line in sb.git_out("log", "--walk-reflogs", "--format=%T %s", "refs/heads/main").splitlines():
         tree, _, subject = line.partition(" ")
         key = subject.removeprefix("hive: merge ").split(" —")[0] if subject.startswith("hive: merge ") else ""
         if key in checked and tree not in verified:

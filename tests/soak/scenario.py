@@ -42,6 +42,9 @@ CHECK_KILL_P = 0.3
 # ... and one (another) fails its check the first time it runs, while the tasks queued behind it
 # verify on top of it: they are rebuilt without it and verified again; it merges next attempt
 CHECK_FAIL_P = 0.3
+# ... and the queue verifies in batches (`[merge] batch = 3`, one check at a time, so tasks gather
+# behind a running check): faults land in a batch's run, its publish and its bisection
+BATCH_P = 0.3
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,7 @@ class Scenario:
     rm_delay: float = 0.0  # ... this long after its agent started
     check_kill: str = ""  # task whose check is killed while it runs
     check_fail: str = ""  # task whose check fails the first time it runs
+    batch: int = 1  # `[merge] batch` (with max_checks = 1 when above 1)
 
     def fails_its_first_check(self, task: TaskSpec) -> bool:
         return task.id == self.check_fail
@@ -132,6 +136,8 @@ class Scenario:
             out.append(f"check-kill:{self.check_kill}")
         if self.check_fail:
             out.append(f"check-fail:{self.check_fail}")
+        if self.batch > 1:
+            out.append(f"batch:{self.batch}")
         return out
 
 
@@ -256,7 +262,8 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
     # (one attempt lost to the checks a task at most)
     others = [t for t in spare if t.id != check_kill]
     check_fail = checks.choice(others).id if others and not tmux and checks.random() < CHECK_FAIL_P else ""
-    return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay, check_kill, check_fail)
+    batch = 3 if not ray and checks.random() < BATCH_P else 1  # drawn last, as each fault before it
+    return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay, check_kill, check_fail, batch)
 
 
 def failed_check_marker(root: Path, task: TaskSpec) -> Path:

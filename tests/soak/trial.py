@@ -82,6 +82,10 @@ class Trial(Sandbox):
         mode = f'mode = "{self.sandbox_mode}"\n' if self.sandbox_mode else ""
         with open(self.root / ".hive" / "config.toml", "a") as f:
             f.write(f'\n[sandbox]\n{mode}writable = ["{self.root}/.hive/fake/"]\n')
+        if self.sc.batch > 1:
+            config = self.root / ".hive" / "config.toml"
+            batched = f"[merge]\nbatch = {self.sc.batch}\nmax_checks = 1\n"
+            config.write_text(config.read_text().replace("[merge]\n", batched, 1))
         (self.root / "plans" / f"{PLAN}.md").write_text(render_plan(self.sc, self.root))
         self.user = self._protect_user_work()
 
