@@ -258,15 +258,16 @@ def retire_worktree(h: TaskContext, st: TaskState, spare: Path | None = None) ->
 
 
 def _continue_from(h: TaskContext, st: TaskState, base: str) -> str:
-    """A new attempt builds on the last attempt's commits, if it made any (a script
-    is deterministic and starts afresh)."""
-    if (
-        not h.is_script
-        and st.branch
-        and git.branch_exists(h.root, st.branch)
-        and not git.is_ancestor(h.root, f"refs/heads/{st.branch}", base)
-    ):
-        return f"refs/heads/{st.branch}"
+    """A new attempt builds on the commits of the last attempt that made any (a script is
+    deterministic and starts afresh). The last attempt's branch first; an attempt stopped
+    before its branch was made (a Ctrl-C or kill -9 just after its claim) has none, and the one
+    before it holds the work — each attempt's branch holds those before it."""
+    if h.is_script:
+        return base
+    tried = [st.branch, *(a.get("branch", "") for a in reversed(st.history))]
+    for branch in dict.fromkeys(b for b in tried if b):
+        if git.branch_exists(h.root, branch):
+            return base if git.is_ancestor(h.root, f"refs/heads/{branch}", base) else f"refs/heads/{branch}"
     return base
 
 

@@ -272,3 +272,32 @@ def test_ctrl_c_under_n2_stops_without_hanging_and_the_next_run_finishes(repo):
     assert r.returncode == 0, r.stderr
     assert sorted(repo.starts()) == ["c:a", "c:b", "c:c"]
     assert_finished_exactly_once(repo, {"c:a": "work a", "c:b": "work b", "c:c": "work c"})
+
+
+def test_an_attempt_stopped_before_its_branch_was_made_leaves_the_next_one_the_work_before_it(repo):
+    """Attempt 1 commits and fails; attempt 2 is killed just after its claim, before its branch
+    exists; attempt 3 goes on from attempt 1's commits (soak seed 9196: it started from main and
+    left attempt 1's branch behind)."""
+    repo.configure(attempts=1)
+    repo.write_plan(
+        "k",
+        """
+    ### Task a: Resumable
+    fake: dump-context
+    fake@1: write part1.txt one
+    fake@1: commit part one
+    fake@1: crash 5
+    fake: write part2.txt two
+    fake: commit part two
+    fake: signal done
+    """,
+    )
+    assert repo.doit().returncode != 0 and repo.state("k", "a")["state"] == "failed"
+    repo.configure(attempts=3)
+    crashed = repo.doit(env={"HIVE_FAULT": "after-claim"})
+    assert crashed.returncode == -signal.SIGKILL and repo.state("k", "a")["attempt"] == 2
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert "part one" in (repo.root / ".hive" / "fake" / "context-k_a-a3.md").read_text()
+    assert repo.file_on_main("part1.txt") == "one\n" and repo.main_log().count("part one") == 1
+    assert_finished_exactly_once(repo, {"k:a": "part two"})  # no branch of an attempt left
