@@ -14,7 +14,7 @@ from .output import first_line, tail
 from .records import read_events, read_spawns, read_state
 from .runs import RUN_TIMEOUT, STOP_TIMEOUT
 from .sandbox import Sandbox, SoakError
-from .scenario import failed_check_marker
+from .scenario import PROCESS_FAULTS, failed_check_marker
 
 EXPECTED_EXIT = {"sigterm": 143, "sigint": 130, "sigint-group": 130}
 LINGER_S = 3.0  # how long processes may take to go away after the final run
@@ -120,7 +120,10 @@ def check_failed_check(sb: Sandbox) -> None:
     if task is None:
         return
     outcomes = [h.get("outcome") for h in read_state(sb.root, task.id).get("history", [])]
-    if not failed_check_marker(sb.root, task).exists() or "check_failed" not in outcomes:
+    # a kill or signal may cut the run short between the failure and its record: the next run
+    # then verifies the same tree again (and it passes), which is right
+    cut = any(f.kind in PROCESS_FAULTS for r in sb.sc.rounds for f in r.faults)
+    if not failed_check_marker(sb.root, task).exists() or ("check_failed" not in outcomes and not cut):
         sb.findings.add("the check that fails once did not, or was not recorded", f"{task.key}: {outcomes}")
     sb.notes.append(f"check-fail:{task.key} failed its first check ({outcomes})")
 
