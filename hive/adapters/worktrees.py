@@ -127,6 +127,7 @@ def reuse(root: Path, spare: Path, path: Path, branch: str, start: str) -> bool:
         return False
     try:
         git.switch_new_branch(spare, branch, start)
+        crash_point("in-switch")
         move(root, spare, path, "in-reuse")
     except CommandError:
         if clear_if_broken(root, path) is None:  # git moved it, then failed: the move is finished now
@@ -136,6 +137,18 @@ def reuse(root: Path, spare: Path, path: Path, branch: str, start: str) -> bool:
             _remove(root, spare, None)
         return False
     return True
+
+
+def settle_spare(root: Path, spare: Path) -> str | None:
+    """A spare as its worker takes it, after a kill: whole (a move cut short is finished),
+    detached and without untracked files (a reuse cut between its switch and its move left it on
+    the new attempt's branch, which it would keep from being deleted, maybe half-switched).
+    None if it is sound; else what clearing it away did."""
+    note = clear_if_broken(root, spare)
+    if note is None and git.current_branch(spare):
+        git.detach(spare)
+        git.clean(spare)
+    return note
 
 
 def repair(root: Path, path: Path, state: str) -> str:

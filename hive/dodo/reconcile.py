@@ -47,6 +47,10 @@ def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, T
     sessions = set(executor.names())
     branches = git.branches(root, "hive/")
     git.worktree_prune(root)
+    # what a kill left of a spare checkout is settled first: a spare left on a task's branch
+    # would keep that branch from being deleted below
+    base = executor.worktree_base(root, config.worktree_base)
+    notes += slots.idle_spares(paths, base, lambda spare: worktrees.settle_spare(root, spare))
     store = StateStore(paths)
     states = store.read_all()
     for st in list(states.values()):
@@ -58,9 +62,6 @@ def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, T
             notes.append(f"{st.key}: could not check it before the run: {user_message(e)}")
         states[st.key] = store.read(st.plan, st.id)  # as reconciling left it
     notes += _leftovers(root, config, executor, states, sessions)
-    # a spare whose move a kill cut short is finished now (else when its worker next takes it)
-    base = executor.worktree_base(root, config.worktree_base)
-    notes += slots.idle_spares(paths, base, lambda spare: worktrees.clear_if_broken(root, spare))
     return notes, states
 
 

@@ -118,3 +118,19 @@ def test_a_spare_whose_park_was_cut_short_is_finished_by_the_next_run_though_no_
     assert r.returncode == 0, r.stderr
     assert_finished_exactly_once(repo, {"f:1": "the work"})  # no checkout left locked (Repo.spares)
     assert len(repo.spares()) == 1
+
+
+def test_a_spare_left_on_a_branch_by_a_reuse_cut_short_is_detached_at_the_next_runs_start(repo: Repo):
+    """Killed between switching the spare to task 2's branch and moving it (soak seed 10063):
+    its worker may not run again, and a branch checked out there could never be deleted."""
+    repo.write_plan("f", ONE_THEN_TWO)
+    crashed = repo.doit(env={"HIVE_FAULT": "in-switch"})
+    assert crashed.returncode == -signal.SIGKILL
+    spare = repo.root / "worktrees" / "w1-spare"
+    on = git(spare, "symbolic-ref", "-q", "HEAD", check=False)
+    assert on.startswith("refs/heads/hive/f-2"), on
+    r = repo.doit("f:1")  # nothing to run: the run's start settles the spare
+    assert r.returncode == 0, r.stderr
+    assert git(spare, "symbolic-ref", "-q", "HEAD", check=False) == ""
+    assert repo.doit().returncode == 0
+    assert_finished_exactly_once(repo, {"f:1": "the work", "f:2": "next work"})  # no branch left
