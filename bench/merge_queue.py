@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -363,18 +364,34 @@ def tree_differences(sb: bench.Sandbox, a: tuple[Path, str], b: tuple[Path, str]
     return diff
 
 
-def bench_replay(sb: bench.Sandbox, bundle: Path, size: Sizes, failing_every: int | None, problems: list[str]) -> dict:
+def repeated(run: Callable[[str], dict], repeat: int) -> dict:
+    """`run` `repeat` times (each in its own folders: its argument is their suffix); the run whose
+    ratio is the median, with every ratio. This machine's CPU speed drifts by ±20 % from one
+    minute to the next (a fixed loop takes 1.2–1.8 s): one pair of runs is no figure."""
+    runs = [run(f"-{i}" if i else "") for i in range(repeat)]
+    ranked = sorted(runs, key=lambda r: r["ratio"])
+    return {
+        **ranked[(len(ranked) - 1) // 2],
+        "ratios": [r["ratio"] for r in runs],
+        "complete": all(r["complete"] for r in runs),
+    }
+
+
+def bench_replay(
+    sb: bench.Sandbox, bundle: Path, size: Sizes, failing_every: int | None, problems: list[str], suffix: str = ""
+) -> dict:
     """The window replayed by Hive at `doit -n replay_workers` (every `failing_every`th task made
-    to fail its check, if given), then by hand; makespan against the hand's time, trees compared."""
+    to fail its check, if given), then by hand; makespan against the hand's time, trees compared.
+    `suffix`: of this run's folders, to repeat it in one sandbox."""
     name = "failing" if failing_every else "replay"
     first = len(problems)
-    root = sb.dir / name
+    root = sb.dir / f"{name}{suffix}"
     commits = checkout_history(sb, root, bundle, size.window)
     n_tasks = len(commits) - 1
     failing = set(range(failing_every, n_tasks + 1, failing_every)) if failing_every else set()
     blocked = blocked_by(commits, failing)
     merging = [n for n in range(1, n_tasks + 1) if n not in failing and n not in blocked]
-    log_dir = sb.dir / "checks" / name
+    log_dir = sb.dir / "checks" / f"{name}{suffix}"
     hive_repo(sb, root, size.replay_workers, log_dir)
     tasks, fields = replay_plan(commits, failing, log_dir)
     bench.write_plan(root, name, f"Replay of {n_tasks} cachetools commits", tasks, fields)
@@ -403,17 +420,15 @@ def bench_replay(sb: bench.Sandbox, bundle: Path, size: Sizes, failing_every: in
         out["check"] = bench.check_hive_run(sb, root, name, keys, r, problems, "replay")
     out.update(phases(root, keys, t0))
     out["check_times"] = check_times(log_dir)
-    hand = by_hand(sb, bundle, f"{name}-by-hand", size, merging, problems)
+    hand_dir = f"{name}{suffix}-by-hand"
+    hand = by_hand(sb, bundle, hand_dir, size, merging, problems)
     out["by_hand"] = hand
     out["ratio"] = round(wall / hand["wall_s"], 3)
     if failing:  # upstream less the commits that did not merge: what by hand made of the others
-        expected, against = (sb.dir / f"{name}-by-hand", hand["final_commit"]), "the by-hand tree of the tasks merged"
+        expected, against = (sb.dir / hand_dir, hand["final_commit"]), "the by-hand tree of the tasks merged"
     else:
         expected, against = (root, commits[-1].sha), "upstream's tree at the window's end"
-        if (
-            bench.git(sb, sb.dir / f"{name}-by-hand", "rev-parse", f"{hand['final_commit']}^{{tree}}")
-            != commits[-1].tree
-        ):
+        if bench.git(sb, sb.dir / hand_dir, "rev-parse", f"{hand['final_commit']}^{{tree}}") != commits[-1].tree:
             problems.append(f"{name}: by hand did not end on upstream's tree {commits[-1].tree}")
     out["tree_differences"] = tree_differences(sb, (root, "main"), expected, added)
     out["tree_compared_with"] = against
@@ -510,7 +525,7 @@ def replay_rows(name: str, x: dict) -> list[Row]:
     rows = [
         (
             f"{n} replay{hand}: {len(x['window'])} commits -n {x['workers']} / {h['commits']} by hand",
-            f"{x['makespan_s']:.1f} / {h['wall_s']:.1f} s = {x['ratio']:.2f}x" + incomplete(x),
+            f"{x['makespan_s']:.1f} / {h['wall_s']:.1f} s = {x['ratio']:.2f}x" + runs_of(x) + incomplete(x),
             f"<= {TARGETS[name]}x",
             bench.verdict(x["ratio"] <= TARGETS[name] and x["complete"]),
         )
@@ -526,6 +541,12 @@ def replay_rows(name: str, x: dict) -> list[Row]:
     upstream = "upstream" if name == "replay" else "upstream less the failed"
     rows.append((f"{n}   main's final tree = {upstream}", same, "equal", bench.verdict(not diffs)))
     return [*rows, checks_row(n, x["check_times"]), start_cost_row(n, x)]
+
+
+def runs_of(x: dict) -> str:
+    """A repeated figure: the median of its runs' ratios, each listed."""
+    ratios = x.get("ratios", [])
+    return f" (median of {', '.join(f'{r:.2f}' for r in ratios)})" if len(ratios) > 1 else ""
 
 
 def incomplete(x: dict) -> str:
@@ -557,6 +578,9 @@ def main() -> int:
     )
     ap.add_argument(
         "--make-bundle", action="store_true", help=f"write {BUNDLE.relative_to(BENCH.parent)} from --history (a clone)"
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="run each replay this many times; its figure is the median (default 3)"
     )
     ap.add_argument("--batch", type=int, default=1, help="[merge] batch = N in every repo (default 1: no batches)")
     args = ap.parse_args()
@@ -593,8 +617,10 @@ def main() -> int:
         bundle = functools.cache(lambda: history_bundle(sb, args.history))  # made once, if at all
         steps = {
             "parallel": lambda: bench_parallel(sb, size, problems),
-            "replay": lambda: bench_replay(sb, bundle(), size, None, problems),
-            "failing": lambda: bench_replay(sb, bundle(), size, FAIL_EVERY, problems),
+            "replay": lambda: repeated(lambda s: bench_replay(sb, bundle(), size, None, problems, s), args.repeat),
+            "failing": lambda: repeated(
+                lambda s: bench_replay(sb, bundle(), size, FAIL_EVERY, problems, s), args.repeat
+            ),
         }
         for name in (n for n in steps if n in only):
             print(f"bench: {name} ...", file=sys.stderr, flush=True)

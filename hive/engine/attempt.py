@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hive import agent_clis, notify
+from hive import agent_clis, agentshim, notify
 from hive.adapters import git, worktrees
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
@@ -324,6 +324,7 @@ def _agent_env(h: TaskContext, st: TaskState, wt: Path, worker: Worker) -> dict[
         **variables(h.plan_name, h.task.id, h.root, worker.number),  # the Ray executor ships these to its node
         "HIVE_ATTEMPT": str(st.attempt),
         "HIVE_WORKTREE": str(wt),
+        agentshim.SIGNAL_FILE: str(h.paths.signal_file(h.plan_name, h.task.id, st.attempt)),  # `hive done` writes here
         "PATH": f"{agent_signals.ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}",
         # the agent's own git never looks above its worktree: with the worktree's .git gone
         # (deleted under it), `git add -A` found the user's checkout around worktrees/ and

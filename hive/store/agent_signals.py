@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hive import agentshim
 from hive.errors import HiveError
 from hive.lifecycle import SIGNALS, Kind
-from hive.store.files import append_line, atomic_write, create_exclusive
+from hive.store.files import append_line, atomic_write
 from hive.store.names import PLAN_RE, SAFE_RE, split_key, task_key
 from hive.store.paths import Paths
 
@@ -65,10 +66,7 @@ def send(who: AgentIdentity, kind: Kind, reason: str) -> bool:
     if kind not in KINDS:
         raise ValueError(kind)
     path = Paths(who.root).signal_file(who.plan, who.task_id, who.attempt)
-    payload = json.dumps(
-        {"signal": kind, "reason": reason, "time": time.time(), "task": who.key, "attempt": who.attempt}
-    )
-    return create_exclusive(path, payload)
+    return agentshim.send(str(path), kind.value, reason, who.key, who.attempt)
 
 
 def read(path: Path) -> Signal | None:
@@ -117,9 +115,10 @@ def notes(paths: Paths, plan: str, task_id: str) -> list[dict[str, Any]]:
 
 
 def ensure_shim(paths: Paths) -> Path:
-    """`.hive/bin/hive` runs this very Hive, so agents find `hive` even when it lives in a venv."""
+    """`.hive/bin/hive` runs this very Hive, so agents find `hive` even when it lives in a venv:
+    its signals quickly (hive.agentshim), the rest as `python -m hive`."""
     shim = paths.shim
-    text = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m hive "$@"\n'
+    text = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(agentshim.__file__)} "$@"\n'
     if not shim.exists() or shim.read_text() != text:
         atomic_write(shim, text)
         shim.chmod(0o755)

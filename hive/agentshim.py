@@ -1,0 +1,74 @@
+"""What `.hive/bin/hive`, the `hive` on every agent's PATH, runs:
+`python -I -S path/to/agentshim.py ARGS...`.
+
+An agent's one certain call is its signal, `hive done` (or `blocked`, `too-big`), and each
+task pays for it: `python -m hive` costs ~120 ms of CPU (site, the venv's import hooks, the
+CLI), a third of all Hive spends on an instant task (bench/merge_queue.py's replay is bound
+by CPU). Here, with `-I -S` and the standard library only, a signal costs ~15 ms. It is
+written where Hive said (HIVE_SIGNAL_FILE, the attempt's `Paths.signal_file`), exactly as
+`hive.store.agent_signals.send` writes one (it calls `send` below).
+
+Anything else, and any form of a signal this does not know (`--help`, another option, no
+HIVE_SIGNAL_FILE), becomes `python -m hive ARGS...`: the whole CLI, with its checks and errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+# verb → the signal's kind: hive.lifecycle.SIGNALS, as plain strings (a test keeps them equal)
+KINDS = {"done": "done", "blocked": "blocked", "too-big": "too_big"}
+SIGNAL_FILE = "HIVE_SIGNAL_FILE"
+
+
+def send(path: str, kind: str, reason: str, task: str, attempt: int) -> bool:
+    """Create the signal file `path` unless it exists: True if this call created it (the first
+    signal of an attempt counts). Whole or absent after a kill -9: written beside it, synced,
+    then linked into place (a link fails where a file already is)."""
+    payload = json.dumps({"signal": kind, "reason": reason, "time": time.time(), "task": task, "attempt": attempt})
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        try:
+            os.write(fd, payload.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+
+
+def _reason(args: list[str]) -> str | None:
+    """`--reason R`, `--reason=R` or nothing; None for anything else (the full CLI decides)."""
+    if not args:
+        return ""
+    if len(args) == 2 and args[0] == "--reason":
+        return args[1]
+    if len(args) == 1 and args[0].startswith("--reason="):
+        return args[0].removeprefix("--reason=")
+    return None
+
+
+def main(args: list[str]) -> int:
+    path, task, attempt = (os.environ.get(v, "") for v in (SIGNAL_FILE, "HIVE_TASK", "HIVE_ATTEMPT"))
+    reason = _reason(args[1:]) if args and args[0] in KINDS else None
+    if reason is None or not path or not task or not attempt.isdigit():
+        os.execv(sys.executable, [sys.executable, "-m", "hive", *args])
+    verb = args[0]
+    if send(path, KINDS[verb], reason, task, int(attempt)):
+        print(f"hive: {task} signalled {verb}; Hive takes it from here — stop now.")
+    else:
+        print(f"hive: {task} attempt {attempt} had already signalled; this one is ignored.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
