@@ -18,7 +18,7 @@ from typing import Any
 from doit.exceptions import InvalidDodoFile
 
 from hive import crashsafe, doitargs
-from hive.dodo import workers
+from hive.dodo import dispatch, workers
 from hive.dodo.uptodate import AllDone, DoneCheck, describe
 from hive.engine.job import Job
 from hive.errors import HiveError
@@ -49,10 +49,11 @@ def generate_tasks(project: Project, view: StateView | None = None) -> Iterator[
             "doc": f"plan: {plan.title}  [{summary}]",
             "uptodate": [AllDone(tuple(checks.values()))],
         }
-        for task in project.plans.ordered(plan):
+        for n, task in enumerate(project.plans.ordered(plan)):
             yield {
                 "basename": plan.name,
                 "name": task.id,
+                "meta": {dispatch.RANK: n},  # its place in the order doit starts ready tasks
                 "actions": [(run_task, [Job(project.root, plan, task, project.config)])],
                 "task_dep": [plan.key(dep) for dep in task.depends_on],
                 "uptodate": [checks[task.id]],
@@ -102,6 +103,7 @@ def load_dodo(dodo_file: str) -> dict[str, Any]:
     from the creator as InvalidDodoFile, which doit prints without a traceback (exit 3)."""
     crashsafe.install_for_doit()
     workers.stop_safely()
+    dispatch.keep_hives_order()
     _unmet_dependency_is_a_failure()
     usage.mark_run_start()
     root = Path(dodo_file).resolve().parent

@@ -97,6 +97,38 @@ def test_dependents_start_only_after_their_dependencies_are_merged(repo):
         assert subprocess.run(ancestor).returncode == 0
 
 
+def test_a_task_of_the_longest_chain_starts_first_when_its_dependency_merges(repo):
+    """Task 6 waits for 5 while the fillers 1-4 are queued; when 5 merges, the free worker takes
+    6 (longest chain first), not the next filler. doit alone put 6 behind every filler queued
+    while it waited (hive.dodo.dispatch). Task 1 holds the other worker until 6 has started."""
+    fillers = "".join(
+        f"""
+    ### Task {n}: Filler {n}
+    {"fake: wait-start o:6 60" if n == 1 else ""}
+    fake: write f{n}.txt {n}
+    fake: commit f{n}
+    fake: signal done
+"""
+        for n in range(1, 5)
+    )
+    chain = "".join(
+        f"""
+    ### Task {n}: Chain {n}
+    {f"**Depends on:** {n - 1}" if n > 5 else ""}
+    fake: write c{n}.txt {n}
+    fake: commit c{n}
+    fake: signal done
+"""
+        for n in range(5, 8)
+    )
+    repo.write_plan("o", fillers + chain)
+    r = repo.doit("-n", "2")
+    assert r.returncode == 0, r.stderr
+    starts = repo.starts()
+    assert sorted(starts[:2]) == ["o:1", "o:5"], starts  # Hive's order: 5, 6, 1, 2, 3, 4, 7
+    assert starts[2] == "o:6", starts
+
+
 def test_tasks_sharing_a_module_never_overlap(repo):
     repo.write_plan(
         "m",
