@@ -4,7 +4,7 @@
 An agent's one certain call is its signal, `hive done` (or `blocked`, `too-big`), and each
 task pays for it: `python -m hive` costs ~120 ms of CPU (site, the venv's import hooks, the
 CLI), a third of all Hive spends on an instant task (bench/merge_queue.py's replay is bound
-by CPU). Here, with `-I -S` and the standard library only, a signal costs ~15 ms. It is
+by CPU). Here, with `-I -S` and the standard library only, a signal costs ~25 ms. It is
 written where Hive said (HIVE_SIGNAL_FILE, the attempt's `Paths.signal_file`), exactly as
 `hive.store.agent_signals.send` writes one (it calls `send` below).
 

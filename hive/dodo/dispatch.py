@@ -10,7 +10,7 @@ the run's last seconds had one task running on an idle machine.
 Hive defines its tasks longest remaining chain first (plan.graph.priority_order) and marks
 each with its place in that order (`meta["hive_rank"]`). This keeps the queue in that order:
 a task that becomes ready takes its place by rank, not the queue's end. Tasks without a rank
-(a plan's group task, doit's own) keep their place ahead of the ranked ones.
+(a plan's group task, doit's own) go ahead of the ranked ones.
 """
 
 from __future__ import annotations
