@@ -46,6 +46,13 @@ def send(path: str, kind: str, reason: str, task: str, attempt: int) -> bool:
         os.unlink(tmp)
 
 
+def said(task: str, verb: str, attempt: int | str, sent: bool) -> str:
+    """What an agent is told of its signal (the whole CLI's `hive done` says the same)."""
+    if sent:
+        return f"hive: {task} signalled {verb}; Hive takes it from here — stop now."
+    return f"hive: {task} attempt {attempt} had already signalled; this one is ignored."
+
+
 def _reason(args: list[str]) -> str | None:
     """`--reason R`, `--reason=R` or nothing; None for anything else (the full CLI decides)."""
     if not args:
@@ -63,10 +70,7 @@ def main(args: list[str]) -> int:
     if reason is None or not path or not task or not attempt.isdigit():
         os.execv(sys.executable, [sys.executable, "-m", "hive", *args])
     verb = args[0]
-    if send(path, KINDS[verb], reason, task, int(attempt)):
-        print(f"hive: {task} signalled {verb}; Hive takes it from here — stop now.")
-    else:
-        print(f"hive: {task} attempt {attempt} had already signalled; this one is ignored.")
+    print(said(task, verb, attempt, send(path, KINDS[verb], reason, task, int(attempt))))
     return 0
 
 

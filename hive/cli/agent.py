@@ -8,6 +8,7 @@ import os
 import sys
 import time
 
+from hive import agentshim
 from hive.errors import HiveError
 from hive.lifecycle import SIGNALS
 from hive.output import duration
@@ -20,10 +21,8 @@ ASK_POLL = 0.5
 
 def signal(args: argparse.Namespace) -> int:
     who = agent_signals.AgentIdentity.from_env()
-    if agent_signals.send(who, SIGNALS[args.command], args.reason or ""):
-        print(f"hive: {who.key} signalled {args.command}; Hive takes it from here — stop now.")
-    else:
-        print(f"hive: {who.key} attempt {who.attempt} had already signalled; this one is ignored.")
+    sent = agent_signals.send(who, SIGNALS[args.command], args.reason or "")
+    print(agentshim.said(who.key, args.command, who.attempt, sent))
     return 0
 
 
