@@ -1,7 +1,7 @@
 """`python -I -S path/to/envexec.py ENV_FILE [--beside SOCKET N PROGRAM...] ARGV...`: run ARGV
-with exactly the environment in ENV_FILE (a JSON object), then delete the file; with
-`--beside`, listen on the unix socket SOCKET beside it and, at its first connection, start
-the N words of PROGRAM to serve it.
+with exactly the environment in ENV_FILE (a JSON object), then delete the file (ENV_FILE `-`:
+with this process's own); with `--beside`, listen on the unix socket SOCKET beside it and, at
+its first connection, start the N words of PROGRAM to serve it.
 
 A tmux session starts with the environment of the tmux *server* — of whichever
 process started it first — not of the `doit` that asks for the session: a variable
@@ -11,13 +11,14 @@ tmux limits the size of one command. It starts every agent, so it runs as a file
 with `-I -S` and imports only the standard library: ~10 ms of CPU instead of ~20
 for `-m hive.adapters.envexec` (site, Hive's venv), on a machine starting 64 agents.
 
-`--beside` is how a sandboxed agent gets its proxy (hive.sandbox.proxy) without waiting for
-it: the socket is bound here (the agent's first request finds it), and a child of this
-process waits, costing nothing, for the first connection or for ARGV's end (this process
-becomes ARGV). On a connection it becomes PROGRAM, with the same environment and three more
-arguments: the listening socket's descriptor, this process's pid and a pidfd of it (-1 where
-the kernel has none), by which PROGRAM sees ARGV's end. If ARGV ends first it removes SOCKET.
-Ctrl-C or a hang-up meant for the agent does not end it.
+`--beside` is how a sandboxed agent or check gets its proxy (hive.sandbox.proxy) without
+waiting for it, nor paying for one it never asks (most checks): the socket is bound here (the
+first request finds it), and a child of this process waits, costing nothing, for the first
+connection or for ARGV's end (this process becomes ARGV). On a connection it becomes PROGRAM,
+with the same environment and three more arguments: the listening socket's descriptor, this
+process's pid and a pidfd of it (-1 where the kernel has none), by which PROGRAM sees ARGV's
+end. If ARGV ends first it removes SOCKET. Ctrl-C or a hang-up meant for the agent does not
+end it.
 """
 
 from __future__ import annotations
@@ -37,9 +38,7 @@ def main(args: list[str]) -> int:
         print("usage: python -I -S envexec.py ENV_FILE [--beside SOCKET N PROGRAM...] ARGV...", file=sys.stderr)
         return 2
     try:
-        with open(path, encoding="utf-8") as f:
-            env = {str(k): str(v) for k, v in json.load(f).items()}
-        os.unlink(path)  # it may hold credentials: on disk no longer than needed
+        env = dict(os.environ) if path == "-" else _environment(path)
     except (OSError, ValueError) as e:
         print(f"hive: cannot read the agent's environment from {path}: {e}", file=sys.stderr)
         return 127
@@ -50,6 +49,13 @@ def main(args: list[str]) -> int:
     except OSError as e:
         print(f"hive: cannot run {argv[0]!r}: {e}", file=sys.stderr)
         return 127
+
+
+def _environment(path: str) -> dict[str, str]:
+    with open(path, encoding="utf-8") as f:
+        env = {str(k): str(v) for k, v in json.load(f).items()}
+    os.unlink(path)  # it may hold credentials: on disk no longer than needed
+    return env
 
 
 def beside(socket: str, program: list[str]) -> list[str]:

@@ -8,6 +8,7 @@ missing must fail loudly, not let git walk up to the user's own checkout and run
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -19,7 +20,7 @@ from pathlib import Path
 from hive.adapters import proc, procfs
 from hive.crashsafe import uninterruptible
 from hive.errors import CommandError
-from hive.store.files import atomic_write
+from hive.store.files import atomic_write, create_exclusive
 
 log = logging.getLogger("hive.git")
 
@@ -162,6 +163,9 @@ def is_repo(path: Path | str) -> bool:
 
 def worktree_dirs(path: Path | str) -> tuple[Path, Path] | None:
     """(top level, git dir) of the worktree at `path`, or None if git sees none there."""
+    linked = _linked(Path(path))
+    if linked is not None:
+        return linked
     res = git(path, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
     lines = res.stdout.splitlines()
     if res.code != 0 or len(lines) != 2:
@@ -169,12 +173,29 @@ def worktree_dirs(path: Path | str) -> tuple[Path, Path] | None:
     return Path(lines[0]), Path(lines[1])
 
 
+def _linked(path: Path) -> tuple[Path, Path] | None:
+    """(top level, git dir) of a linked worktree, read where git reads them: its `.git` file
+    names its folder in the repository, which holds HEAD, `commondir` and `gitdir` once `git
+    worktree add` has made it. Every task's run asks this of its checkout a few times, each a
+    git process (~2.5 ms of CPU) otherwise. None: anything else (ask git)."""
+    try:
+        text = (path / ".git").read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    if not text.startswith("gitdir: ") or "\n" in text.rstrip("\n"):
+        return None
+    gitdir = path / text[len("gitdir: ") :].rstrip("\n")  # relative to the worktree, if it is
+    if not all((gitdir / name).is_file() for name in ("HEAD", "commondir", "gitdir")):
+        return None
+    return Path(os.path.realpath(path)), Path(os.path.realpath(gitdir))
+
+
 def current_branch(root: Path | str) -> str:
     return git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
 
 
 def rev_parse(root: Path | str, rev: str) -> str:
-    return _out(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    return _loose(root, rev) or _out(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
 
 
 def tree_of(root: Path | str, rev: str) -> str:
@@ -182,7 +203,31 @@ def tree_of(root: Path | str, rev: str) -> str:
 
 
 def try_rev_parse(root: Path | str, rev: str) -> str:
-    return git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).stdout.strip()
+    return (
+        _loose(root, rev)
+        or git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).stdout.strip()
+    )
+
+
+# A branch as `_loose` reads it: a name no git syntax can hide in (`..`, `@{`, `^`, `~`, `:`)
+_BRANCH_REF = re.compile(r"refs/heads/[A-Za-z0-9_-][A-Za-z0-9_./-]*")
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _loose(root: Path | str, rev: str) -> str:
+    """A branch's commit from its loose ref file in the `.git` folder of the repository at
+    `root`, which git writes whole (a lock file renamed), so it is never read half-made: one
+    file read instead of one git process (~2.5 ms of CPU), asked several times in each task's
+    run and merge. "" (ask git) for anything else: another kind of name, a ref only packed, a
+    symbolic one, a worktree's `.git` file, the reftable format (its `refs/heads` is a file)."""
+    if not _BRANCH_REF.fullmatch(rev) or ".." in rev or rev.endswith((".lock", "/", ".")):
+        return ""
+    try:
+        text = (Path(root) / ".git" / rev).read_text(encoding="ascii")
+    except (OSError, ValueError):
+        return ""
+    sha = text.strip()
+    return sha if _OBJECT_ID.fullmatch(sha) else ""
 
 
 def is_ancestor(root: Path | str, commit: str, of: str) -> bool:
@@ -245,11 +290,29 @@ def worktree_remove(root: Path | str, path: Path, locked_too: bool = False) -> N
 
 
 def worktree_unlock(root: Path | str, path: Path) -> None:
-    git(root, "worktree", "unlock", str(path), check=False)
+    dirs = _linked(path)
+    if dirs is None:
+        git(root, "worktree", "unlock", str(path), check=False)
+        return
+    with contextlib.suppress(FileNotFoundError):
+        (dirs[1] / "locked").unlink()
 
 
 def worktree_lock(root: Path | str, path: Path, reason: str) -> None:
-    _locked_retry(root, "worktree", "lock", "--reason", reason, str(path))
+    """Lock it with `reason`, as `git worktree lock` does (its folder's `locked` file, made
+    here directly, whole or not at all: a git process fewer each time a checkout is kept or
+    reused); refused if it is locked already."""
+    dirs = _linked(path)
+    if dirs is None:
+        _locked_retry(root, "worktree", "lock", "--reason", reason, str(path))
+        return
+    try:
+        made, why = create_exclusive(dirs[1] / "locked", reason), "it is locked already"
+    except OSError as e:
+        made, why = False, str(e)
+    if not made:
+        argv = ["git", "-C", str(root), "worktree", "lock", "--reason", reason, str(path)]
+        raise CommandError(argv, 128, f"fatal: cannot lock {path}: {why}")
 
 
 def worktree_move(root: Path | str, path: Path, to: Path) -> None:

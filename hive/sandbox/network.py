@@ -1,7 +1,7 @@
 """A sandbox's way out (`[sandbox] network`): none at all, the host's ("open"), or only the
-hosts of an allowlist through a proxy Hive runs beside it (`proxy.py beside` or `serve` on the
-host, reached through a unix socket in a folder shown to the sandbox; `relay.py` inside, where
-HTTPS_PROXY points).
+hosts of an allowlist through a proxy Hive runs beside it (`proxy.py beside` on the host,
+started by envexec at the first request, reached through a unix socket in a folder shown to
+the sandbox; `relay.py` inside, where HTTPS_PROXY points).
 """
 
 from __future__ import annotations
@@ -51,8 +51,10 @@ class Way:
         return self.mode == "allowlist"
 
     def outside(self) -> list[str]:
-        """What runs the sandbox (before bwrap): the proxy, serving while it lives (a check's)."""
-        return [*self._proxy("serve"), "--"] if self.proxied else []
+        """What runs the sandbox (before bwrap) of a check, which Hive starts itself: envexec,
+        with the proxy beside it (as an agent's, started at the first request: most checks
+        make none, and a proxy started for each cost ~40 ms of CPU)."""
+        return [*_python(envexec.__file__), "-", *self.beside()] if self.proxied else []
 
     def beside(self) -> list[str]:
         """The proxy to start beside the sandbox at its first connection, serving until the

@@ -1,13 +1,11 @@
 """A sandbox's one way out, run with `python -I -S proxy.py`:
 
 - `beside SOCKET ALLOW REFUSED FD PID PIDFD`, on the host, started by `hive.adapters.envexec`
-  beside an agent's sandbox at the first connection to SOCKET (FD: its listening socket; PID:
-  the sandbox's process; PIDFD: a pidfd of it, or -1): serve, on SOCKET, an HTTP proxy that
-  lets through the hosts of ALLOW (comma-separated; `*.x.org` is any name under x.org) and
-  refuses the rest, each refusal told on stderr (the task's log) and recorded as a JSON line
-  in REFUSED (which the agent cannot write), until that process has ended.
-- `serve SOCKET ALLOW REFUSED -- ARGV...`, the same for a check: run ARGV (bubblewrap) while
-  serving; exits as ARGV does.
+  beside an agent's or a check's sandbox at the first connection to SOCKET (FD: its listening
+  socket; PID: the sandbox's process; PIDFD: a pidfd of it, or -1): serve, on SOCKET, an HTTP
+  proxy that lets through the hosts of ALLOW (comma-separated; `*.x.org` is any name under
+  x.org) and refuses the rest, each refusal told on stderr (the task's log) and recorded as a
+  JSON line in REFUSED (which the agent cannot write), until that process has ended.
 - `pump FD SOCKET`, inside the sandbox (started by relay.py, which bound the listening socket
   FD on the sandbox's loopback): pass each connection on to SOCKET, waiting a moment for a
   proxy still starting beside the sandbox.
@@ -75,17 +73,6 @@ class Proxy:
         self.allow = allow
         self.refused = refused
         self.recorded = 0
-
-    @classmethod
-    def at(cls, path: str, allow: list[str], refused: str) -> Proxy:
-        """One listening at `path` (in its folder: made by Hive for a sandbox shown it before
-        this starts, and here for a check run twice under one proxy's name)."""
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        _quietly(os.unlink, path)  # left by a proxy killed before it could remove it
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(path)
-        server.listen(64)
-        return cls(server, path, allow, refused)
 
     def serve(self) -> None:
         while True:
@@ -227,34 +214,6 @@ def _quietly(fn: Callable[..., object], *args: object) -> None:
         pass
 
 
-def _proxy(path: str, allow: str, refused: str) -> Proxy | None:
-    try:
-        return Proxy.at(path, _hosts(allow), refused)
-    except OSError as e:
-        print(f"hive sandbox: cannot serve the proxy at {path}: {e}", file=sys.stderr)
-        return None
-
-
-def serve(args: list[str]) -> int:
-    proxy, argv = _proxy(*args[:3]), args[4:]
-    if proxy is None:
-        return 127
-    child = os.fork()  # before any thread runs here; the socket is listening already
-    if child == 0:
-        try:
-            os.execvp(argv[0], argv)
-        except OSError as e:
-            print(f"hive sandbox: cannot run {argv[0]!r}: {e}", file=sys.stderr)
-        os._exit(127)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda n, _frame: _quietly(os.kill, child, n))
-    threading.Thread(target=proxy.serve, daemon=True).start()
-    _, status = os.waitpid(child, 0)
-    proxy.close()
-    code = os.waitstatus_to_exitcode(status)
-    return 128 - code if code < 0 else code
-
-
 def _hosts(allow: str) -> list[str]:
     return [h for h in allow.split(",") if h]
 
@@ -328,15 +287,12 @@ def _connect(path: str) -> socket.socket | None:
 
 
 def main(args: list[str]) -> int:
-    if args[:1] == ["serve"] and len(args) >= 6 and args[4] == "--":
-        return serve(args[1:])
     if args[:1] == ["beside"] and len(args) == 7:
         return beside(args[1:])
     if args[:1] == ["pump"] and len(args) == 3:
         return pump(args[1:])
     print(
-        "usage: python -I -S proxy.py serve SOCKET ALLOW REFUSED -- ARGV... | "
-        "beside SOCKET ALLOW REFUSED FD PID PIDFD | pump FD SOCKET",
+        "usage: python -I -S proxy.py beside SOCKET ALLOW REFUSED FD PID PIDFD | pump FD SOCKET",
         file=sys.stderr,
     )
     return 2

@@ -71,6 +71,31 @@ def test_the_proxy_exits_as_its_program_does(tmp_path: Path):
     assert r.returncode == 7
 
 
+def test_a_checks_proxy_starts_only_at_its_first_request(tmp_path: Path):
+    """Most checks ask the network nothing: beside one, only envexec's child waits (no proxy),
+    and it is gone, socket and folder, once the check is."""
+    way = network.way("allowlist", ["127.0.0.1"], str(tmp_path), tmp_path / "refused.jsonl")
+    until_go = ["sh", "-c", 'while [ ! -e "$1" ]; do sleep 0.02; done', "sh", "go"]
+    check = subprocess.Popen([*way.outside(), *until_go], cwd=tmp_path)
+    try:
+        waiting: list[int] = []
+        deadline = time.monotonic() + 10
+        while not waiting and time.monotonic() < deadline:  # envexec forks it, then becomes the check
+            waiting = [pid for pid in children(check.pid) if "envexec" in cmdline(pid)]
+            time.sleep(0.02)
+        assert len(waiting) == 1 and "proxy.py" in cmdline(waiting[0]), "it waits, holding the proxy's command"
+        time.sleep(0.2)
+        started = [pid for pid in children(check.pid) if cmdline(pid).split()[3:4] == [proxy.__file__]]
+        assert not started, "no proxy runs before the check's first request"
+        (tmp_path / "go").write_text("")
+        assert check.wait(timeout=30) == 0
+    finally:
+        check.kill()
+        check.wait()
+    assert way.socket is not None
+    wait_gone(way.socket.parent)
+
+
 def test_a_tunnel_goes_only_to_an_allowed_host(tmp_path: Path, http_server: int):
     """CONNECT (how clients reach https:// hosts) to the allowed name, then to one that is not."""
     refused = tmp_path / "refused.jsonl"
@@ -183,7 +208,7 @@ def test_the_relay_waits_for_a_proxy_still_starting(tmp_path: Path, http_server:
     done = tmp_path / "done"
     try:
         time.sleep(0.5)  # the client waits for the proxy meanwhile
-        serve = [sys.executable, "-I", "-S", proxy.__file__, "serve", str(sock), "127.0.0.1", str(tmp_path / "r"), "--"]
+        serve = network.way("allowlist", ["127.0.0.1"], str(tmp_path), tmp_path / "r").outside()
         until_done = ["sh", "-c", 'while [ ! -e "$1" ]; do sleep 0.05; done', "sh", str(done)]
         server = subprocess.Popen([*serve, *until_done])
         out, _ = p.communicate(timeout=30)

@@ -132,7 +132,7 @@ def test_a_check_reaches_only_the_allowlist_and_gets_no_secrets(tmp_path: Path, 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999")
     config = dataclasses.replace(Config(), sandbox_allow=("pypi.org",))
     c = policy.check(config, Paths(tmp_path), ("p", "1"), tmp_path)
-    assert c.outside[-3:-1] == ("pypi.org", str(Paths(tmp_path).refused_file("p", "1"))), "its proxy runs it"
+    assert c.outside[-2:] == ("pypi.org", str(Paths(tmp_path).refused_file("p", "1"))), "its proxy is beside it"
     assert c.prefix[0] == "bwrap"
     assert "ANTHROPIC_API_KEY" in c.unset
     none = policy.check(dataclasses.replace(config, sandbox_network="none"), Paths(tmp_path), ("p", "1"), tmp_path)

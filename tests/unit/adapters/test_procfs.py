@@ -1,0 +1,68 @@
+"""Stopping an agent's processes in stages (hive.adapters.procfs), with real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hive.adapters import procfs
+
+# On SIGHUP it starts a child of the same attempt (which ignores SIGHUP and lingers), then ends.
+FORKS_WHEN_HUNG_UP = """
+import os, signal, subprocess, sys, time
+LINGER = "import signal, time; signal.signal(signal.SIGHUP, signal.SIG_IGN); time.sleep(60)"
+def hup(*_):
+    subprocess.Popen([sys.executable, "-c", LINGER])
+    open(sys.argv[1], "w").close()
+    os._exit(0)
+signal.signal(signal.SIGHUP, hup)
+open(sys.argv[2], "w").close()
+time.sleep(60)
+"""
+
+
+def start(tmp_path: Path, mark: procfs.AgentMark, script: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "HIVE_ROOT": mark.root, "HIVE_TASK": mark.task, "HIVE_ATTEMPT": str(mark.attempt)}
+    ready = tmp_path / "ready"
+    p = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "forked"), str(ready)], env=env)
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return p
+
+
+def test_an_agent_that_ends_at_once_is_stopped_in_its_first_stage(tmp_path: Path):
+    mark = procfs.AgentMark(str(tmp_path), "p:1", 1, 0)
+    p = start(tmp_path, mark, "import sys, time; open(sys.argv[2], 'w').close(); time.sleep(60)")
+    said: list[str] = []
+    try:
+        assert procfs.members(mark) == {p.pid}
+        assert procfs.stop_in_stages(mark, procfs.stages(5.0, finished=True), said.append, quiet_first=True) == set()
+    finally:
+        p.kill()
+    assert p.wait(timeout=10) == -signal.SIGHUP and said == []
+
+
+def test_a_process_it_starts_while_it_ends_is_found_and_stopped_too(tmp_path: Path):
+    """Only the processes it had are watched while they live; once they are gone, a look at all
+    of them finds the child it started meanwhile, which the next stage ends."""
+    mark = procfs.AgentMark(str(tmp_path), "p:1", 1, 0)
+    p = start(tmp_path, mark, FORKS_WHEN_HUNG_UP)
+    said: list[str] = []
+    try:
+        left = procfs.stop_in_stages(mark, procfs.stages(0.5, finished=True), said.append, quiet_first=True)
+    finally:
+        p.kill()
+        p.wait()
+        for pid in procfs.members(mark):
+            os.kill(pid, signal.SIGKILL)
+    assert (tmp_path / "forked").exists() and left == set()
+    assert (
+        len(said) == 1
+        and said[0].startswith("sending SIGTERM to its process (pid ")
+        and f"(pid {p.pid})" not in said[0]
+    )
