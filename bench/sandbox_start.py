@@ -66,8 +66,8 @@ def prepare(paths: Paths, rules: policy.Rules, wt: Path, refs: dict[str, str], a
 
 def chain(confined: policy.Confined, wt: Path, env: dict[str, str], tmp: Path) -> float:
     """Seconds from starting the pane's command to the agent's first instruction."""
-    env_file = tmp / "env.json"
-    env_file.write_text(json.dumps(env))
+    env_file = tmp / "agent.env"
+    env_file.write_bytes(envexec.encode(env))
     out = wt / ".ran"  # the agent's checkout: a sandboxed agent's /tmp is its own
     out.unlink(missing_ok=True)
     argv = [sys.executable, "-I", "-S", envexec.__file__, str(env_file), *confined.beside, *confined.prefix]

@@ -1,15 +1,16 @@
 """`python -I -S path/to/envexec.py ENV_FILE [--beside SOCKET N PROGRAM...] ARGV...`: run ARGV
-with exactly the environment in ENV_FILE (a JSON object), then delete the file (ENV_FILE `-`:
-with this process's own); with `--beside`, listen on the unix socket SOCKET beside it and, at
-its first connection, start the N words of PROGRAM to serve it.
+with exactly the environment in ENV_FILE (`encode`'s: NAME=VALUE, each ended by a NUL byte, as
+the kernel keeps one), then delete the file (ENV_FILE `-`: with this process's own); with
+`--beside`, listen on the unix socket SOCKET beside it and, at its first connection, start the
+N words of PROGRAM to serve it.
 
 A tmux session starts with the environment of the tmux *server* — of whichever
 process started it first — not of the `doit` that asks for the session: a variable
 the user exported for this run (IS_SANDBOX=1, an API key) never reached the agent.
 The whole intended environment goes through a file, not the command line, because
 tmux limits the size of one command. It starts every agent, so it runs as a file
-with `-I -S` and imports only the standard library: ~10 ms of CPU instead of ~20
-for `-m hive.adapters.envexec` (site, Hive's venv), on a machine starting 64 agents.
+with `-I -S` and imports nothing (json's `re` alone would double its ~10 ms of CPU;
+`-m hive.adapters.envexec` would add site and Hive's venv), on a machine starting 64 agents.
 
 `--beside` is how a sandboxed agent or check gets its proxy (hive.sandbox.proxy) without
 waiting for it, nor paying for one it never asks (most checks): the socket is bound here (the
@@ -23,7 +24,6 @@ end it.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -51,11 +51,24 @@ def main(args: list[str]) -> int:
         return 127
 
 
+def encode(env: dict[str, str]) -> bytes:
+    """An environment as ENV_FILE holds it."""
+    for name, value in env.items():
+        if not name or "=" in name or "\0" in name or "\0" in value:
+            raise ValueError(f"no environment can hold the variable {name!r}")
+    return b"".join(os.fsencode(name) + b"=" + os.fsencode(value) + b"\0" for name, value in env.items())
+
+
 def _environment(path: str) -> dict[str, str]:
-    with open(path, encoding="utf-8") as f:
-        env = {str(k): str(v) for k, v in json.load(f).items()}
+    with open(path, "rb") as f:
+        data = f.read()
     os.unlink(path)  # it may hold credentials: on disk no longer than needed
-    return env
+    if data and not data.endswith(b"\0"):
+        raise ValueError("it ends half-written")
+    pairs = [entry.partition(b"=") for entry in data.split(b"\0")[:-1]]
+    if not all(sep for _, sep, _ in pairs):
+        raise ValueError("an entry without `=`")
+    return {os.fsdecode(name): os.fsdecode(value) for name, _, value in pairs}
 
 
 def beside(socket: str, program: list[str]) -> list[str]:

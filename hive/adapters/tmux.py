@@ -7,7 +7,6 @@ Targets use `=name` so a session name never matches another by prefix.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -15,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive.adapters import envexec, proc
-from hive.store.files import atomic_write
+from hive.store.files import atomic_write_bytes
 
 
 def socket() -> str:
@@ -72,7 +71,7 @@ def new_session(name: str, cwd: Path, program: Program, log: Path, exit_file: Pa
     client attached to it returns. Returns the pane's process id."""
     exit_file.parent.mkdir(parents=True, exist_ok=True)
     env = {**program.env, "HIVE_EXIT_FILE": str(exit_file)}
-    atomic_write(program.env_file, json.dumps(env), mode=0o600)
+    atomic_write_bytes(program.env_file, envexec.encode(env), mode=0o600)
     launcher = [
         sys.executable,
         "-I",  # isolated, and -S: no site (nor Hive's venv) to import, only envexec's stdlib

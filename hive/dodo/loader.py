@@ -77,7 +77,7 @@ def run_task(job: Job) -> object:
 
 
 def _nothing_to_do() -> None:
-    print("hive: no approved plan in plans/ — write one and run `hive approve plans/<file>.md`", file=sys.stderr)
+    say("no approved plan in plans/ — write one and run `hive approve plans/<file>.md`")
 
 
 def doit_config(project: Project | None) -> dict[str, Any]:
@@ -115,10 +115,10 @@ def load_dodo(dodo_file: str) -> dict[str, Any]:
         project, error = None, e
     if project:
         for warning in project.plans.warnings:
-            print(f"hive: warning (draft plan, not loaded): {warning}", file=sys.stderr)
+            say(f"warning (draft plan, not loaded): {warning}")
         for plan in project.plans.plans:
             for warning in plan.warnings:
-                print(f"hive: warning: {warning}", file=sys.stderr)
+                say(f"warning: {warning}")
 
     def task_hive() -> Iterator[dict[str, Any]] | None:
         if project is None:

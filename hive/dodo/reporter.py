@@ -15,6 +15,7 @@ from doit.task import Task as DoitTask
 
 from hive import crashsafe
 from hive.errors import HiveError
+from hive.output import say
 from hive.project import Project
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
             lines = [f"warning: could not check the recorded state before the run: {message}"]
             self.states = self.store.read_all()
         for line in lines:
-            print(f"hive: {line}", file=sys.stderr, flush=True)
+            say(line)
         self.plans = self.project.plans.plans  # states: re-read one task at a time, as each finishes
         from hive import notify
 
@@ -131,7 +132,7 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
             from hive.reports.execution import run_summary
 
             line = run_summary(self.project.paths, self.plans, self.states, time.monotonic() - self.started)
-            print(f"hive: {line}", file=sys.stderr, flush=True)
+            say(line)
 
     def _notify_finished(self) -> None:
         if self.project is not None:

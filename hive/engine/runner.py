@@ -265,8 +265,10 @@ class TaskRunner:
             notify.task_held(self.h, st)
         report = self.h.paths.checkpoint_file(self.h.plan_name, self.h.task.id)
         if st.state == State.AWAITING_HUMAN and self.h.task.is_checkpoint and report.exists():
-            # the checkpoint report goes to stderr: doit captures a task's stdout
-            print("\n" + report.read_text(), file=sys.stderr, flush=True)
+            # the checkpoint report goes to stderr (doit captures a task's stdout), in one write
+            # (print() writes the newline apart, and doit's workers share the stream)
+            sys.stderr.write(f"\n{report.read_text()}\n")
+            sys.stderr.flush()
         lines = [f"{key} is {st.state}: {st.reason}", STATES[State(st.state)].hint.format(key=key)]
         asked = questions.waiting(questions.load(self.h.paths, self.h.plan_name, self.h.task.id))
         if st.resume == Resume.ANSWER and asked is not None:

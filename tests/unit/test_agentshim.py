@@ -3,6 +3,7 @@ exactly as `agent_signals.send` writes one; everything else handed to the whole 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -19,6 +20,12 @@ PLAN, TASK, ATTEMPT = "auth", "2.1", 3
 
 def test_its_verbs_are_the_signals():
     assert agentshim.KINDS == {verb: kind.value for verb, kind in SIGNALS.items()}
+
+
+@pytest.mark.parametrize("reason", ["", 'says "no"\\ at\n\tonce\x00', "réseau — 网络 🐝", "\ud800"])
+def test_a_signal_is_what_json_dumps_writes(reason: str):
+    fields = {"signal": "too_big", "reason": reason, "time": 1795775229.7381, "task": 'a:"x"', "attempt": 2}
+    assert agentshim._payload(*fields.values()) == json.dumps(fields)
 
 
 @pytest.fixture

@@ -149,9 +149,9 @@ def agent_beside_its_proxy(tmp_path: Path, agent: list[str], http_server: int) -
     the proxy beside it); returns it running and its proxy's socket."""
     rules = policy.Rules(required=True, writable=(), hide=(), network="allowlist", allow=("127.0.0.1",), keep=())
     c = policy.confine(rules, policy.Box(tmp_path, tuple(agent), (tmp_path,), str(tmp_path), tmp_path / "r.jsonl"))
-    assert c.beside and not set(c.prefix) & {"serve", "beside"}, "an agent's proxy is not on its way"
-    env_file = tmp_path / "env.json"
-    env_file.write_text(json.dumps({"PATH": "/usr/bin:/bin", **c.env}))
+    assert c.beside and "beside" not in c.prefix, "an agent's proxy is not on its way"
+    env_file = tmp_path / "agent.env"
+    env_file.write_bytes(envexec.encode({"PATH": "/usr/bin:/bin", **c.env}))
     argv = [sys.executable, "-I", "-S", envexec.__file__, str(env_file), *c.beside, *c.prefix, *agent]
     return subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, text=True), network.socket_path(str(tmp_path))
 
