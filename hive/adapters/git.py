@@ -147,8 +147,10 @@ def version(timeout: float = 10.0) -> proc.Result:
     return proc.run(["git", "--version"], check=False, timeout=timeout)
 
 
+@functools.cache
 def committer(cwd: Path | str) -> tuple[str, ...]:
-    """git options giving commits made in `cwd` an identity: Hive's, only where the user has none configured."""
+    """git options giving commits made in `cwd` an identity: Hive's, only where the user has none
+    configured. Asked once a process (each merge needs it)."""
     have = git(cwd, "config", "user.email", check=False).stdout.strip()
     return () if have else ("-c", "user.name=Hive", "-c", "user.email=hive@localhost")
 
