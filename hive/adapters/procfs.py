@@ -43,11 +43,23 @@ def _zombie(pid: int) -> bool:
 def _stat(pid: int) -> tuple[str, int, int, int] | None:
     """(state, ppid, process group, session id) of a live pid."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
+        fields = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
         return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def _read(path: str) -> bytes:
+    """A file of /proc, whole: read with the bare calls, as `members` reads two files of every
+    process each time it looks (Python's open() adds a stat, a seek and a terminal check each)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _pids() -> Iterator[int]:
@@ -115,8 +127,7 @@ def members(mark: AgentMark) -> set[int]:
 
 def _has_env(pid: int, needles: tuple[bytes, ...]) -> bool:
     try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            env = set(f.read().split(b"\0"))
+        env = set(_read(f"/proc/{pid}/environ").split(b"\0"))
     except OSError:
         return False
     return all(n in env for n in needles)

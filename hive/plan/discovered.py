@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive.errors import HiveError
-from hive.plan.graph import load_plan
 from hive.plan.model import Plan
 from hive.settings.config import Config
 from hive.store.agent_signals import AgentIdentity
@@ -141,6 +140,8 @@ def approve(paths: Paths, config: Config, plan: Plan, item: Discovered) -> str:
         f"**Discovered from:** {item.discovered_from}\n\n{details}\n"
     )
     atomic_write(plan.path, text + ("" if text.endswith("\n") else "\n") + section)
+    from hive.plan.graph import load_plan  # networkx: not for every run that imports this (~0.2 s)
+
     _, _, problems = load_plan(plan.path, config)
     if problems:
         atomic_write(plan.path, text)  # never leave the human's plan broken
