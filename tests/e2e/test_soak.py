@@ -50,9 +50,9 @@ def test_soak_fixed_seeds():
     # The soak isolates every trial itself (its own HOME, tmux socket and TMUX_TMPDIR,
     # all under /tmp), so conftest's checks on the default tmux server and the real
     # $HOME hold as for any other test.
-    # two at a time: a trial keeps ~40 % of one core busy (it mostly waits for its faults and
+    # three at a time: a trial keeps ~40 % of one core busy (it mostly waits for its faults and
     # agents), and each is isolated from the others
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=3) as pool:
         results = list(pool.map(run_trial, SEEDS))
     for res in results:
         report(res)  # shown by pytest when the test fails
