@@ -3,9 +3,6 @@ is read), within a few seconds."""
 
 from __future__ import annotations
 
-import http.client
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from hive import __version__
@@ -16,6 +13,11 @@ TIMEOUT = 5.0
 
 
 def post(url: str, body: str, _root: Path, _event: str) -> list[str]:
+    # here, not at the top: every `doit` and `hive` command loads the channels (~30 ms for these)
+    import http.client
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(
         url,
         data=body.encode(),
