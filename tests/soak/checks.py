@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hive.store import names
 
-from .output import first_line, tail
+from .output import tail
 from .records import read_events, read_spawns, read_state
 from .runs import RUN_TIMEOUT, STOP_TIMEOUT
 from .sandbox import Sandbox, SoakError
@@ -206,9 +206,7 @@ def check_status(sb: Sandbox) -> None:
     for t in sb.sc.tasks:
         got = states.get(t.key, {})
         if got.get("state") != "done":
-            sb.findings.add(
-                "a task is not done", f"{t.key} is {got.get('state')!r}: {first_line(got.get('reason', ''))[:160]}"
-            )
+            sb.findings.add("a task is not done", f"{t.key} is {got.get('state')!r}: {_gist(got.get('reason', ''))}")
     if data["counts"].get("in_progress", 0) != 0:
         sb.findings.add(
             "hive status counts tasks in_progress after the final run",
@@ -263,3 +261,10 @@ def check_leftovers(sb: Sandbox) -> None:
     for pid, cmd in procs:
         sb.findings.add("processes left after the final run", f"{pid} {cmd[:120]}")
     sb.check_executor()
+
+
+def _gist(reason: str) -> str:
+    """A reason whole, or its start and its end: a failed command's reason names the command
+    first and says what it printed last (seed 20016's tmux error was cut off)."""
+    text = " | ".join(reason.strip().splitlines())
+    return text if len(text) <= 360 else f"{text[:120]} … {text[-240:]}"
