@@ -15,12 +15,17 @@ LONG_LINE = 300  # a tail line longer than this (a JSON event) is cut
 
 
 def say(message: str) -> None:
-    """Progress for the user: stderr, because doit captures actions' stdout. One write per
-    line: doit's workers share the stream, and print() writes the line and its newline apart
-    (two workers stopping at once ran their lines together). A closed terminal must not
-    turn into a task error."""
+    """Progress for the user, one line (see `emit`)."""
+    emit(f"hive: {message}\n")
+
+
+def emit(text: str) -> None:
+    """`text` for the user on stderr, because doit captures actions' stdout, in one write:
+    doit's workers share the stream, and print() writes a line and its newline apart (two
+    workers stopping at once ran their lines together). A closed terminal must not turn into
+    a task error."""
     try:
-        sys.stderr.write(f"hive: {message}\n")
+        sys.stderr.write(text)
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

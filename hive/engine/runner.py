@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from hive.engine.task import Job, TaskContext, Worker
 from hive.errors import CommandError, HiveError, user_message
 from hive.executors.standing import Where, interrupted, next_step, standing
 from hive.lifecycle import STATES, Ended, Kind, Outcome, Resume, State, verdict
-from hive.output import first_line, prefixed, say
+from hive.output import emit, first_line, prefixed, say
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.store import questions
 from hive.store.files import HeldLock, atomic_write
@@ -265,10 +264,7 @@ class TaskRunner:
             notify.task_held(self.h, st)
         report = self.h.paths.checkpoint_file(self.h.plan_name, self.h.task.id)
         if st.state == State.AWAITING_HUMAN and self.h.task.is_checkpoint and report.exists():
-            # the checkpoint report goes to stderr (doit captures a task's stdout), in one write
-            # (print() writes the newline apart, and doit's workers share the stream)
-            sys.stderr.write(f"\n{report.read_text()}\n")
-            sys.stderr.flush()
+            emit(f"\n{report.read_text()}\n")
         lines = [f"{key} is {st.state}: {st.reason}", STATES[State(st.state)].hint.format(key=key)]
         asked = questions.waiting(questions.load(self.h.paths, self.h.plan_name, self.h.task.id))
         if st.resume == Resume.ANSWER and asked is not None:
