@@ -75,21 +75,46 @@ def _pids() -> Iterator[int]:
 def holders(path: Path) -> list[int]:
     """Processes that have `path` open (git keeps its lock files open while it works).
     /proc shows the resolved path, so compare with that, not with the name as given."""
-    target = os.path.realpath(path)
+    return _holding({os.path.realpath(path)})
+
+
+def _holding(links: set[str]) -> list[int]:
+    """Processes with a descriptor whose /proc/<pid>/fd link reads as one of `links`."""
     found = []
-    for pid in _pids():
+    for pid in _pids() if links else ():
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
         except OSError:
             continue
         for fd in fds:
             try:
-                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in links:
                     found.append(pid)
                     break
             except OSError:
                 continue
     return found
+
+
+def listening_on(path: Path) -> list[int]:
+    """Processes holding the unix socket bound at `path` (a tmux server, for its socket):
+    the socket's inode from /proc/net/unix, then whose descriptors point at it."""
+    wanted = {str(path), os.path.realpath(path)}
+    try:
+        table = _read("/proc/net/unix").decode(errors="replace").splitlines()[1:]
+    except OSError:
+        return []
+    # Num RefCount Protocol Flags Type St Inode Path
+    inodes = {f"socket:[{f[6]}]" for f in (line.split(None, 7) for line in table) if len(f) == 8 and f[7] in wanted}
+    return _holding(inodes)
+
+
+def command_name(pid: int) -> str:
+    """What the process calls itself (/proc/<pid>/comm: "tmux: server" for tmux's server)."""
+    try:
+        return _read(f"/proc/{pid}/comm").decode(errors="replace").strip()
+    except OSError:
+        return ""
 
 
 @dataclass(frozen=True)

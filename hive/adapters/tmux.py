@@ -7,14 +7,21 @@ Targets use `=name` so a session name never matches another by prefix.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import shlex
+import signal
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive.adapters import envexec, proc
+from hive.adapters import envexec, proc, procfs
+from hive.errors import CommandError
 from hive.store.files import atomic_write_bytes
+
+log = logging.getLogger("hive.tmux")
 
 
 def socket() -> str:
@@ -25,8 +32,53 @@ def base_argv() -> list[str]:
     return ["tmux", "-L", socket()]
 
 
+def socket_path() -> Path:
+    """Where tmux puts this server's socket: $TMUX_TMPDIR (else /tmp), resolved, /tmux-<uid>/<name>."""
+    base = os.path.realpath(os.environ.get("TMUX_TMPDIR") or "/tmp")
+    return Path(base, f"tmux-{os.getuid()}", socket())
+
+
+# What tmux's client prints when the server closes its connection unanswered. A server
+# told to exit (`kill-server`) refuses every new client until it is gone, which takes it
+# ~0.1 s; but a session created in the same instant as the kill (tmux 3.3a: a new-session
+# racing a kill-server, seen as soak seed 20016) keeps it alive, and refusing, for as long
+# as that session lives: every agent after it failed to start, each attempt used up in a
+# second. Such a server is told again to exit (SIGTERM, what kill-server sends it), which
+# ends the sessions no one can reach any more.
+_REFUSED = "server exited unexpectedly"
+REFUSAL_PATIENCE = 2.0  # how long refusals may last before the server is taken as stuck
+
+
 def _tmux(*args: str, check: bool = True) -> proc.Result:
-    return proc.run([*base_argv(), *args], check=check, atomic=True)
+    argv = [*base_argv(), *args]
+    patience, told, pause = time.monotonic() + REFUSAL_PATIENCE, False, 0.02
+    while True:
+        result = proc.run(argv, check=False, atomic=True)
+        if result.code == 0 or _REFUSED not in result.stderr:
+            break
+        if time.monotonic() >= patience:
+            if told or not _end_exiting_server():
+                break
+            told = True
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
+    if check and result.code != 0:
+        raise CommandError(argv, result.code, result.output)
+    return result
+
+
+def _end_exiting_server() -> bool:
+    """Tell the server stuck exiting on this socket to exit again; wait until it has.
+    Whether there was one."""
+    servers = [pid for pid in procfs.listening_on(socket_path()) if procfs.command_name(pid).startswith("tmux")]
+    for pid in servers:
+        log.warning("tmux server %d on %s refuses every client: telling it again to exit", pid, socket_path())
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + REFUSAL_PATIENCE
+    while any(procfs.pid_alive(pid) for pid in servers) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return bool(servers)
 
 
 def version(timeout: float = 10.0) -> proc.Result:
