@@ -384,7 +384,22 @@ def clean(cwd: Path | str) -> None:
 
 
 def head_and_merge(cwd: Path | str) -> tuple[str, bool]:
-    """The worktree's HEAD ref ("HEAD" when detached) and whether a merge is in progress."""
+    """The worktree's HEAD ref ("HEAD" when detached) and whether a merge is in progress.
+    A linked worktree's are read from its folder in the repository, as git reads them (asked
+    of every task as it finishes); git is asked when the files do not say it plainly: a HEAD
+    of another form, or on a branch with no loose ref (packed, or none: git says so)."""
+    linked = _linked(Path(cwd))
+    if linked is not None:
+        gitdir = linked[1]
+        try:
+            text = (gitdir / "HEAD").read_text(encoding="ascii")
+            common = gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        except (OSError, ValueError):
+            text, common = "", gitdir
+        ref = text.removeprefix("ref: ").rstrip("\n") if text.startswith("ref: ") else ""
+        on_branch = bool(_BRANCH_REF.fullmatch(ref)) and ".." not in ref and (common / ref).is_file()
+        if on_branch or (not ref and _OBJECT_ID.fullmatch(text.rstrip("\n"))):
+            return ref or "HEAD", (gitdir / "MERGE_HEAD").exists()
     out = _out(cwd, "rev-parse", "--symbolic-full-name", "HEAD", "--git-path", "MERGE_HEAD").splitlines()
     merge_head = Path(out[1]) if Path(out[1]).is_absolute() else Path(cwd) / out[1]
     return out[0], merge_head.exists()

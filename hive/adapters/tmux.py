@@ -166,7 +166,7 @@ def new_session(name: str, cwd: Path, program: Program, log: Path, exit_file: Pa
         "-t",
         target,
         "-o",
-        f"cat >> {shlex.quote(str(log))}",
+        f"exec cat >> {shlex.quote(str(log))}",  # one process: the shell becomes cat
     ).stdout.split()
     return int(out[0]) if out and out[0].isdigit() else 0
 

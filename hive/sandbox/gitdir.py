@@ -47,7 +47,10 @@ def create(private: Path, worktree: Path, branch: str, refs: dict[str, str], exc
         ref.write_text(f"{commit}\n")
     (private / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
     config = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
-    config += f"\texcludesFile = {excludes}\n"
+    config += f"\texcludesFile = {_config_value(str(excludes))}\n"
+    # no `git maintenance run --auto` after each of the agent's commits (a process each time):
+    # the directory lives for one attempt, and its objects are brought back and checked anyway
+    config += "[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"
     (private / "config").write_text(config)
     if (admin / "index").exists():
         shutil.copyfile(admin / "index", private / "index")
@@ -56,6 +59,13 @@ def create(private: Path, worktree: Path, branch: str, refs: dict[str, str], exc
     # no fsync (~5 ms on every attempt's way) is needed
     gitfile(private).write_text(f"gitdir: {private}\n")
     return gitfile(private)
+
+
+def _config_value(text: str) -> str:
+    """`text` as a value in a git config file: quoted, so that a `#` or `;` in a path is not
+    read as a comment, with git's escapes for a backslash, a quote and a line break."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{escaped}"'
 
 
 def _admin_dir(worktree: Path) -> Path:

@@ -70,3 +70,35 @@ def test_a_worktree_is_locked_and_unlocked_as_git_does_it(git_repo: Path, tmp_pa
     git.worktree_unlock(git_repo, wt)  # unlocked already: nothing to do
     dirs = git.worktree_dirs(wt)
     assert dirs is not None and not [p for p in dirs[1].iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_worktrees_head_and_merge_are_what_git_says(git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    wt = tmp_path / "wt"
+    run(git_repo, "worktree", "add", "-q", "-b", "hive/p-1-a1", str(wt))
+    asked: list[tuple[str, ...]] = []
+    real = git.git
+    monkeypatch.setattr(git, "git", lambda cwd, *args, **kw: asked.append(args) or real(cwd, *args, **kw))
+
+    def said() -> tuple[str, bool]:
+        out = real(wt, "rev-parse", "--symbolic-full-name", "HEAD", "--git-path", "MERGE_HEAD").stdout.split("\n")
+        return out[0], (wt / out[1]).exists()
+
+    assert git.head_and_merge(wt) == said() == ("refs/heads/hive/p-1-a1", False)
+    (wt / "b.txt").write_text("b\n")
+    run(wt, "add", "b.txt")
+    run(wt, "commit", "-qm", "b")
+    run(git_repo, "commit", "-q", "--allow-empty", "-m", "on main")
+    run(wt, "merge", "--no-commit", "--no-ff", "main")  # a merge under way: MERGE_HEAD in its folder
+    assert git.head_and_merge(wt) == said() == ("refs/heads/hive/p-1-a1", True)
+    run(wt, "merge", "--abort")
+    run(wt, "checkout", "-q", "--detach")
+    assert git.head_and_merge(wt) == said() == ("HEAD", False)
+    assert asked == [], "read from the files, not asked"
+
+    run(wt, "checkout", "-q", "hive/p-1-a1")
+    run(git_repo, "pack-refs", "--all")  # the branch only packed: git is asked
+    assert git.head_and_merge(wt) == said() and len(asked) == 1
+    run(wt, "checkout", "-q", "--orphan", "unborn")  # no such branch yet: git says so
+    with pytest.raises(CommandError):
+        git.head_and_merge(wt)
+    assert git.head_and_merge(git_repo) == ("refs/heads/main", False), "the main checkout: asked of git"

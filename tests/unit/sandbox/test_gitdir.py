@@ -115,3 +115,39 @@ def test_remove_leaves_nothing(repo):
     _, _, private = repo
     gitdir.remove(private)
     assert not private.exists() and not gitdir.gitfile(private).exists()
+
+
+def test_its_config_reads_back_as_written_and_starts_no_maintenance(tmp_path: Path):
+    """A path with a `#` (a comment in a git config file, unquoted), quotes and a backslash."""
+    root = tmp_path / 'my #repo; "x" \\ y'
+    root.mkdir()
+    run(root, "init", "-q", "-b", "main")
+    run(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "initial")
+    wt = tmp_path / "wt"
+    run(root, "worktree", "add", "-q", "-b", BRANCH, str(wt), "main")
+    private, excludes = tmp_path / "private", root / ".hive" / "excludes" / "t-1-a1"
+    start = run(root, "rev-parse", "main")
+    gitdir.create(private, wt, BRANCH, {BRANCH: start}, excludes)
+    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(wt)}
+    assert run(wt, "config", "core.excludesFile", env=env) == str(excludes)
+    assert run(wt, "config", "--bool", "maintenance.auto", env=env) == "false"
+    excludes.parent.mkdir(parents=True)
+    excludes.write_text("/brief.md\n")
+    (wt / "brief.md").write_text("Hive's\n")
+    assert run(wt, "status", "--porcelain", env=env) == "", "the excludes file is the one git reads"
+    trace = tmp_path / "trace"
+    agent_commit(wt, private, "b.txt")  # GIT_TRACE would show `git maintenance run --auto`
+    run(
+        wt,
+        "-c",
+        "user.name=a",
+        "-c",
+        "user.email=a@a",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "c",
+        env={**env, "GIT_TRACE": str(trace)},
+    )
+    assert "maintenance" not in trace.read_text()
