@@ -505,13 +505,15 @@ def head(cwd: Path | str) -> str:
     return _out(cwd, "rev-parse", "HEAD")
 
 
-def exclude_locally(root: Path, pattern: str) -> bool:
-    """Add a pattern to the repo's local, never-committed exclude file; False if it was there."""
+def exclude_locally(root: Path, patterns: tuple[str, ...]) -> list[str]:
+    """Add patterns to the repo's local, never-committed exclude file; those it lacked."""
     exclude = Path(git(root, "rev-parse", "--git-path", "info/exclude").stdout.strip())
     if not exclude.is_absolute():
         exclude = root / exclude
     text = exclude.read_text() if exclude.exists() else ""
-    if pattern in text.splitlines():
-        return False
-    atomic_write(exclude, text + ("" if text.endswith("\n") or not text else "\n") + pattern + "\n")
-    return True
+    lines = text.splitlines()
+    added = [p for p in dict.fromkeys(patterns) if p not in lines]
+    if added:
+        separator = "" if text.endswith("\n") or not text else "\n"
+        atomic_write(exclude, text + separator + "".join(f"{p}\n" for p in added))
+    return added

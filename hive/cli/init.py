@@ -50,7 +50,7 @@ def init(cwd: Path) -> tuple[Path, list[str]]:
     if not (root / "worktrees" / ".gitignore").exists():
         ensure_ignored_dir(root / "worktrees")
         done.append("created worktrees/ (git-ignored)")
-    if [pattern for pattern in LOCAL_EXCLUDES if git.exclude_locally(root, pattern)]:
+    if git.exclude_locally(root, LOCAL_EXCLUDES):
         done.append("git-ignored .doit.db and dodo.py's bytecode locally (.git/info/exclude)")
     return root, done
 

@@ -33,8 +33,7 @@ def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, T
         return [warning], StateStore(project.paths).read_all()
     git.update_ref(root, "refs/hive/run-start", head)
     usage.record_run(project.paths)
-    for pattern in LOCAL_EXCLUDES:  # repos set up by an older `hive init` ignored only .doit.db
-        git.exclude_locally(root, pattern)
+    git.exclude_locally(root, LOCAL_EXCLUDES)  # repos set up by an older `hive init` ignored only .doit.db
     git.enable_worktree_config(str(root))  # once, here, before parallel workers would race for .git/config
     notes = []
     wanted = doitargs.parse(argv).processes
