@@ -485,8 +485,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # install's first act would otherwise create ~/.cache there.
     CACHE.mkdir(parents=True, exist_ok=True)
     if not hasattr(config, "workerinput"):  # once, in pytest's own process, before its workers start
-        # An editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE is set (this
-        # machine's and CI's environment) no run writes bytecode either: every doit and hive the
+        # An editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE is set (as in
+        # this machine's environment) no run writes bytecode either: every doit and hive the
         # tests start (thousands) compiled Hive from source, ~0.15 s of CPU each. Compiled once
         # here, as pip compiles an installed tool.
         compileall.compile_dir(HERE.parent / "hive", quiet=1)
