@@ -8,7 +8,6 @@ Targets use `=name` so a session name never matches another by prefix.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import shlex
 import signal
@@ -19,9 +18,8 @@ from pathlib import Path
 
 from hive.adapters import envexec, proc, procfs
 from hive.errors import CommandError
+from hive.output import say
 from hive.store.files import atomic_write_bytes
-
-log = logging.getLogger("hive.tmux")
 
 
 def socket() -> str:
@@ -72,7 +70,7 @@ def _end_exiting_server() -> bool:
     Whether there was one."""
     servers = [pid for pid in procfs.listening_on(socket_path()) if procfs.command_name(pid).startswith("tmux")]
     for pid in servers:
-        log.warning("tmux server %d on %s refuses every client: telling it again to exit", pid, socket_path())
+        say(f"the tmux server (pid {pid}) on {socket_path()} refuses every client: telling it again to exit")
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + REFUSAL_PATIENCE
