@@ -22,6 +22,7 @@ subprocesses with bench/instant_agent.sh as the agent.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import dataclasses
 import functools
 import os
@@ -238,6 +239,8 @@ def phases(root: Path, keys: list[str], t0: float) -> dict:
 
 # `--batch N`: `[merge] batch = N` in every repo (1, the default: Hive's default, no batches)
 merge_batch = 1
+# `--max-checks N`: `[merge] max_checks = N` in every repo (0, the default: Hive's, one per worker)
+merge_max_checks = 0
 
 
 def hive_repo(sb: bench.Sandbox, root: Path, workers: int, log_dir: Path) -> None:
@@ -246,6 +249,8 @@ def hive_repo(sb: bench.Sandbox, root: Path, workers: int, log_dir: Path) -> Non
     config = bench.hive_config({"max_workers": workers}, {"writable": [f"{log_dir}/"]})
     if merge_batch > 1:
         config = config.replace("[merge]\n", f"[merge]\nbatch = {merge_batch}\n", 1)
+    if merge_max_checks:
+        config = config.replace("[merge]\n", f"[merge]\nmax_checks = {merge_max_checks}\n", 1)
     bench.init_hive(sb, root, config)
 
 
@@ -342,6 +347,31 @@ def by_hand(sb: bench.Sandbox, bundle: Path, name: str, size: Sizes, keep: list[
     return {"wall_s": round(wall, 3), "commits": len(keep), "steps": steps, "final_commit": head}
 
 
+def no_hive(sb: bench.Sandbox, repo: Path, runs: int, at_once: int, hand_s: float, problems: list[str]) -> dict:
+    """What the machine alone allows: the test suite `runs` times, `at_once` at a time (each in
+    its own checkout of `repo`'s HEAD, as Hive's workers have theirs), without Hive, against the
+    by-hand time. Hive's run cannot be faster than this; what it takes beyond it is Hive's."""
+    checkouts = [repo.with_name(f"{repo.name}-no-hive-{i}") for i in range(at_once)]
+    for c in checkouts:
+        bench.git(sb, repo, "worktree", "add", "-q", "--detach", str(c), "HEAD")
+    free = list(checkouts)
+
+    def one(_: int) -> int:
+        where = free.pop()  # list.pop and append are atomic: each thread holds its own checkout
+        try:
+            return sb.run(list(TESTS), where, check=False).returncode
+        finally:
+            free.append(where)
+
+    t0 = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(at_once) as pool:
+        codes = list(pool.map(one, range(runs)))
+    wall = time.perf_counter() - t0
+    if any(codes):
+        problems.append(f"no Hive: the tests failed in {sum(1 for c in codes if c)} of {runs} runs")
+    return {"runs": runs, "at_once": at_once, "wall_s": round(wall, 3), "ratio": round(wall / hand_s, 3)}
+
+
 def project_files(sb: bench.Sandbox, root: Path, rev: str, leave_out: set[str]) -> dict[str, str]:
     """path → (mode, blob) of every file of `rev`, less `leave_out` (what the bench added)."""
     out = {}
@@ -373,6 +403,7 @@ def repeated(run: Callable[[str], dict], repeat: int) -> dict:
     return {
         **ranked[(len(ranked) - 1) // 2],
         "ratios": [r["ratio"] for r in runs],
+        "no_hive_ratios": [r["no_hive"]["ratio"] for r in runs if r.get("no_hive")],
         "complete": all(r["complete"] for r in runs),
     }
 
@@ -424,6 +455,7 @@ def bench_replay(
     hand = by_hand(sb, bundle, hand_dir, size, merging, problems)
     out["by_hand"] = hand
     out["ratio"] = round(wall / hand["wall_s"], 3)
+    out["no_hive"] = no_hive(sb, sb.dir / hand_dir, len(merging), size.replay_workers, hand["wall_s"], problems)
     if failing:  # upstream less the commits that did not merge: what by hand made of the others
         expected, against = (sb.dir / hand_dir, hand["final_commit"]), "the by-hand tree of the tasks merged"
     else:
@@ -540,7 +572,21 @@ def replay_rows(name: str, x: dict) -> list[Row]:
     same = "equal" if not diffs else f"{len(diffs)} path(s) differ"
     upstream = "upstream" if name == "replay" else "upstream less the failed"
     rows.append((f"{n}   main's final tree = {upstream}", same, "equal", bench.verdict(not diffs)))
-    return [*rows, checks_row(n, x["check_times"]), start_cost_row(n, x)]
+    return [*rows, *no_hive_row(n, x), checks_row(n, x["check_times"]), start_cost_row(n, x)]
+
+
+def no_hive_row(n: str, x: dict) -> list[Row]:
+    """The machine's own bound beside Hive's figure (older results have none)."""
+    f = x.get("no_hive")
+    if not f:
+        return []
+    what = f"{n}   no Hive: the {f['runs']} test runs {f['at_once']} at a time"
+    return [(what, f"{f['wall_s']:.1f} s = {f['ratio']:.2f}x by hand" + floors_of(x), "-", "info")]
+
+
+def floors_of(x: dict) -> str:
+    floors = x.get("no_hive_ratios", [])
+    return f" (of {', '.join(f'{r:.2f}' for r in floors)})" if len(floors) > 1 else ""
 
 
 def runs_of(x: dict) -> str:
@@ -583,9 +629,12 @@ def main() -> int:
         "--repeat", type=int, default=3, help="run each replay this many times; its figure is the median (default 3)"
     )
     ap.add_argument("--batch", type=int, default=1, help="[merge] batch = N in every repo (default 1: no batches)")
+    ap.add_argument(
+        "--max-checks", type=int, default=0, help="[merge] max_checks = N in every repo (default: one per worker)"
+    )
     args = ap.parse_args()
-    global merge_batch
-    merge_batch = args.batch
+    global merge_batch, merge_max_checks
+    merge_batch, merge_max_checks = args.batch, args.max_checks
     only = set(args.only.split(","))
     if only - set(TARGETS):
         ap.error(f"--only: unknown {sorted(only - set(TARGETS))}; choose from {sorted(TARGETS)}")
@@ -606,6 +655,7 @@ def main() -> int:
         "targets": TARGETS,
         "sandbox": bench.sandbox_mode or "default ([sandbox] mode = auto)",
         "merge_batch": merge_batch,
+        "merge_max_checks": merge_max_checks or "default",
         "errors": {},
         "problems": [],
     }
