@@ -45,6 +45,9 @@ class Resume(StrEnum):
     # its agent asked a question (`hive ask`) and ended before the answer came: once
     # `hive answer` gives it, the next attempt goes on with every question and answer
     ANSWER = "answer"
+    # verified, but its change does what a task may not do on its own (engine/hold.py: Hive's own
+    # files, a huge file): `hive approve` merges it as it is, `hive retry` runs it again
+    HELD = "held"
 
 
 class State(StrEnum):
@@ -116,6 +119,7 @@ class Ended(StrEnum):
     REOPENED = "reopened"  # a human or a changed plan re-opened the task after it
     CHECK_FAILED = "check_failed"  # it said done, but Verify / test_command failed on the merged result
     CONFLICT = "conflict"  # it said done, but merging into main conflicted: a resolve attempt follows
+    HELD = "held"  # it said done, but its change waits for a human (engine/hold.py; the entry's `held` says why)
 
 
 # The reason a failed attempt records when its orchestrator died: it does not count.
@@ -139,6 +143,9 @@ class Kind(StrEnum):
     OVER_BUDGET = "over_budget"
     LOST = "lost"  # the host it ran on (or the executor's hold on it) went away: not its fault
     ASKED = "asked"  # it asked a question (`hive ask`) and ended, as told, before the answer came
+    # it left a file Hive reads (its signal, its private git directory) that is not one: a FIFO,
+    # a symbolic link, a device, a huge file (store.files.read_untrusted; issue 37)
+    BAD_FILE = "bad_file"
 
 
 class Worktree(StrEnum):
@@ -200,6 +207,8 @@ OUTCOMES: dict[Kind, Rule] = {
     Kind.RATE_LIMITED: Rule(State.PAUSED, Worktree.RETIRE, False, counts=False),
     # what it committed is kept; the next attempt starts once the question is answered
     Kind.ASKED: Rule(State.AWAITING_HUMAN, Worktree.RETIRE, True, "asked: {reason}", counts=False),
+    # an agent that plants traps for Hive is not given another go: a human looks first
+    Kind.BAD_FILE: Rule(State.FAILED, Worktree.RETIRE, False, permanent=True),
     # like an orchestrator that died: the next attempt goes on from what was shipped back
     Kind.LOST: Rule(State.FAILED, Worktree.RETIRE, False, INTERRUPTED + ": {reason}", counts=False),
 }

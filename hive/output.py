@@ -1,6 +1,7 @@
 """What Hive prints for people, shared by every layer: progress lines, durations, and the
-tail of a command's or an agent's output. It imports nothing of Hive, so the engine, the
-executors, the reports and notify can all use it without importing one another."""
+tail of a command's or an agent's output. It imports nothing of Hive but `hive.logcap` (which
+imports nothing), so the engine, the executors, the reports and notify can all use it without
+importing one another."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from hive import logcap
 
 # terminal escapes: CSI sequences, OSC strings, charset selection, keypad modes
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>]")
@@ -83,7 +86,6 @@ def clean_tail(text: str, lines: int) -> str:
 
 
 def log_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
+    """How much an agent's log has received: its logical size (hive.logcap), which a cut of its
+    middle does not shrink, so it grows with every byte the agent prints."""
+    return logcap.size(path)

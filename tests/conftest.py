@@ -214,14 +214,15 @@ class Repo:
             start_new_session=True,
         )
 
-    def start_doit(self, *args: str, env: dict | None = None) -> Run:
+    def start_doit(self, *args: str, env: dict | None = None, prefix: tuple[str, ...] = ()) -> Run:
         """doit in the background, in its own process group (so a test can kill -9 it and
-        its workers together), its stderr in a file the test can poll."""
+        its workers together), its stderr in a file the test can poll; `prefix`: what runs it
+        (e.g. `prlimit`)."""
         self._runs = getattr(self, "_runs", 0) + 1
         err = self.root.parent / f"doit-{self._runs}.err"
         with open(err, "w") as f:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "doit", *args],
+                [*prefix, sys.executable, "-m", "doit", *args],
                 cwd=self.root,
                 stdout=subprocess.DEVNULL,
                 stderr=f,

@@ -43,6 +43,10 @@ context file's path as its argument. It reads the context file and follows
     fake: hang                   wait forever (after printing)
     fake: dump-context           copy the context file to .hive/fake/context-<task>-a<N>.md
     fake: trap                   ignore SIGINT, SIGTERM and SIGHUP from now on (only SIGKILL stops it)
+    fake: leave KIND             leave a trap for Hive in a folder it may write (issue 37): signal-fifo,
+                                 signal-zero (its signal file a FIFO, a link to /dev/zero), ref-fifo,
+                                 objects-fifo (in its private git directory: sandboxed only), question-fifo,
+                                 found-zero, notes-flood (2 MB with no newline in its notes file)
     fake: spawn-child            start a child in its own process group that ignores them too;
                                  its pid goes to .hive/fake/child-<task>-a<N>.pid
 
@@ -94,6 +98,41 @@ def main() -> int:
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"fake agent: giving up: {e}", flush=True)
         return 4
+
+
+def leave(kind: str, root: Path, task: str) -> None:
+    """A trap in a folder this agent may write, where Hive will read it."""
+    from hive.store.paths import Paths  # the agent's own Python has Hive: the tests run it so
+
+    paths, (plan, task_id) = Paths(root), task.split(":", 1)
+    signal_file = Path(os.environ["HIVE_SIGNAL_FILE"])
+    if kind == "signal-fifo":
+        os.mkfifo(signal_file)
+    elif kind == "signal-zero":
+        os.symlink("/dev/zero", signal_file)
+    elif kind in ("ref-fifo", "objects-fifo"):
+        gitdir = Path(
+            subprocess.run(["git", "rev-parse", "--absolute-git-dir"], capture_output=True, text=True).stdout.strip()
+        )
+        if not gitdir.is_relative_to(root / ".hive" / "gitdirs"):
+            raise SystemExit("fake agent: leave: not sandboxed (no private git directory)")
+        if kind == "ref-fifo":
+            ref = (
+                gitdir / subprocess.run(["git", "symbolic-ref", "HEAD"], capture_output=True, text=True).stdout.strip()
+            )
+            ref.unlink()
+            os.mkfifo(ref)
+        else:
+            os.mkfifo(gitdir / "objects" / "info" / "commit-graph")
+    elif kind == "question-fifo":
+        os.mkfifo(paths.questions_dir(plan, task_id) / "999.json")
+    elif kind == "found-zero":
+        os.symlink("/dev/zero", paths.discovered_dir(plan) / "D999.json")
+    elif kind == "notes-flood":
+        with open(paths.notes_file(plan, task_id), "a") as f:
+            f.write("x" * 2_000_000)
+    else:
+        raise SystemExit(f"fake agent: leave: unknown trap {kind!r}")
 
 
 def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) -> int:
@@ -214,6 +253,9 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 signal.signal(sig, signal.SIG_IGN)
             print("fake agent: ignoring SIGINT, SIGTERM and SIGHUP", flush=True)
+        elif verb == "leave":
+            leave(args[0], root, task)
+            print(f"fake agent: left a {args[0]} for Hive", flush=True)
         elif verb == "spawn-child":
             code = (
                 "import signal, time\n"

@@ -88,7 +88,7 @@ def approve_task(
         unreached = task.is_checkpoint and st.state == State.PLANNED
         hint = " (it has not been reached yet: run `doit` first)" if unreached else ""
         raise HiveError(f"{key} is {st.state}, not awaiting an answer{hint}")
-    if st.resume == Resume.REVIEW:
+    if st.resume in (Resume.REVIEW, Resume.HELD):
         return _answer_review(store, st, key, reject)
     if st.resume == Resume.ANSWER:  # approving would record it done without the work its agent has left
         raise HiveError(
@@ -198,6 +198,8 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
 
 
 def _answer_review(store: StateStore, st: TaskState, key: str, reject: str | None) -> str:
+    """A branch that waits for a human's look: a review (`auto_merge = false`), or a change Hive
+    held (engine/hold.py; its next attempt is told why, as its history says, and the human's words)."""
     if reject is not None:
         store.update(
             st.plan,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hive.errors import HiveError
-from hive.lifecycle import RETRYABLE, State
+from hive.lifecycle import RETRYABLE, Resume, State
 from hive.store.files import HeldLock
 from hive.store.names import parse_key
 from hive.store.paths import Paths
@@ -21,7 +21,9 @@ def retry(root: Path, key: str, force: bool = False) -> str:
     if holder:
         raise HiveError(f"{key} is being run right now by pid {holder}; stop that run first")
     allowed = RETRYABLE + ((State.DONE,) if force else ())
-    if st.state not in allowed:
+    # a change Hive held for a human (engine/hold.py): run it again, its brief says what to leave alone
+    held = st.state == State.AWAITING_HUMAN and st.resume == Resume.HELD
+    if st.state not in allowed and not held:
         hint = " (use --force to re-open finished work)" if st.state == State.DONE else ""
         raise HiveError(f"{key} is {st.state}; only {', '.join(allowed)} tasks can be retried{hint}")
     # A refused merge keeps the agent's work on its branch: only the merge is redone.

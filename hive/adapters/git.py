@@ -62,15 +62,51 @@ def git(
 UNPACK_LIMIT = 100  # git's fetch.unpackLimit
 
 
-def feed(cwd: Path | str, data: bytes, *args: str, env: dict[str, str] | None = None) -> bytes:
+def feed(
+    cwd: Path | str, data: bytes, *args: str, env: dict[str, str] | None = None, timeout: float | None = None
+) -> bytes:
     """Run git with `data` (binary: a pack, or revisions) on its standard input, with `env`
-    added to its environment; returns its standard output."""
+    added to its environment; returns its standard output. `timeout`: killed after it."""
     argv = ["git", "-C", str(cwd), *args]
-    with uninterruptible():
-        done = subprocess.run(argv, input=data, env={**_env(cwd), **(env or {})}, capture_output=True, check=False)
+    try:
+        with uninterruptible():
+            done = subprocess.run(
+                argv, input=data, env={**_env(cwd), **(env or {})}, capture_output=True, check=False, timeout=timeout
+            )
+    except subprocess.TimeoutExpired:
+        raise CommandError(argv, -9, f"killed: it did not finish within {timeout:g} s") from None
     if done.returncode != 0:
         raise CommandError(argv, done.returncode, done.stderr.decode(errors="replace"))
     return done.stdout
+
+
+def big_files(
+    root: Path | str, new: str, have: str, max_bytes: int, env: dict[str, str] | None = None
+) -> list[tuple[str, int]]:
+    """The files bigger than `max_bytes` among the objects `new` has and `have` lacks, as
+    (path, size), the biggest first: one git command when there are none (the usual case)."""
+    walk = ["-c", "core.commitGraph=false", "rev-list", "--objects", f"{new}", f"^{have}"]
+    omitted = feed(root, b"", *walk, f"--filter=blob:limit={max_bytes + 1}", "--filter-print-omitted", env=env)
+    big = {line[1:] for line in omitted.decode().splitlines() if line.startswith("~")}
+    if not big:
+        return []
+    named: dict[str, str] = {}
+    for line in feed(root, b"", *walk, env=env).decode(errors="replace").splitlines():
+        sha, _, path = line.partition(" ")
+        if sha in big:
+            named.setdefault(sha, path)
+    sizes = feed(root, "".join(f"{sha}\n" for sha in big).encode(), "cat-file", "--batch-check=%(objectsize)", env=env)
+    found = [(named.get(sha, sha), int(size)) for sha, size in zip(big, sizes.decode().split(), strict=True)]
+    return sorted(found, key=lambda f: -f[1])
+
+
+def common_dir(root: Path | str) -> str:
+    """The repository's own git folder (its objects, its refs): `.git` in the usual layout."""
+    dot_git = Path(root) / ".git"
+    if dot_git.is_dir():
+        return str(dot_git)
+    out = _out(root, "rev-parse", "--git-common-dir")
+    return out if os.path.isabs(out) else str(Path(root) / out)
 
 
 def store_pack(repo: Path | str, pack: bytes, strict: bool = False) -> None:

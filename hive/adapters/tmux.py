@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hive import logcap
 from hive.adapters import envexec, proc, procfs
 from hive.errors import CommandError
 from hive.output import say
@@ -112,13 +113,22 @@ _WRAPPER = (
 )
 
 
-def new_session(name: str, cwd: Path, program: Program, log: Path, exit_file: Path, keep: bool = True) -> int:
+def new_session(
+    name: str,
+    cwd: Path,
+    program: Program,
+    log: Path,
+    exit_file: Path,
+    keep: bool = True,
+    log_cap: int = logcap.DEFAULT_CAP,
+) -> int:
     """Start `program` as the session's initial command (through `hive.adapters.envexec`,
     then a fixed wrapper; no shell ever sees its argv as text), and in the same tmux command
     queue keep the pane after exit (`keep`) and pipe its output to `log`, so even an
     instantly failing command leaves its last words. Without `keep` the session ends with
     the command (set explicitly: a user's ~/.tmux.conf may turn remain-on-exit on), and a
-    client attached to it returns. Returns the pane's process id."""
+    client attached to it returns. The log keeps the first and last `log_cap` bytes of the
+    output (hive.logcap). Returns the pane's process id."""
     exit_file.parent.mkdir(parents=True, exist_ok=True)
     env = {**program.env, "HIVE_EXIT_FILE": str(exit_file)}
     atomic_write_bytes(program.env_file, envexec.encode(env), mode=0o600)
@@ -164,7 +174,8 @@ def new_session(name: str, cwd: Path, program: Program, log: Path, exit_file: Pa
         "-t",
         target,
         "-o",
-        f"exec cat >> {shlex.quote(str(log))}",  # one process: the shell becomes cat
+        # one process: the shell becomes the log's writer
+        "exec " + shlex.join(logcap.command(log, log_cap)),
     ).stdout.split()
     return int(out[0]) if out and out[0].isdigit() else 0
 

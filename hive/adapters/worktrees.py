@@ -3,7 +3,9 @@ agent's brief in it, remove it only when git proves its work is safe."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -274,10 +276,20 @@ def undo_context_changes(worktree: Path, base: str, name: str) -> bool:
     return True
 
 
-def salvage(worktree: Path, message: str) -> bool:
+class Oversized(Exception):
+    """Files an agent left uncommitted that are bigger than a task may add ([merge] max_file_mb):
+    not committed, so never copied into the repository's objects."""
+
+    def __init__(self, files: list[tuple[str, int]]) -> None:
+        self.files = files  # (path, size), the biggest first
+        super().__init__(", ".join(path for path, _ in files))
+
+
+def salvage(worktree: Path, message: str, max_bytes: int | None = None) -> bool:
     """Commit what an agent left uncommitted (False if nothing). Refuses a worktree in
     which every file of HEAD is gone: that is a checkout that never happened, and
-    committing it would delete the whole project on merge."""
+    committing it would delete the whole project on merge. Oversized if a file to commit
+    is over `max_bytes` (None: no limit): nothing is committed then."""
     changes = git.status(worktree)
     deleted = sum(1 for line in changes if "D" in line[:2])
     if deleted and deleted >= git.count_files(worktree, "HEAD"):
@@ -285,7 +297,25 @@ def salvage(worktree: Path, message: str) -> bool:
             f"{worktree}: every file of its branch is missing; not committing that "
             f"(an interrupted checkout, or someone emptied it) — look at it, then `hive retry`"
         )
+    big = _oversized(worktree, changes, max_bytes) if max_bytes is not None else []
+    if big:
+        raise Oversized(big)
     return bool(changes) and git.commit_all(worktree, message)
+
+
+def _oversized(worktree: Path, changes: list[str], max_bytes: int) -> list[tuple[str, int]]:
+    """The files of porcelain `changes` (added or changed) bigger than `max_bytes`, by lstat:
+    nothing is read, however big (a path git quotes is looked up as git wrote it, and skipped)."""
+    found = []
+    for line in changes:
+        path = line[3:].split(" -> ")[-1]
+        try:
+            info = os.lstat(worktree / path)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
+            found.append((path, info.st_size))
+    return sorted(found, key=lambda f: -f[1])
 
 
 def remove_if_merged(

@@ -1,5 +1,7 @@
 """`hive logs`: a task's agent output, as the terminal showed it (no escape codes,
-no overwritten spinner frames); `--raw` for the bytes as logged."""
+no overwritten spinner frames); `--raw` for the bytes as logged. Read through
+`hive.reports.tasklog` (the log's logical offsets: hive.logcap), so following a log whose
+middle is cut meanwhile goes on from its marker."""
 
 from __future__ import annotations
 
@@ -31,14 +33,15 @@ def run(args: argparse.Namespace) -> int:
     log = paths.log_file(plan, task_id)
     if not log.exists():
         raise _no_log(root, plan, task_id)
-    if args.raw:
-        argv = ["tail", "-n", str(args.lines), *(["-F"] if args.follow else []), str(log)]
-        os.execvp(argv[0], argv)
     store = StateStore(paths)
     read = tasklog.reader(root, store, plan, task_id)
-    position = _print_tail(read(0), args.lines)
+    data, position = tasklog.read_all(read, 0)
+    if args.raw:
+        _write_raw(_last_lines(data, args.lines))
+    else:
+        _print_tail(data, args.lines)
     if args.follow:
-        _follow(read, position, store, plan, task_id)
+        _follow(read, position, store, plan, task_id, args.raw)
     return 0
 
 
@@ -62,24 +65,35 @@ def _no_log(root: Path, plan_name: str, task_id: str) -> HiveError:
     return HiveError(f"plan {plan_name} has no task {task_id!r}; its tasks: {', '.join(t.id for t in plan.tasks)}")
 
 
-def _print_tail(data: bytes, lines: int) -> int:
+def _print_tail(data: bytes, lines: int) -> None:
     kept: deque[str] = deque(maxlen=max(lines, 0))
     for line in data.decode(errors="replace").split("\n"):
         text = shown_line(line)
         if text.strip() or (kept and kept[-1].strip()):
             kept.append(text)
     _write("\n".join(kept) + ("\n" if kept else ""))
-    return len(data)
 
 
-def _follow(read: Reader, position: int, store: StateStore, plan: str, task_id: str) -> None:
+def _last_lines(data: bytes, lines: int) -> bytes:
+    """The last `lines` lines of the bytes, as `tail -n` shows them."""
+    if lines <= 0:
+        return b""
+    parts = data.split(b"\n")
+    return b"\n".join(parts[-(lines + 1) :] if data.endswith(b"\n") else parts[-lines:])
+
+
+def _follow(read: Reader, position: int, store: StateStore, plan: str, task_id: str, raw: bool = False) -> None:
     """New output as it comes, until the task is no longer running (then what is left)."""
     partial = b""
     while True:
-        data = read(position)
-        position += len(data)
-        lines = (partial + data).split(b"\n")
-        partial = lines.pop()
+        got = read(position)
+        data, position = got.shown, got.end
+        if raw:
+            _write_raw(data)
+            lines: list[bytes] = []
+        else:
+            lines = (partial + data).split(b"\n")
+            partial = lines.pop()
         if lines:
             _write("".join(shown_line(line.decode(errors="replace")) + "\n" for line in lines))
         if not data and store.read(plan, task_id).state != State.IN_PROGRESS:
@@ -95,5 +109,17 @@ def _write(text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:  # `hive logs x | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(0) from None
+        _gone()
+
+
+def _write_raw(data: bytes) -> None:
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _gone()
+
+
+def _gone() -> None:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(0) from None

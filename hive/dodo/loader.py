@@ -98,15 +98,25 @@ def doit_config(project: Project | None) -> dict[str, Any]:
     }
 
 
+def _not_importing_from(root: Path) -> None:
+    """doit put the dodo's folder first on sys.path (and `python -m doit` the working folder):
+    a module an agent's merged commit left there (`networkx.py`, `sqlite3/`) would be imported
+    with the user's rights by whatever Hive or doit imports later. A dodo.py of an older `hive
+    init` did not take it off before importing Hive; this takes it off now."""
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != root]
+
+
 def load_dodo(dodo_file: str) -> dict[str, Any]:
     """What a dodo.py needs: DOIT_CONFIG and the task creator. Plan errors are raised
     from the creator as InvalidDodoFile, which doit prints without a traceback (exit 3)."""
     crashsafe.install_for_doit()
+    root = Path(dodo_file).resolve().parent
+    _not_importing_from(root)
     workers.stop_safely()
     dispatch.keep_hives_order()
     _unmet_dependency_is_a_failure()
+    _removals_commit_at_once()
     usage.mark_run_start()
-    root = Path(dodo_file).resolve().parent
     try:
         with _bulk_allocation():
             project: Project | None = load_project(root)
@@ -213,3 +223,23 @@ def _unmet_dependency_is_a_failure() -> None:
 
     handle.hive_wrapped = True  # type: ignore[attr-defined]
     runner.Runner._handle_task_error = handle
+
+
+def _removals_commit_at_once() -> None:
+    """doit's sqlite backend deletes a failed task's entry in a transaction it commits only when
+    the run ends: a second `doit` on the repository (SPEC: two runs at once are safe) that fails
+    a task of its own then waits on the lock for sqlite's 5 s and dies with "database is locked"
+    (a traceback, exit 3: the soak's seed 62, two runs each holding a trapped task). Each removal
+    is committed at once instead; the DB is a cache, as ever."""
+    from doit.dependency import SqliteDB
+
+    original = SqliteDB.remove
+    if getattr(original, "hive_wrapped", False):
+        return
+
+    def remove(self: SqliteDB, task_id: str) -> None:
+        original(self, task_id)
+        self._conn.commit()
+
+    remove.hive_wrapped = True  # type: ignore[attr-defined]
+    SqliteDB.remove = remove

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hive import agent_clis, agentshim, notify
+from hive import agent_clis, agentshim, logcap, notify
 from hive.adapters import git, worktrees
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
 from hive.crashsafe import crash_point
+from hive.engine import hold
 from hive.engine.brief import (
     ContextInput,
     Resolve,
@@ -32,7 +34,7 @@ from hive.plan import discovered
 from hive.reports.dependencies import dependency_results
 from hive.sandbox import gitdir, policy
 from hive.store import agent_signals, names, questions
-from hive.store.files import atomic_write
+from hive.store.files import NotAFile, atomic_write
 from hive.store.questions import Question
 from hive.store.state import TaskState
 
@@ -72,9 +74,10 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         permanent=False,
         resume_at=0.0,
         usage={},
-        log_offset=_log_start(log, h.key, attempt, worker.id),
+        log_offset=_log_start(log, h.key, attempt, worker.id, h.cfg.log_max_mb * logcap.MB),
     )
     crash_point("after-claim")
+    drop_private_gitdirs(h, attempt)
     # a host elsewhere makes the agent's checkout (the spare serves merges here)
     if caps.remote_checkout or spare is None or not worktrees.reuse(root, spare, wt, st.branch, start_point):
         worktrees.create(root, wt, st.branch, start_point)
@@ -135,6 +138,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
             checkout=checkout,
             sandbox=rules if caps.remote_checkout else None,  # its host makes the sandbox there
             beside=beside,
+            log_cap=h.cfg.log_max_mb * logcap.MB,
         )
     )
     # the clocks (spawn grace, timeout) start now: a remote executor may have queued it for a free host
@@ -170,21 +174,69 @@ def _in_sandbox(
     return policy.agent(rules, attempt)
 
 
-def bring_back(h: TaskContext, st: TaskState) -> None:
+@dataclass(frozen=True)
+class Brought:
+    """What bringing an attempt's commits back found wrong ("": nothing)."""
+
+    bad: str = ""  # its private git directory holds what is not git's (the attempt fails: BAD_FILE)
+    held: str = ""  # its commits add files over [merge] max_file_mb: not brought back, kept for a human
+
+
+def bring_back(h: TaskContext, st: TaskState, approved: bool = False, keep_big: bool = False) -> Brought:
     """A sandboxed attempt's commits, from its own git directory into its branch (before
     Hive touches either), then its private directory is gone: the attempt is over. What it
-    discovered is filed in its plan's folder."""
+    discovered is filed in its plan's folder. Nothing is brought back from a directory holding
+    what git must not read (a FIFO, a symbolic link...: `bad`), nor files over [merge]
+    max_file_mb unless a human `approved` them (`held`: its directory is kept with `keep_big`,
+    for `hive approve` to take them; else they are dropped, and said so)."""
     who = agent_signals.AgentIdentity(h.root, h.plan_name, h.task.id, st.attempt)
     if discovered.take_found(who):
         say(f"{h.key}: filed what its agent discovered (`hive status` lists it for your review)")
     private = h.paths.private_gitdir(h.plan_name, h.task.id, st.attempt)
     if not private.exists():
-        return
+        return Brought()
+    found = Brought()
     if st.worktree and st.branch:
-        said = gitdir.bring_back(h.root, Path(st.worktree), private, st.branch)
-        if said:
-            say(f"{h.key}: {said}")
+        limit = None if approved else h.cfg.max_file_bytes
+        try:
+            said = gitdir.bring_back(h.root, Path(st.worktree), private, st.branch, limit)
+            if said:
+                say(f"{h.key}: {said}")
+        except NotAFile as e:
+            # kept until its failure is recorded and the next attempt starts (drop_private_gitdirs):
+            # a run killed before then must find it bad again, not find nothing and merge the rest
+            found = Brought(bad=f"its private git directory holds {_inside(e.path, private)}, which is {e.what}")
+            say(f"{h.key}: its commits were not brought back: {found.bad}")
+            return found
+        except gitdir.TooBig as e:
+            found = Brought(held=hold.reason((), e.files, h.cfg.max_file_mb))
+            if keep_big:
+                return found
+            say(f"{h.key}: its commits were not brought back: they {found.held}")
     gitdir.remove(private)
+    return found
+
+
+def drop_private_gitdirs(h: TaskContext, below: int) -> None:
+    """The private git directories of the task's attempts before `below` that are left: those
+    `bring_back` kept as the evidence of a failure (a FIFO in them), or of an attempt cut short."""
+    folder = h.paths.private_gitdir(h.plan_name, h.task.id, 1).parent
+    prefix = names.stem(h.plan_name, h.task.id) + "-a"
+    try:
+        left = [n for n in os.listdir(folder) if n.startswith(prefix)]
+    except FileNotFoundError:
+        return
+    for name in left:
+        number = name[len(prefix) :].removesuffix(".gitfile")
+        if number.isdigit() and int(number) < below:
+            gitdir.remove(folder / f"{prefix}{number}")
+
+
+def _inside(path: Path, folder: Path) -> str:
+    try:
+        return str(path.relative_to(folder))
+    except ValueError:
+        return str(path)
 
 
 def start_merge_only(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
@@ -251,7 +303,10 @@ def retire_worktree(h: TaskContext, st: TaskState, spare: Path | None = None) ->
         return
     worktrees.restore_branch(wt, st.branch)
     worktrees.retire_context(wt, h.context_name())
-    worktrees.salvage(wt, f"hive: unfinished work of {h.key} attempt {st.attempt}")
+    try:
+        worktrees.salvage(wt, f"hive: unfinished work of {h.key} attempt {st.attempt}", h.cfg.max_file_bytes)
+    except worktrees.Oversized as e:
+        say(f"{h.key}: what attempt {st.attempt} left uncommitted is not committed: {e} (over [merge] max_file_mb)")
     note = worktrees.remove_if_clean(h.root, wt, teardown_of(h), spare)
     if note:
         say(f"{h.key}: {note}")
@@ -300,6 +355,8 @@ def _brief(h: TaskContext, st: TaskState, wt: Path, resolve: Resolve | None = No
             resolve=resolve,
             questions=tuple(questions.load(h.paths, h.plan_name, h.task.id)),
             can_ask=not h.executor.capabilities.remote_checkout,
+            protected=h.cfg.protected,
+            max_file_mb=h.cfg.max_file_mb,
         )
     )
     worktrees.place_context(wt, name, text, tracked=original is not None)
@@ -340,12 +397,12 @@ def _agent_env(h: TaskContext, st: TaskState, wt: Path, worker: Worker) -> dict[
     return env
 
 
-def _log_start(log: Path, key: str, attempt: int, worker: str) -> int:
-    """Separate attempts in the task's log; returns where this attempt's output starts."""
+def _log_start(log: Path, key: str, attempt: int, worker: str, cap: int) -> int:
+    """Separate attempts in the task's log; returns where this attempt's output starts (a
+    logical offset: hive.logcap, which keeps the log to its first and last `cap` bytes)."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "a", encoding="utf-8") as f:
-        f.write(f"\n===== hive: {key} attempt {attempt} ({worker}) {time.strftime('%Y-%m-%d %H:%M:%S')} =====\n")
-        return f.tell()
+    header = f"\n===== hive: {key} attempt {attempt} ({worker}) {time.strftime('%Y-%m-%d %H:%M:%S')} =====\n"
+    return logcap.append(log, header.encode(), cap)
 
 
 def watch(h: TaskContext, st: TaskState) -> Outcome:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hive import logcap
 from hive.adapters import git
 from hive.lifecycle import SIGNALS, Ended, Kind, TaskType
 from hive.output import clean_tail
@@ -55,6 +56,8 @@ class ContextInput:
     resolve: Resolve | None = None
     questions: tuple[Question, ...] = ()  # what the task's agents asked their human so far, and the answers
     can_ask: bool = True  # `hive ask` reaches a human from where the agent runs
+    protected: tuple[str, ...] = ()  # what its change may not touch without a human ([merge] protect)
+    max_file_mb: int = 0  # nor add a file bigger than this (0: no limit)
 
 
 def render_context(ci: ContextInput) -> str:
@@ -108,12 +111,9 @@ def _previous_output(paths: Paths, st: TaskState) -> str:
         return ""
     start = int(previous[-1].get("log_offset", 0))
     end = st.log_offset or None
-    try:
-        with open(paths.log_file(st.plan, st.id), "rb") as f:
-            f.seek(start)
-            data = f.read((end - start) if end else -1)
-    except FileNotFoundError:
-        return ""
+    log = paths.log_file(st.plan, st.id)
+    # its last 30000 bytes (offsets are the log's logical ones: hive.logcap)
+    data = logcap.read(log, max(start, end - 30000), end) if end else logcap.tail(log, 30000, since=start)
     text = data[-30000:].decode(errors="replace")
     # the slice ends where this attempt's output starts: after the header Hive wrote for it
     header = text.rfind("\n===== hive: ")

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from hive.adapters import worktrees
-from hive.engine.attempt import bring_back, retire_worktree, spare_for, worktree_for_merge
+from hive.engine import hold
+from hive.engine.attempt import bring_back, drop_private_gitdirs, retire_worktree, spare_for, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import Checked, MergeRequest, MergeResult, MergeStatus, Recorders, Spot, merge
 from hive.engine.task import TaskContext, Worker
@@ -23,11 +24,17 @@ from hive.store.state import TaskState
 def finish(h: TaskContext, st: TaskState, outcome: Outcome, worker: Worker) -> TaskState:
     """Act on the outcome as lifecycle.OUTCOMES says (`worker`: the slot this process holds)."""
     spare = spare_for(h, worker)
-    rule = outcome.rule
-    left = h.agent(st).stop(h.cfg.stop_patience, rule.ended_by_itself, prefixed(say, h.key))
+    left = h.agent(st).stop(h.cfg.stop_patience, outcome.rule.ended_by_itself, prefixed(say, h.key))
     if left:
         say(f"{h.key}: warning: {left}")
-    bring_back(h, st)
+    merging = outcome.rule.worktree == Worktree.MERGE
+    brought = bring_back(h, st, approved=outcome.approved, keep_big=merging)
+    if brought.bad:
+        outcome = Outcome(Kind.BAD_FILE, brought.bad, outcome.output_tail)
+    elif brought.held and merging:
+        # its files never reached the repository: its private git directory keeps them for `hive approve`
+        return _hold(h, st, brought.held)
+    rule = outcome.rule
     if rule.worktree == Worktree.MERGE:
         return _merge(h, st, outcome, spare)
     note = ""
@@ -62,7 +69,11 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None) 
     else:
         worktrees.restore_branch(wt, st.branch)
         worktrees.retire_context(wt, name)
-        worktrees.salvage(wt, f"hive: changes {h.key} left uncommitted")
+        try:
+            limit = None if outcome.approved else h.cfg.max_file_bytes
+            worktrees.salvage(wt, f"hive: changes {h.key} left uncommitted", limit)
+        except worktrees.Oversized as e:  # never hashed into the repository's objects unless approved
+            return _hold(h, st, hold.reason((), e.files, h.cfg.max_file_mb, leaves=True))
         if worktrees.undo_context_changes(wt, st.base, name):
             worktrees.salvage(wt, f"hive: keep the project's {name} unchanged")
         st = h.update((State.IN_PROGRESS,), resume=Resume.MERGING, checks=())
@@ -88,6 +99,8 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None) 
         # the ports of the worker that runs it, as its agent had them: a Verify may start its server
         env=variables(h.plan_name, h.task.id, h.root, names.worker_number(st.worker or "w1")),
         sandbox=policy.check(h.cfg, h.paths, (h.plan_name, h.task.id), wt) if checks else policy.UNCONFINED,
+        # a human's `hive approve` takes the change as it is
+        hold=hold.NONE if outcome.approved else hold.rules(h.cfg),
         spot=Spot(
             h.key,
             h.paths.claim_lock(h.plan_name, h.task.id),
@@ -101,6 +114,8 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None) 
     records = _Records(h, st, outcome.reason)
     result = merge(req, records.recorders())
     st = records.st
+    if result.status == MergeStatus.HELD:
+        return _hold(h, st, result.reason, result.files)
     if result.status == MergeStatus.MERGED:
         tidy_up(h, st, spare)
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
@@ -116,6 +131,16 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None) 
     # (after the human resolved the conflict on the branch or cleaned the checkout).
     reason = result.reason + (by_hand(h, wt) if result.status == MergeStatus.CONFLICT else "")
     return h.end(st, State.BLOCKED, reason, result.output_tail, files=result.files, resume=Resume.MERGE)
+
+
+def _hold(h: TaskContext, st: TaskState, why: str, files: tuple[str, ...] = ()) -> TaskState:
+    """Its change waits for a human (engine/hold.py), its worktree and branch kept as they are."""
+    reason = (
+        f"{why} — `hive approve {h.key}` merges it as it is; `hive retry {h.key}` runs it again, "
+        f"told to leave them alone (branch {st.branch})"
+    )
+    # its history entry keeps `why`: what its next attempt is told if the human says `hive retry`
+    return h.end(st, State.AWAITING_HUMAN, reason, files=files, resume=Resume.HELD, outcome=Ended.HELD, held=why)
 
 
 class _Records:
@@ -184,3 +209,4 @@ def tidy_up(h: TaskContext, st: TaskState, spare: Path | None = None) -> None:
     only once git shows it is in main."""
     for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref, teardown=teardown_of(h), spare=spare):
         say(f"{h.key}: {note}")
+    drop_private_gitdirs(h, st.attempt + 1)

@@ -30,7 +30,7 @@ from pathlib import Path
 from hive import crashsafe
 from hive.adapters import git, gitmerge
 from hive.crashsafe import crash_point, uninterruptible
-from hive.engine import batch
+from hive.engine import batch, hold
 from hive.output import tail
 from hive.sandbox.policy import UNCONFINED, Confined
 from hive.store import queue
@@ -68,6 +68,7 @@ class MergeRequest:
     # written, or as the user's own commands
     sandbox: Confined = UNCONFINED
     spot: Spot | None = None  # its place in the merge queue; None: one step under the lock
+    hold: hold.Rules = hold.NONE  # what its change may not do without a human (none once one approved it)
 
 
 class MergeStatus(StrEnum):
@@ -75,6 +76,9 @@ class MergeStatus(StrEnum):
     CONFLICT = "conflict"  # the branch and main conflict: nothing changed
     REFUSED = "refused"  # git or the deletion guard refused it: nothing changed; the reason says why
     CHECK_FAILED = "check_failed"  # Verify / test_command failed on the merged result: nothing changed
+    # verified, but its change does what a task may not do on its own (engine/hold.py): it waits
+    # for a human, main untouched
+    HELD = "held"
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,8 @@ def _queued(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Me
         placed = _place(req, spot, rec, making)
         if isinstance(placed, MergeResult):
             return placed
+        if isinstance(placed, _Held):
+            return _verify_held(req, spot, rec, placed, note)
         if isinstance(placed, str):  # waits for the tasks ahead
             note(placed)
             crashsafe.pause(POLL)
@@ -194,9 +200,20 @@ def _load(spot: Spot) -> list[Entry]:
     return queue.regroup(queue.living(queue.load(spot.file)))
 
 
-def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Entry | MergeResult | str:
+@dataclass(frozen=True)
+class _Held:
+    """A task's merge commit that waits for a human once verified (engine/hold.py): out of the
+    queue, so that no task is built on it."""
+
+    base: str
+    merged: str
+    files: tuple[str, ...]
+    reason: str
+
+
+def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Entry | _Held | MergeResult | str:
     """Its entry, built on what is ahead of it now (under the lock); a result if it cannot be
-    merged at all; or what it waits for."""
+    merged at all; its merge commit if a human must see it first; or what it waits for."""
     identity, branch, sign = making
     with locked(req.lock):
         entries = queue.join(_load(spot), spot.key, spot.claim, branch)
@@ -234,6 +251,10 @@ def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Ent
             _back_to_branch(req)
             return built
         files = tuple(path for _, path in changes)
+        held = _held(req, base, built, files)
+        if held:
+            queue.save(spot.file, queue.leave(entries, spot.key))
+            return _Held(base, built, files, held)
         checks = PENDING if req.checks else PASSED
         me = replace(me, base=base, merged=built, files=files, checks=checks, reason="", output="", commands=req.checks)
         entries = queue.rebuilt(queue.put(entries, me), me, spot.batch)
@@ -249,6 +270,43 @@ def _on_main(req: MergeRequest, branch: str, main: str) -> MergeResult:
         return MergeResult(MergeStatus.MERGED, commit=main, files=(), reason="no changes to merge")
     files = tuple(git.changed_files(req.root, f"{commit}^1", commit))
     return MergeResult(MergeStatus.MERGED, commit=commit, files=files, reason="merged before the last run stopped")
+
+
+def _held(req: MergeRequest, base: str, merged: str, files: tuple[str, ...]) -> str:
+    """Why this merge of the task (`merged`, on `base`; its `files`) waits for a human ("": it
+    does not): Hive's own files among them, or a file over the size limit among its objects."""
+    protected = hold.touched(req.hold.protected, files)
+    if hold.PYPROJECT in files and hold.guards_doit(req.hold.protected) and hold.PYPROJECT not in protected:
+        before, after = (git.show_file(req.root, rev, hold.PYPROJECT) for rev in (base, merged))
+        if hold.doit_table(before) != hold.doit_table(after):
+            protected.append(hold.DOIT_TABLE)
+    limit = req.hold.max_bytes
+    big = git.big_files(req.root, merged, base, limit) if limit is not None else []
+    return hold.reason(protected, big, req.hold.max_mb)
+
+
+def _verify_held(
+    req: MergeRequest, spot: Spot, rec: Recorders, held: _Held, note: Callable[[str], None]
+) -> MergeResult:
+    """Its checks on its merge commit (a check slot taken, off the lock, as the queue's), then
+    its result: HELD for a human to look at, or CHECK_FAILED as any task's."""
+    if req.checks:
+        git.checkout(req.worktree, held.merged, detach=True, force=True)
+        rec.checking()
+        while not (taken := batch.take_slot(spot.check_slots))[0]:
+            note(f"waiting for a check slot ([merge] max_checks = {len(spot.check_slots)})")
+            crashsafe.pause(POLL)
+        slot, started = taken[1], time.monotonic()
+        try:
+            failed = _run_checks(req, req.checks)
+        finally:
+            if slot is not None:
+                slot.release()
+        rec.checked(Checked(held.base, held.merged, time.monotonic() - started, failed is None))
+        _back_to_branch(req)
+        if failed is not None:
+            return MergeResult(MergeStatus.CHECK_FAILED, reason=failed[0], output_tail=failed[1])
+    return MergeResult(MergeStatus.HELD, commit=held.merged, files=held.files, reason=held.reason)
 
 
 def _still(
@@ -478,6 +536,10 @@ def _attempt(
                 output_tail=tail(check.output, 30),
             )
     files = tuple(path for _, path in changes)
+    held = _held(req, main_sha, merged, files) if changes else ""
+    if held:
+        back_to_branch()
+        return MergeResult(MergeStatus.HELD, commit=merged, files=files, reason=held)
     if merged == main_sha or (not changes and git.is_ancestor(req.root, f"refs/heads/{req.branch}", main_sha)):
         result = MergeResult(MergeStatus.MERGED, commit=main_sha, files=(), reason="no changes to merge")
         rec.merged(result)

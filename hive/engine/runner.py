@@ -204,10 +204,13 @@ class TaskRunner:
             say(f"{h.key}: re-attaching to its running agent ({h.executor.kind} session {st.session})")
             return attempt.watch(h, st)
         if d.signal is not None:  # Step.SIGNALLED
-            say(
-                f"{h.key}: found its `hive {d.signal.kind}` signal from attempt {st.attempt} "
-                f"(sent while no run watched)"
-            )
+            if d.signal.exited:
+                found = f"its script finished (exit 0) in attempt {st.attempt} while no run watched"
+            elif d.signal.kind == Kind.BAD_FILE:
+                found = f"that {d.signal.reason} (attempt {st.attempt})"
+            else:
+                found = f"its `hive {d.signal.kind}` signal from attempt {st.attempt} (sent while no run watched)"
+            say(f"{h.key}: found {found}")
             return signalled(d.signal)
         if d.step == Step.MERGE:
             st = attempt.start_merge_only(h, st, worker)

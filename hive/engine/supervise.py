@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from hive import crashsafe
+from hive import crashsafe, logcap
 from hive.agent_clis.profile import stall_match
 from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, Usage
 from hive.executors import Agent
@@ -88,12 +88,7 @@ def output_tail(watch: Watch, lines: int = 20) -> str:
     """The agent's last words: the pane if tmux still has it, else the log."""
     screen = watch.agent.screen(200)
     if not screen.strip():
-        try:
-            with open(watch.log_path, "rb") as f:
-                f.seek(max(watch.log_offset, log_size(watch.log_path) - 20000))
-                screen = f.read().decode(errors="replace")
-        except FileNotFoundError:
-            screen = ""
+        screen = logcap.tail(watch.log_path, 20000, since=watch.log_offset).decode(errors="replace")
     return clean_tail(screen, lines)
 
 
@@ -113,15 +108,12 @@ class _Follow:
         reader = self.watch.reader
         if reader is None:
             return
-        try:
-            with open(self.watch.log_path, "rb") as f:
-                f.seek(self.position)
-                data = f.read()
-        except FileNotFoundError:
-            return
-        self.position += len(data)
-        if data:
-            reader.feed(self.decoder.decode(data))
+        for _run in range(3):  # the head's rest, then the marker and the tail, of a cut log (hive.logcap)
+            got = logcap.chunk(self.watch.log_path, self.position)
+            if not got.shown:
+                return
+            self.position = got.end
+            reader.feed(self.decoder.decode(got.shown))
 
     def meter(self, now: float, final: bool = False) -> str | None:
         """Record usage that changed (at most once a second while it runs)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from hive.errors import HiveError
+from hive.logcap import DEFAULT_CAP, Chunk
 from hive.settings.schema import Key
 from hive.store.state import TaskState
 
@@ -117,6 +118,8 @@ class Launch:
     sandbox: Rules | None = None
     # What to start beside it (its sandbox's proxy): hive.adapters.envexec.beside
     beside: tuple[str, ...] = ()
+    # Its log keeps the first and the last this many bytes of its output ([logs] max_mb)
+    log_cap: int = DEFAULT_CAP
 
     @property
     def name(self) -> str:
@@ -149,8 +152,9 @@ class Agent(Protocol):
         """Where the agent runs, for humans ("" for this machine)."""
         ...
 
-    def output(self, since: int = 0) -> bytes | None:
-        """The attempt's output from byte `since` on, as the host running it holds it now
+    def output(self, since: int = 0) -> Chunk | None:
+        """The attempt's output from byte `since` on (its log's logical offset there: a log
+        whose middle was cut starts again at its marker), as the host running it holds it now
         (None when the task's log on this machine is that output)."""
         ...
 

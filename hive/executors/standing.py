@@ -38,6 +38,10 @@ def standing(paths: Paths, executor: Executor, st: TaskState) -> Standing:
         return Standing(Where.SIGNALLED, sig)
     if st.merging or st.only_merge:
         return Standing(Where.MERGING)
+    # a script that finished while no run watched is finished (issue 37: it ran a second time)
+    finished = agent_signals.script_finished(paths, st.plan, st.id, st.attempt)
+    if finished:
+        return Standing(Where.SIGNALLED, finished)
     token = executor.locate(st.session)
     if token is not None:
         return Standing(Where.RUNNING, token=token)
@@ -50,6 +54,11 @@ def next_step(
     """Where a task recorded as running stands and what `by` (a run) does with it: the one
     wording of a stopped run's goodbye (`watched`: it was watching the task until now), the
     start-of-run reconcile and `hive status`."""
+    if where.signal is not None and where.signal.kind == Kind.BAD_FILE:
+        return f"{where.signal.reason}; {by} ends its attempt as failed"
+    if where.signal is not None and where.signal.exited:
+        unwatched = "" if watched else " while no run watched"
+        return f"its script finished (exit 0){unwatched}; {by} takes it from there, merging it"
     if where.signal is not None:
         unwatched = "" if watched else " while no run watched"
         merging = ", merging it" if where.signal.kind == Kind.DONE else ""

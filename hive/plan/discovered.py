@@ -13,8 +13,8 @@ from hive.errors import HiveError
 from hive.plan.model import Plan
 from hive.settings.config import Config
 from hive.store.agent_signals import AgentIdentity
-from hive.store.files import atomic_write, create_exclusive
-from hive.store.names import task_key
+from hive.store.files import SMALL, NotAFile, atomic_write, create_exclusive, list_untrusted, read_untrusted
+from hive.store.names import SAFE_RE, task_key
 from hive.store.paths import Paths
 
 PREFIX = "D"
@@ -62,22 +62,33 @@ def file_item(who: AgentIdentity, title: str, details: str) -> tuple[str, bool]:
     return task_key(who.plan, f"{PREFIX}{n}"), True
 
 
-def file_found(who: AgentIdentity, item: str) -> None:
+def file_found(who: AgentIdentity, item: str | bytes) -> bool:
     """An item `who` filed where it runs (a Ray node, a sandbox's own folder: its JSON), filed
-    here in its plan's folder (a second time is found filed already: the same title)."""
+    here in its plan's folder (a second time is found filed already: the same title). False if
+    it is not an item (not a JSON object with a title): dropped."""
     data = json.loads(item)
-    file_item(who, str(data.get("title", "")), str(data.get("details", "")))
+    if not isinstance(data, dict) or not str(data.get("title", "")).strip():
+        return False
+    file_item(who, str(data["title"]), str(data.get("details", "")))
+    return True
 
 
 def take_found(who: AgentIdentity) -> int:
     """File what `who`, a sandboxed attempt, discovered into its own folder (`Paths.found_dir`),
-    then empty it; how many. Each is removed only once filed: a crash files it again, found."""
+    then empty it; how many it filed. Each is removed only once filed: a crash files it again,
+    found. The folder is the agent's: what is not an item there (a FIFO, a link to /dev/zero, a
+    huge file, a million files beyond the first ENTRIES) is dropped, never read (issue 37)."""
     folder = Paths(who.root).found_dir(who.plan, who.task_id, who.attempt)
-    items = sorted(folder.glob("*.json"), key=lambda p: (len(p.stem), p.stem)) if folder.is_dir() else []
-    for path in items:
+    try:
+        names = list_untrusted(folder)
+    except (FileNotFoundError, NotAFile):
+        return 0
+    filed = 0
+    for name in sorted((n for n in names if n.endswith(".json")), key=lambda n: (len(n), n)):
+        path = folder / name
         try:
-            file_found(who, path.read_text())
-        except (OSError, ValueError):  # half-written by a killed agent: not an item
+            filed += file_found(who, read_untrusted(path, SMALL))
+        except (OSError, ValueError, NotAFile):  # half-written by a killed agent, or not an item at all
             pass
         path.unlink(missing_ok=True)
     if folder.is_dir():
@@ -85,40 +96,56 @@ def take_found(who: AgentIdentity) -> int:
             folder.rmdir()  # the attempt is over; anything it left there that is not an item stays
         except OSError:
             pass
-    return len(items)
+    return filed
 
 
 def _filed(paths: Paths, plan: str, title: str) -> str | None:
     """The item of this plan with this title (case aside), waiting or already answered."""
     folder = paths.discovered_dir(plan)
-    for f in sorted([*folder.glob("*.json"), *folder.glob("settled/*.json")]):
-        try:
-            filed = json.loads(f.read_text()).get("title", "")
-        except (OSError, ValueError):
-            continue
-        if filed.casefold() == title.casefold():
+    for f in sorted([*_items(folder), *_items(folder / "settled")]):
+        filed = _read_item(f)
+        if filed is not None and str(filed.get("title", "")).casefold() == title.casefold():
             return f.stem
     return None
 
 
+def _items(folder: Path) -> list[Path]:
+    """The items' files in `folder` (an agent that runs unsandboxed could write it too)."""
+    try:
+        return [folder / n for n in list_untrusted(folder) if n.endswith(".json")]
+    except (FileNotFoundError, NotAFile):
+        return []
+
+
+def _read_item(path: Path) -> dict[str, object] | None:
+    try:
+        data = json.loads(read_untrusted(path, SMALL))
+    except (OSError, ValueError, NotAFile):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def pending(paths: Paths) -> list[Discovered]:
     out = []
-    root = paths.discovered
-    for f in sorted(root.glob("*/*.json")) if root.is_dir() else []:
-        try:
-            data = json.loads(f.read_text())
-        except ValueError:
-            continue
-        out.append(
-            Discovered(
-                f.parent.name,
-                f.stem,
-                data.get("title", ""),
-                data.get("details", ""),
-                data.get("discovered_from", ""),
-                f,
+    try:
+        plans = sorted(list_untrusted(paths.discovered))
+    except (FileNotFoundError, NotAFile):
+        return []
+    for plan in plans:
+        for f in sorted(_items(paths.discovered / plan)):
+            data = _read_item(f)
+            if data is None or not SAFE_RE.match(f.stem) or not SAFE_RE.match(plan):
+                continue
+            out.append(
+                Discovered(
+                    plan,
+                    f.stem,
+                    str(data.get("title", "")),
+                    str(data.get("details", "")),
+                    str(data.get("discovered_from", "")),
+                    f,
+                )
             )
-        )
     return out
 
 
@@ -158,6 +185,8 @@ def reject(paths: Paths, item: Discovered, why: str) -> str:
 
 
 def _settle(paths: Paths, item: Discovered, outcome: str) -> None:
-    data = json.loads(item.path.read_text())
+    data = _read_item(item.path)
+    if data is None:
+        raise HiveError(f"{item.key}: {item.path} is no longer an item to settle (`hive status` lists those waiting)")
     atomic_write(paths.discovered_item(item.plan, item.id, settled=True), json.dumps({**data, "outcome": outcome}))
     item.path.unlink()

@@ -13,13 +13,15 @@ repository's own git.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import stat
 from pathlib import Path
 
 from hive.adapters import git
 from hive.errors import CommandError
-from hive.store.files import atomic_write
+from hive.store.files import REF, SMALL, NotAFile, atomic_write, list_untrusted, not_a_file, read_untrusted_text
 
 SYNCED = "hive-synced"  # the branch's commit Hive last brought back (or started it at)
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
@@ -79,52 +81,63 @@ def _admin_dir(worktree: Path) -> Path:
 
 def tip(private: Path, branch: str) -> str:
     """The agent's branch as its private directory records it ("" if it has none): the loose
-    ref, else its line in packed-refs, read as text."""
-    try:
-        loose = (private / "refs" / "heads" / branch).read_text().strip()
-    except OSError:
-        loose = ""
+    ref, else its line in packed-refs, read as text — as files the agent wrote (NotAFile for a
+    FIFO, a symbolic link on the way, a huge file: issue 37)."""
+    loose = _text(private, private / "refs" / "heads" / branch, REF)
     if _SHA.match(loose):
         return loose
-    try:
-        packed = (private / "packed-refs").read_text().splitlines()
-    except OSError:
-        return ""
-    for line in packed:
+    for line in _text(private, private / "packed-refs", PACKED_REFS).splitlines():
         sha, _, name = line.partition(" ")
         if name == f"refs/heads/{branch}" and _SHA.match(sha):
             return sha
     return ""
 
 
+def _text(private: Path, path: Path, limit: int) -> str:
+    """A file of the agent's directory, stripped ("" if it is not there)."""
+    try:
+        return read_untrusted_text(path, limit, within=private).strip()
+    except FileNotFoundError:
+        return ""
+
+
 def pending(private: Path, branch: str) -> bool:
     """Has the agent committed since Hive last brought its commits back? Two small file reads,
-    no git: a Ray node asks at every look at its attempt."""
+    no git: a Ray node asks at every look at its attempt (a file that is not one is news: its
+    bring-back says what is wrong)."""
     try:
-        synced = (private / SYNCED).read_text().strip()
-    except OSError:
-        return False
-    new = tip(private, branch)
-    return bool(new) and new != synced
+        synced = _text(private, private / SYNCED, REF)
+        new = tip(private, branch)
+    except NotAFile:
+        return True
+    return bool(synced) and bool(new) and new != synced
 
 
-def bring_back(root: Path, worktree: Path, private: Path, branch: str) -> str:
+class TooBig(Exception):
+    """The agent's new commits hold files bigger than the task may add ([merge] max_file_mb):
+    not brought into the main repository."""
+
+    def __init__(self, files: list[tuple[str, int]]) -> None:
+        self.files = files  # (path, size in bytes), the biggest first
+        super().__init__(", ".join(f"{path} ({size:,} bytes)" for path, size in files))
+
+
+def bring_back(root: Path, worktree: Path, private: Path, branch: str, max_bytes: int | None = None) -> str:
     """Make the task's branch in the main repository what the agent committed in its private
     directory; then the worktree's index matches it. Idempotent, and safe to repeat after a
-    kill -9 at any line. Returns what it did, for the log ("" = nothing new)."""
+    kill -9 at any line. Returns what it did, for the log ("" = nothing new). What the agent
+    left there is checked first: NotAFile for a file that is not one, TooBig for new files
+    over `max_bytes` (None: no limit), and nothing is copied then."""
     if not private.is_dir():
         return ""
     new = tip(private, branch)
-    try:
-        synced = (private / SYNCED).read_text().strip()
-    except OSError:
-        synced = ""
+    synced = _text(private, private / SYNCED, REF)
     ref = f"refs/heads/{branch}"
     current = git.try_rev_parse(root, ref)
     if not new or new == synced or not current:
         return ""
     if new != current:
-        _copy_objects(root, private, new, current)
+        _copy_objects(root, private, new, current, max_bytes)
         if not git.update_ref(root, ref, new, current):
             return ""
     if worktree.is_dir():
@@ -138,9 +151,52 @@ def remove(private: Path) -> None:
     gitfile(private).unlink(missing_ok=True)
 
 
-def _copy_objects(root: Path, private: Path, new: str, have: str) -> None:
-    """The objects of `new` the main repository lacks, packed by its own git reading the
-    agent's objects (never the agent's config or hooks), checked and stored in it."""
-    reading = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(private / "objects")}
-    pack = git.feed(root, f"{new}\n^{have}\n".encode(), "pack-objects", "--revs", "--stdout", "-q", env=reading)
+# The objects of the agent's commits that the main repository lacks are packed by its own git
+# reading the agent's objects (never the agent's config or hooks), then checked and stored in it.
+# Its commit-graph is the agent's file too: git must not trust it for the walk.
+_PACK = ("-c", "core.commitGraph=false", "pack-objects", "--revs", "--stdout", "-q")
+GIT_PATIENCE = 600.0  # for one git command reading the agent's objects (a backstop: they are checked first)
+PACKED_REFS = 1024 * 1024
+MOST_OBJECT_FILES = 500_000  # loose objects and packs an attempt may leave (a big vendored tree: ~100,000)
+
+
+def _copy_objects(root: Path, private: Path, new: str, have: str, max_bytes: int | None = None) -> None:
+    """The objects of `new` the main repository lacks, once the agent's objects are shown to
+    be git's (`_objects`) and none of the new files is over `max_bytes` (TooBig)."""
+    reading = _objects(root, private)
+    if max_bytes is not None:
+        big = git.big_files(root, new, have, max_bytes, reading)
+        if big:
+            raise TooBig(big)
+    pack = git.feed(root, f"{new}\n^{have}\n".encode(), *_PACK, env=reading, timeout=GIT_PATIENCE)
     git.store_pack(root, pack, strict=True)
+
+
+def _objects(root: Path, private: Path) -> dict[str, str]:
+    """How the main repository's git reads the agent's objects, once they are shown to be only
+    folders and files (a FIFO among them hung that git: issue 37), no more than
+    MOST_OBJECT_FILES, with no other alternates than the main repository's objects (as `create`
+    wrote them): the environment for that git."""
+    objects = private / "objects"
+    count = 0
+    folders = [objects]
+    while folders:
+        folder = folders.pop()
+        for name in list_untrusted(folder, MOST_OBJECT_FILES + 1):
+            path = folder / name
+            info = os.lstat(path)
+            if stat.S_ISDIR(info.st_mode):
+                folders.append(path)
+            elif not stat.S_ISREG(info.st_mode):
+                raise not_a_file(path, info.st_mode)
+            count += 1
+            if count > MOST_OBJECT_FILES:
+                raise NotAFile(objects, f"a folder of more than {MOST_OBJECT_FILES:,} files")
+    alternates = _text(private, objects / "info" / "alternates", SMALL)
+    if Path(alternates) != _main_objects(root):
+        raise NotAFile(objects / "info" / "alternates", "changed: it must name only the repository's own objects")
+    return {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects)}
+
+
+def _main_objects(root: Path) -> Path:
+    return Path(git.common_dir(root)).resolve() / "objects"

@@ -37,7 +37,7 @@ class Way:
     """How one sandboxed program reaches the network."""
 
     mode: str  # `[sandbox] network`: one of schema.SANDBOX_NETWORKS
-    allow: tuple[str, ...] = ()  # with "allowlist": the hosts let through
+    allow: tuple[str, ...] = ()  # with "allowlist": the hosts let through (proxy.rule's entries)
     socket: Path | None = None  # with "allowlist": where the host's proxy listens
     refused: Path | None = None  # with "allowlist": where the proxy records what it refused
 
@@ -87,9 +87,20 @@ def way(mode: str, allow: Iterable[str], name: str, refused: Path) -> Way:
     """The way out of the sandbox `name` (unique to one attempt or check) under `mode`."""
     if mode != "allowlist":
         return Way(mode)
-    hosts = tuple(dict.fromkeys(h.strip().lower() for h in allow if h.strip()))
+    hosts = tuple(dict.fromkeys(h.strip().lower() for h in allow if _readable(h.strip())))
     refused.parent.mkdir(parents=True, exist_ok=True)  # the proxy only appends to it
     return Way(mode, hosts, socket_path(name), refused)
+
+
+def _readable(entry: str) -> bool:
+    """Is it an entry the proxy reads (`[sandbox] allow`'s were checked as the config loaded)?
+    A host from elsewhere that is none (`http://a,b/` names "a,b") is left out, not passed on
+    to be split at its comma into others."""
+    try:
+        proxy.rule(entry)
+    except ValueError:
+        return False
+    return True
 
 
 def hosts_in(env: Mapping[str, str]) -> list[str]:

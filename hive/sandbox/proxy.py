@@ -3,9 +3,10 @@
 - `beside SOCKET ALLOW REFUSED FD PID PIDFD`, on the host, started by `hive.adapters.envexec`
   beside an agent's or a check's sandbox at the first connection to SOCKET (FD: its listening
   socket; PID: the sandbox's process; PIDFD: a pidfd of it, or -1): serve, on SOCKET, an HTTP
-  proxy that lets through the hosts of ALLOW (comma-separated; `*.x.org` is any name under
-  x.org) and refuses the rest, each refusal told on stderr (the task's log) and recorded as a
-  JSON line in REFUSED (which the agent cannot write), until that process has ended.
+  proxy that lets through what ALLOW allows (comma-separated entries of `[sandbox] allow`, read
+  by `rule`: `host` at any port, `host:port` at that one, `*.x.org` any name under x.org) and
+  refuses the rest, each refusal told on stderr (the task's log) and recorded as a JSON line in
+  REFUSED (which the agent cannot write), until that process has ended.
 - `pump FD SOCKET`, inside the sandbox (started by relay.py, which bound the listening socket
   FD on the sandbox's loopback): pass each connection on to SOCKET, waiting a moment for a
   proxy still starting beside the sandbox.
@@ -34,7 +35,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 HEAD_LIMIT = 64 * 1024
 CONNECT_TIMEOUT = 30.0
@@ -48,14 +49,123 @@ RECORDED = 1000
 PROXY_WAIT = 10.0
 
 
-def allowed(host: str, allow: list[str]) -> bool:
-    """Is `host` (a name or an address, as the client asked for it) on the allowlist?"""
-    host = host.lower().rstrip(".")
-    for pattern in allow:
-        pattern = pattern.lower().rstrip(".")
-        if host == pattern or (pattern.startswith("*.") and host.endswith(pattern[1:])):
+def allowed(host: str, allow: Iterable[str], port: int | None = None) -> bool:
+    """Is `host` (a name or an address, as the client asked for it) at `port` on the allowlist?
+    (`port` None: not known, so only an entry for any port lets it through.)"""
+    asked = _asked(host)
+    for entry in allow:
+        try:
+            pattern, only = rule(entry)
+        except ValueError:
+            continue  # the config refuses such an entry; one from elsewhere allows nothing
+        if only is not None and only != port:
+            continue
+        if asked == pattern or (pattern.startswith("*.") and asked.endswith(pattern[1:])):
             return True
     return False
+
+
+def _asked(host: str) -> str:
+    """A host as `rule` writes one: lower-case, no trailing dot, an IPv6 address bare and in
+    its one short form."""
+    host = host.lower().rstrip(".").strip("[]")
+    return (_ipv6(host) or host) if ":" in host else host
+
+
+# What a host name is made of (an IPv4 address is written as one); an IPv6 address is read apart
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
+_WILDCARD = '"*" may only begin it, as "*.npmjs.org" does (any name under npmjs.org)'
+
+
+def rule(entry: str) -> tuple[str, int | None]:
+    """An entry of `[sandbox] allow` → (the host it names, as `_asked` writes one, `*.x.org`
+    for any name under x.org; the one port it allows, None for any). Else ValueError saying
+    why not, which hive.settings.config shows naming the entry (this is the one reader of
+    them, so the config and the proxy cannot disagree)."""
+    if not entry.strip():
+        raise ValueError("it is empty")
+    if any(c.isspace() for c in entry):
+        raise ValueError("it has a space in it")
+    if "://" in entry:
+        raise ValueError(_url(entry))
+    if "/" in entry:
+        raise ValueError('it has a "/" (a host has no path)')
+    if entry.startswith("[") or entry.count(":") > 1:
+        return _address(entry)
+    name, colon, port = entry.partition(":")
+    return _name(name), (_port(port) if colon else None)
+
+
+def _name(name: str) -> str:
+    """A host name or IPv4 address, or `*.` and one: lower-case, a trailing dot dropped."""
+    wild = "*." if name.startswith("*.") else ""
+    bare = name.lower().removeprefix(wild)
+    bare = bare[:-1] if bare.endswith(".") else bare
+    if "*" in bare:
+        raise ValueError(_WILDCARD)
+    odd = next((c for c in bare if c not in _NAME_CHARS), None)
+    if odd is not None:
+        raise ValueError(f"it has {odd!r}, which a host name cannot have")
+    labels = bare.split(".")
+    if not bare:
+        raise ValueError("it names no host")
+    if "" in labels:
+        raise ValueError("its name has an empty part (two dots in a row, or one at its start)")
+    if any(label.startswith("-") or label.endswith("-") for label in labels):
+        raise ValueError('a part of its name begins or ends with "-"')
+    if len(bare) > 253 or any(len(label) > 63 for label in labels):
+        raise ValueError("it is longer than a host name can be")
+    return wild + bare
+
+
+def _address(entry: str) -> tuple[str, int | None]:
+    """An IPv6 address: `[::1]`, `[::1]:8080`, or bare `::1` (which takes no port: its last
+    part would be read as one)."""
+    if not entry.startswith("["):
+        address = _ipv6(entry)
+        if address is None:
+            raise ValueError('it is not an IPv6 address, and a host:port has one ":"')
+        return address, None
+    inside, bracket, rest = entry[1:].partition("]")
+    if not bracket or (rest and not rest.startswith(":")):
+        raise ValueError('an IPv6 address in brackets is written "[::1]" or "[::1]:8080"')
+    address = _ipv6(inside)
+    if address is None:
+        raise ValueError(f"{inside!r} in brackets is not an IPv6 address")
+    return address, (_port(rest[1:]) if rest else None)
+
+
+def _ipv6(text: str) -> str | None:
+    """An IPv6 address in its one short form (`::1` for `0:0::1`); None for anything else."""
+    try:
+        return socket.inet_ntop(socket.AF_INET6, socket.inet_pton(socket.AF_INET6, text))
+    except (OSError, ValueError):
+        return None
+
+
+def _port(text: str) -> int:
+    if not text:
+        raise ValueError('it has no port after ":"')
+    if not (text.isascii() and text.isdigit()):
+        raise ValueError(f"its port {text!r} is not a number")
+    if not 1 <= int(text) <= 65535:
+        raise ValueError(f"its port {int(text)} is not 1-65535")
+    return int(text)
+
+
+def _url(entry: str) -> str:
+    """Why a URL is no entry, with the entry it may have meant."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(entry)
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is no number, a broken [IPv6]
+        host = port = None
+    if not host:
+        return "it is a URL"
+    shown = f"[{host}]" if ":" in host else host
+    return f'it is a URL, whose host is "{shown}{f":{port}" if port else ""}"'
 
 
 def split_target(target: str) -> tuple[str, int]:
@@ -141,7 +251,7 @@ class Proxy:
     def _open(self, conn: socket.socket, host: str, port: int) -> socket.socket | None:
         """A connection to host:port if it is allowed (else the client hears why, and the
         refusal is recorded)."""
-        if not allowed(host, self.allow):
+        if not allowed(host, self.allow, port):
             self._refuse(host, port)
             _reply(conn, 403, f"hive sandbox: {host} is not on the allowlist ([sandbox] allow)")
             return None

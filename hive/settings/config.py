@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from hive.settings.prices import DEFAULT_PRICES, Price, prices_from_table
 from hive.settings.schema import (
     DEFAULT_HIDDEN,
     DEFAULT_NOTIFY_EVENTS,
+    DEFAULT_PROTECTED,
     KINDS,
     NOTIFY_EVENTS,
     SANDBOX_NETWORKS,
@@ -56,6 +59,8 @@ class Config:
     auto_merge: bool = True
     require_tests: bool = False
     resolve_conflicts: bool = True  # a merge conflict starts a resolve attempt while attempts remain
+    merge_protect: tuple[str, ...] = DEFAULT_PROTECTED  # paths a branch may not change without a human
+    max_file_mb: int = 50  # a file bigger than this in a task's change waits for a human (0: no limit)
     max_checks: int = 0  # checks at once in the merge queue; 0 = no cap but the workers
     merge_batch: int = 1  # tasks verified together by one run of checks in the merge queue
     test_command: str = "make test"
@@ -84,6 +89,16 @@ class Config:
     notify: dict[str, Any] = field(default_factory=dict)
     notify_events: tuple[str, ...] = DEFAULT_NOTIFY_EVENTS  # which events the channels are told of
     web_token: str = ""  # `hive web`'s token ("" = none: loopback only)
+    log_max_mb: int = 10  # a task's log keeps the first and last this many MB of its output (hive.logcap)
+
+    @property
+    def protected(self) -> tuple[str, ...]:
+        """What a task's branch may not change on its own: `[merge] protect` and the worktrees' folder."""
+        return (*self.merge_protect, self.worktree_base.strip("/") + "/")
+
+    @property
+    def max_file_bytes(self) -> int | None:
+        return self.max_file_mb * 1024 * 1024 if self.max_file_mb else None
 
     def profile_name(self, plan_agent: str, task_agent: str) -> str:
         """The agent profile a task runs with: its own, else its plan's, else the default."""
@@ -243,6 +258,8 @@ def convert(value: Any, kind: str, where: str) -> Any:
         return parse_duration(value, where)
     if kind in ("argv", "url"):
         return _notify_value(value, kind, where)
+    if kind == "hostlist":
+        return _hosts(value, where)
     if kind == "events":
         unknown = [v for v in value if v not in NOTIFY_EVENTS] if isinstance(value, list) else None
         if unknown is None or not all(isinstance(v, str) for v in value) or unknown:
@@ -266,6 +283,40 @@ def convert(value: Any, kind: str, where: str) -> Any:
     if kind == "usd":
         return float(value)
     return tuple(value) if kind == "strlist" else value
+
+
+def _hosts(value: Any, where: str) -> tuple[str, ...]:
+    """`[sandbox] allow`: each entry one the proxy can read, as it reads them (an entry it
+    cannot, a URL or a path, would allow nothing, every connection refused without a word)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise HiveError(f"{where} = {value!r} must be {KINDS['hostlist']}")
+    problems = []
+    for entry in value:
+        try:
+            _allow_rule()(entry)
+        except ValueError as e:
+            problems.append(
+                f"{where}: {entry!r} is not a host: {e}; write a host name, host:port or *.domain "
+                '(e.g. "pypi.org", "127.0.0.1:8080", "*.npmjs.org")'
+            )
+    if problems:
+        raise HiveError(*problems)
+    return tuple(value)
+
+
+@functools.cache
+def _allow_rule() -> Callable[[str], tuple[str, int | None]]:
+    """The proxy's own reader of `[sandbox] allow` entries (hive/sandbox/proxy.py `rule`), so
+    that what the config accepts is what the proxy applies. Loaded as the standalone file it
+    is (standard library only, run as a script), not as hive.sandbox.proxy: the settings sit
+    below the sandbox package, which imports them (tests/unit/test_architecture.py)."""
+    path = Path(__file__).resolve().parent.parent / "sandbox" / "proxy.py"
+    spec = importlib.util.spec_from_file_location("hive_sandbox_proxy_rules", path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rule: Callable[[str], tuple[str, int | None]] = module.rule
+    return rule
 
 
 def _notify_value(value: Any, kind: str, where: str) -> Any:

@@ -49,6 +49,7 @@ KINDS: dict[str, str] = {
     "events": "a list of event names",
     "sandboxmode": '"auto", "on" or "off"',
     "network": '"allowlist", "open" or "none"',
+    "hostlist": 'a list of hosts: "pypi.org", "127.0.0.1:8080" (that port only) or "*.npmjs.org"',
 }
 
 # `[sandbox] network`: a way out only through an allowlist proxy, the machine's own, or none
@@ -65,6 +66,11 @@ DEFAULT_HIDDEN = (
     "~/.kube", "~/.config/gcloud", "/run/docker.sock", "/var/run/docker.sock",
     "/run/containerd/containerd.sock", "/run/podman/podman.sock", "/run/user",
 )  # fmt: skip
+
+# What `[merge] protect` keeps agents' branches from changing unless a human approves: what the
+# user's next `doit` obeys — its dodo.py and doit.cfg (code and plugins doit loads), Hive's config
+# and state (.hive/: sandbox, notify command), the plans (an approved plan runs) (issue 37)
+DEFAULT_PROTECTED = ("dodo.py", "doit.cfg", ".hive/", "plans/")
 
 # What `[notify]` can tell (hive.notify.events builds each), and what it tells unless `events` says
 NOTIFY_EVENTS = (
@@ -85,6 +91,7 @@ SECTIONS: dict[str, str] = {
     "budget": "Caps on what agents may spend.",
     "notify": "Tell a human when a run needs one. Off unless set.",
     "web": "`hive web`, the dashboard (docs/web.md).",
+    "logs": "What Hive keeps of agents' output (`.hive/logs/`, what `hive logs` shows).",
     "sandbox": "What an agent can reach (bubblewrap): its own checkout and what its CLI must write; the "
     "main repository, your home and other tasks stay out of its reach. See docs/sandbox.md.",
 }
@@ -133,6 +140,15 @@ KEYS: tuple[Key, ...] = (
         "while the checks ahead run gather into the next batch; a batch that fails is bisected to "
         "find the task that fails alone (about log2(batch) more runs). 1: each task is verified on "
         "its own. For an expensive test suite, pair it with max_checks = 1."),
+    Key("merge", "protect", "merge_protect", "strlist", list(DEFAULT_PROTECTED),
+        "Paths a task's branch may not change on its own: Hive's controls, which your next `doit` obeys "
+        "(a folder ends with `/`; `*` patterns as in `fnmatch`). A task whose change adds, edits, renames or "
+        "deletes one is verified as usual, then waits in `awaiting_human` instead of merging: `hive approve` "
+        "merges it as it is, `hive retry` runs it again told to leave them alone. The `[worktrees] base_path` "
+        "folder is protected too. Add e.g. \".github/\" to keep agents off your CI."),
+    Key("merge", "max_file_mb", "max_file_mb", "nonnegint", 50,
+        "A task whose change adds a file bigger than this many MB waits in `awaiting_human` (its reason "
+        "names the files) before the file reaches your repository; `hive approve` takes it as it is. 0: no limit."),
     Key("merge", "resolve_conflicts", "resolve_conflicts", "bool", True,
         "A merge conflict starts a resolve attempt by the agent (while attempts remain); false: the task "
         "is blocked for a human to resolve."),
@@ -180,9 +196,11 @@ KEYS: tuple[Key, ...] = (
         '"allowlist": no network of its own; only the hosts of `allow` and its CLI\'s API hosts (and the '
         "host of a `*_BASE_URL` in its environment), through a proxy Hive runs; \"open\": the machine's "
         'network; "none": no network at all. Checks and scripts get `allow` only.'),
-    Key("sandbox", "allow", "sandbox_allow", "strlist", [],
+    Key("sandbox", "allow", "sandbox_allow", "hostlist", [],
         'More hosts a sandboxed agent, script or check may reach with `network = "allowlist"`, e.g. '
-        '["pypi.org", "files.pythonhosted.org", "*.npmjs.org"] (`*.x.org`: any name under x.org).'),
+        '["pypi.org", "files.pythonhosted.org", "*.npmjs.org", "127.0.0.1:8080"]: a host at any port, '
+        "`host:port` at that port only, `*.x.org` any name under x.org (`*.x.org:443`: at that port); "
+        'an IPv6 address bare or in brackets (`"::1"`, `"[::1]:8080"`). A URL or a path is an error.'),
     Key("sandbox", "pass_env", "sandbox_pass_env", "strlist", [],
         "Variables of your environment a sandboxed agent or check still gets although they look like "
         "secrets (`*TOKEN*`, `*SECRET*`, `*_KEY`, `AWS_*`, …; patterns as in `fnmatch`)."),
@@ -191,6 +209,10 @@ KEYS: tuple[Key, ...] = (
     Key("web", "token", "web_token", "str", "",
         "The token `hive web` asks of every request (in the URL it prints, then a cookie), as `--token` does; "
         "needed to serve on any address but loopback. Keep this file private when you set it."),
+    Key("logs", "max_mb", "log_max_mb", "posint", 10,
+        "A task's log keeps the first and the last this many MB of what its agents printed (over all its "
+        "attempts, on a Ray node too); what lies between is dropped, and a line where it was says how "
+        "much. An agent that prints without end cannot fill the disk: a log takes at most about 3 × this."),
 )  # fmt: skip
 
 # [agents.NAME]: a profile; a table named like a built-in overrides only the keys it sets

@@ -17,11 +17,12 @@ from typing import Any
 from hive import agentshim
 from hive.errors import HiveError
 from hive.lifecycle import SIGNALS, Kind
-from hive.store.files import append_line, atomic_write
+from hive.store.files import NOTES, SMALL, NotAFile, append_line, atomic_write, read_untrusted
 from hive.store.names import PLAN_RE, SAFE_RE, split_key, task_key
 from hive.store.paths import Paths
 
 KINDS = frozenset(SIGNALS.values())
+READ = KINDS | {Kind.BAD_FILE}  # what a signal file read back may say (a Ray node sends BAD_FILE so)
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,20 @@ class Signal:
     kind: Kind
     reason: str
     time: float
+    exited: bool = False  # not sent: a script's exit status 0, found while no run watched it
+
+
+def script_finished(paths: Paths, plan: str, task_id: str, attempt: int) -> Signal | None:
+    """A script's attempt whose exit status says it succeeded: its done, as an agent's `hive
+    done` (a script has no other way to say it). Only a script's attempt has a script file."""
+    if not paths.script_file(plan, task_id, attempt).exists():
+        return None
+    exit_file = paths.exit_file(plan, task_id, attempt)
+    try:
+        status = read_untrusted(exit_file, SMALL).strip()
+    except (FileNotFoundError, NotAFile):
+        return None
+    return Signal(Kind.DONE, "script finished", exit_file.stat().st_mtime, exited=True) if status == b"0" else None
 
 
 @dataclass(frozen=True)
@@ -70,18 +85,37 @@ def send(who: AgentIdentity, kind: Kind, reason: str) -> bool:
 
 
 def read(path: Path) -> Signal | None:
+    """The attempt's signal, if it sent one. Its folder is the agent's to write: a signal file
+    that is not one (a FIFO, a link to /dev/zero, a huge file) ends its attempt as BAD_FILE,
+    never the watch (it hung there: issue 37); one that is not a signal's JSON is no signal."""
     try:
-        data = json.loads(path.read_text())
-    except (FileNotFoundError, ValueError):
+        raw = read_untrusted(path, SMALL)
+    except FileNotFoundError:
+        return None
+    except NotAFile as e:
+        return Signal(Kind.BAD_FILE, bad_signal(e), 0.0)
+    try:
+        data = json.loads(raw)
+    except ValueError:
         return None
     # a file an agent (or anyone) wrote by hand must not end the watch with a traceback
-    if not isinstance(data, dict) or not isinstance(data.get("signal"), str) or data["signal"] not in KINDS:
+    if not isinstance(data, dict) or not isinstance(data.get("signal"), str) or data["signal"] not in READ:
         return None
     try:
         sent = float(data.get("time", 0))
     except (TypeError, ValueError):
         sent = 0.0
     return Signal(Kind(data["signal"]), str(data.get("reason", "")), sent)
+
+
+def bad_signal(e: NotAFile) -> str:
+    return f"its signal file is {e.what}"
+
+
+def bad_file(reason: str) -> str:
+    """The signal a Ray node sends for a file its agent left that is not one (read back as
+    BAD_FILE): its signal file, its private git directory's."""
+    return json.dumps({"signal": Kind.BAD_FILE.value, "reason": reason, "time": time.time()})
 
 
 def add_note(who: AgentIdentity, text: str) -> None:
@@ -101,16 +135,28 @@ def notes_of(paths: Paths, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, 
 
 
 def notes(paths: Paths, plan: str, task_id: str) -> list[dict[str, Any]]:
+    """The task's notes (the newest NOTES bytes of them: its agents write the file, as much as
+    they like), each a JSON object with its text; a file that is not one has none."""
     try:
-        lines = paths.notes_file(plan, task_id).read_text().splitlines()
-    except FileNotFoundError:
+        raw = read_untrusted(paths.notes_file(plan, task_id), NOTES, tail=True)
+    except (FileNotFoundError, NotAFile):
         return []
     out = []
-    for line in lines:
+    for line in raw.decode("utf-8", errors="replace").splitlines():
         try:
-            out.append(json.loads(line))
+            note = json.loads(line)
         except ValueError:
-            continue
+            continue  # the first line of a cut file, or one written by hand
+        if isinstance(note, dict) and isinstance(note.get("text"), str):
+            # its readers compare and format these: what a hand wrote there must not crash them
+            attempt, at = note.get("attempt"), note.get("time")
+            out.append(
+                {
+                    "attempt": attempt if isinstance(attempt, int) else 0,
+                    "time": float(at) if isinstance(at, (int, float)) else 0.0,
+                    "text": note["text"],
+                }
+            )
     return out
 
 

@@ -27,8 +27,10 @@ from typing import Any
 
 from hive.errors import HiveError
 from hive.output import plain
-from hive.store.files import create_exclusive
+from hive.store.files import SMALL, NotAFile, create_exclusive, list_untrusted, read_untrusted
 from hive.store.paths import Paths
+
+MOST = 100  # questions of a task read (its newest): a run reads them every second
 
 
 @dataclass(frozen=True)
@@ -62,14 +64,15 @@ class Question:
 
 
 def load(paths: Paths, plan: str, task_id: str) -> list[Question]:
-    """Every question of the task, oldest first (a file that cannot be read is left out:
-    an agent may write anything into `.hive/`, and that must not stop the run)."""
+    """Every question of the task (its newest MOST), oldest first. The folder is its agents'
+    to write: a file that is not a question's (a FIFO, a link to /dev/zero, a huge file, not
+    JSON) is left out, and that must not stop the run (it hung it: issue 37)."""
     folder = paths.questions_dir(plan, task_id)
     try:
-        names = set(os.listdir(folder))
-    except FileNotFoundError:
+        names = set(list_untrusted(folder))
+    except (FileNotFoundError, NotAFile):
         return []
-    numbers = sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+    numbers = sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())[-MOST:]
     out = []
     for n in numbers:
         asked = _read(folder / f"{n}.json")
@@ -82,7 +85,7 @@ def load(paths: Paths, plan: str, task_id: str) -> list[Question]:
                 attempt=_int(asked.get("attempt")),
                 # an agent wrote these: they reach terminals, notifications and the next brief
                 text=plain(asked["text"]),
-                options=tuple(plain(o) for o in asked.get("options", ()) if isinstance(o, str)),
+                options=tuple(plain(o) for o in _list(asked.get("options")) if isinstance(o, str)),
                 details=plain(str(asked.get("details", ""))),
                 asked_at=_float(asked.get("time")),
                 answer=str(answer.get("answer", "")) if answer else None,
@@ -212,15 +215,19 @@ def _option(question: Question, choice: str) -> str:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = json.loads(read_untrusted(path, SMALL))
+    except (OSError, ValueError, NotAFile):
         return {}
     return data if isinstance(data, dict) else {}
 
 
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
 def _mtime(path: Path) -> float:
     try:
-        return path.stat().st_mtime
+        return path.lstat().st_mtime
     except OSError:
         return 0.0
 

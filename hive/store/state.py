@@ -34,6 +34,7 @@ class HistoryEntry(TypedDict, total=False):
     finished_at: float
     usage: dict[str, Any]  # its tokens and cost (store.usage)
     check_output: str  # what the check that failed it printed (outcome check_failed)
+    held: str  # why its change waits for a human (outcome held: engine/hold.py)
 
 
 # fields renamed since 0.1, so state written by an older Hive reads the same
@@ -178,6 +179,9 @@ class StateStore:
         kept in the entry: the task's own output_tail is replaced by the next attempt."""
         check_output = changes.get("output_tail", "") if outcome == Ended.CHECK_FAILED else ""
         entry = history_entry(st, outcome or state, reason, check_output)
+        held = changes.pop("held", "")
+        if held:
+            entry["held"] = held
         changes.setdefault("usage", {})  # now in the history entry: counted once
         return self.update(
             st.plan,

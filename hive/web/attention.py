@@ -26,6 +26,7 @@ class Kind(StrEnum):
     CHECKPOINT = "checkpoint"
     GATE = "gate"
     REVIEW = "review"
+    HELD = "held"  # its change does what a task may not do on its own (engine/hold.py)
     BLOCKED = "blocked"
     TOO_BIG = "too_big"
     FAILED = "failed"
@@ -131,6 +132,9 @@ def _awaiting(row: TaskStatus, st: TaskState, task: Task, at: float) -> Item | N
     if st.resume == Resume.REVIEW:
         both = (Action.APPROVE, Action.REJECT)
         return Item(Kind.REVIEW, row.key, row.title, row.reason, at, both, command=f"hive approve {row.key}")
+    if st.resume == Resume.HELD:  # merge it as it is, or run it again told to leave those files alone
+        both = (Action.APPROVE, Action.RETRY)
+        return Item(Kind.HELD, row.key, row.title, row.reason, at, both, command=f"hive approve {row.key}")
     if not task.is_checkpoint:
         return None  # answered: its next attempt goes on with the answer once a run takes it
     kind = checkpoint_kind(task)

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hive import logcap
 from hive.adapters import git
 from hive.errors import CommandError, HiveError
 from hive.lifecycle import RETRYABLE, State
@@ -137,8 +138,8 @@ def _log(root: Path, store: StateStore, plan: str, task_id: str, st: TaskState) 
     except HiveError:  # its host cannot be asked (a Ray cluster that is down): what is here
         read = tasklog.file_reader(store.paths.log_file(plan, task_id))
     remote = st.state == State.IN_PROGRESS and bool(st.node)
-    size = _size(store.paths.log_file(plan, task_id))
-    data = read(0) if remote else read(max(size - LOG_WINDOW, 0))
+    size = logcap.size(store.paths.log_file(plan, task_id))  # logical, as the reader's offsets are
+    data, _end = tasklog.read_all(read, 0 if remote else max(size - LOG_WINDOW, 0))
     return tuple(tasklog.shown_lines(data)[-LOG_LINES:]), remote
 
 
@@ -157,10 +158,3 @@ def _read(path: Path) -> str:
         return path.read_text(errors="replace")
     except OSError:
         return ""
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0

@@ -12,12 +12,14 @@ import signal
 import subprocess
 import time
 
+from hive.store.files import SMALL, NotAFile, read_untrusted
+
 from .output import tail
 from .processes import hive_loaded, killpg
 from .records import read_spawns, read_state
 from .runs import RunRecord
 from .sandbox import PY, Sandbox
-from .scenario import NODE_FAULTS, PLAN, PROCESS_FAULTS, Scenario, TaskSpec, TimedFault
+from .scenario import NODE_FAULTS, PLAN, PROCESS_FAULTS, TRAPS_FAILING, Scenario, TaskSpec, TimedFault
 
 LOCK_RETRY_S = 6.0  # how long the "user" retries a git command that finds index.lock
 
@@ -211,9 +213,9 @@ class Answerer:
                 continue
             if self.seen.get((folder.name, str(numbers[-1]))) == float("inf"):
                 continue
-            try:
-                text = json.loads((folder / f"{numbers[-1]}.json").read_text())["text"]
-            except (OSError, ValueError, KeyError):
+            try:  # as Hive reads it: a trap a task left there (a FIFO) must not hang the soak
+                text = json.loads(read_untrusted(folder / f"{numbers[-1]}.json", SMALL))["text"]
+            except (OSError, ValueError, KeyError, NotAFile):
                 continue
             m = _ASKED_TASK.match(text)
             if m and m.group(1) in self.tasks:
@@ -228,3 +230,29 @@ class Answerer:
             said = proc.stdout.read() if proc.stdout else ""
             if proc.returncode != 0 and "answered meanwhile" not in said:
                 sb.findings.add("`hive answer` failed", f"{key}: exit {proc.returncode}: {tail(said, 3)}")
+
+
+def retry_trapped(sb: Sandbox, recs: list[RunRecord]) -> None:
+    """The human who finds a task held for a trap its agent left (TRAPS_FAILING: its attempt
+    failed, not to be tried again by the run) and runs `hive retry` for it, between runs; the
+    runs `recs` that held it count it among their faults (they exit 1 for it)."""
+    for task in sb.sc.tasks:
+        if task.trap not in TRAPS_FAILING:
+            continue
+        st = read_state(sb.root, task.id)
+        if st.get("state") == "failed" and st.get("permanent") and _TRAPPED.search(str(st.get("reason", ""))):
+            r = subprocess.run(
+                [PY, "-m", "hive", "retry", task.key], cwd=sb.root, env=sb.env, capture_output=True, text=True
+            )
+            if r.returncode != 0:
+                sb.findings.add(
+                    "`hive retry` failed", f"{task.key}: exit {r.returncode}: {tail(r.stdout + r.stderr, 3)}"
+                )
+            else:
+                sb.notes.append(f"{task.key}: retried after its trap ({task.trap})")
+                for rec in recs:
+                    rec.faults.append(f"{task.trap} of {task.key} held it for a human")
+
+
+# the reasons Hive gives a trap it fails an attempt on
+_TRAPPED = re.compile(r"its signal file is |its private git directory holds ")

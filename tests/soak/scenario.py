@@ -45,6 +45,13 @@ CHECK_FAIL_P = 0.3
 # ... and the queue verifies in batches (`[merge] batch = 3`, one check at a time, so tasks gather
 # behind a running check): faults land in a batch's run, its publish and its bisection
 BATCH_P = 0.3
+# A task's first attempt leaves a trap for Hive in a folder it may write (issue 37: a FIFO or a link
+# to /dev/zero where Hive reads its signal, its branch, its questions, its discovered work; notes of
+# megabytes): those that Hive must fail the attempt on (TRAPS_FAILING, held for a human: the soak
+# then runs `hive retry`), the others it must drop, the run going on either way
+TRAP_P = 0.3
+TRAPS_FAILING = ("signal-fifo", "signal-zero", "ref-fifo", "objects-fifo")
+TRAPS = (*TRAPS_FAILING, "question-fifo", "found-zero", "notes-flood")
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class TaskSpec:
     first_attempt: str = ""  # "" | "crash" | "silent": attempt 1 fails this way
     answer_delay: float | None = None  # it asks its human first; the answer comes this long after
     verify: float | None = None  # it has a Verify that takes this long (and checks its file)
+    trap: str = ""  # attempt 1 leaves this trap for Hive (TRAPS) once it has committed
 
     @property
     def question(self) -> str:
@@ -138,6 +146,7 @@ class Scenario:
             out.append(f"check-fail:{self.check_fail}")
         if self.batch > 1:
             out.append(f"batch:{self.batch}")
+        out += [f"trap@1:{t.id}:{t.trap}" for t in self.tasks if t.trap]
         return out
 
 
@@ -263,6 +272,14 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
     others = [t for t in spare if t.id != check_kill]
     check_fail = checks.choice(others).id if others and not tmux and checks.random() < CHECK_FAIL_P else ""
     batch = 3 if not ray and checks.random() < BATCH_P else 1  # drawn last, as each fault before it
+    # from a generator of its own too; a task whose attempts other faults already spend asks none
+    traps = random.Random(f"trap {seed}")
+    calm = [
+        t for t in tasks if not t.first_attempt and t.answer_delay is None and t.id not in (rm, check_kill, check_fail)
+    ]
+    if not ray and calm and traps.random() < TRAP_P:
+        trapped, kind = traps.choice(calm).id, traps.choice(TRAPS)
+        tasks = tuple(dataclasses.replace(t, trap=kind) if t.id == trapped else t for t in tasks)
     return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay, check_kill, check_fail, batch)
 
 
@@ -298,6 +315,8 @@ def render_plan(sc: Scenario, root: Path) -> str:
             lines.append(f'fake: ask "{t.question}" a{t.id},{t.answer}')
         written = f"{t.content}-{{answer}}" if t.answer_delay is not None else t.content
         lines += [f"fake: write {t.file} {written}", f"fake: commit-once {t.message}"]
+        if t.trap:
+            lines.append(f"fake@1: leave {t.trap}")
         if t.sleep and not t.sleep_first:
             lines.append(f"fake: sleep {t.sleep}")
         lines.append("fake: signal done")

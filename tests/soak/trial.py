@@ -151,6 +151,7 @@ class Trial(Sandbox):
             # a phase lasts a few milliseconds: look often while a fault waits for one
             time.sleep(FAST_POLL_S if any(f.trigger for f in pending) else POLL_S)
         self.answerer.settle(self)
+        faults.retry_trapped(self, recs)
         for f in pending:
             self.notes.append(f"round {number}: {f.describe()} not applied (the run ended first)")
         for rec, p in zip(recs, procs, strict=True):

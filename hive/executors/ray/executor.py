@@ -38,6 +38,7 @@ from hive.executors.ray.cluster import (
 from hive.executors.ray.link import Link
 from hive.executors.ray.node import node_workdir
 from hive.executors.ray.shipping import Cursor, Spec, create_bundle, known_commits
+from hive.logcap import Chunk
 from hive.output import say
 from hive.store.paths import Paths
 
@@ -167,6 +168,7 @@ class RayExecutor:
             setup=co.setup,
             setup_timeout=co.setup_timeout,
             sandbox=launch.sandbox,
+            log_cap=launch.log_cap,
         )
         token, where = ray.get(link.actor.start.remote(spec, bundle))
         link.tip, link.cursor = start, Cursor(tip=start)
@@ -265,12 +267,13 @@ class RayAgent:
         link = self.ex._link(self.name) if self.name else None
         return link.ip if link else ""
 
-    def output(self, since: int = 0) -> bytes | None:
+    def output(self, since: int = 0) -> Chunk | None:
         link = self.ex._link(self.name) if self.name else None
         if link is None or link.actor is None:
             return None
         try:
-            return bytes(ray.get(link.actor.output.remote(self.name, since), timeout=CALL_TIMEOUT))
+            got = ray.get(link.actor.output.remote(self.name, since), timeout=CALL_TIMEOUT)
+            return Chunk(int(got.start), bytes(got.data), bytes(got.marker))
         except (*ActorGone, GetTimeoutError, RayTaskError):
             return None
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hive import logcap
 from hive.adapters import git, worktrees
 from hive.executors.base import AgentRef
 from hive.executors.ray.cluster import (
@@ -61,11 +62,13 @@ class Link:
     lost: str = ""
     left: str = ""  # what survived its stop there
     unreachable_since: float = 0.0
+    log_cap: int = logcap.DEFAULT_CAP  # the task's log here keeps as much as the node's ([logs] max_mb)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def placed(self, where: dict[str, str]) -> None:
         self.ip, self.socket = where["ip"], where["socket"]
         self.branch, self.worktree = where["branch"], where["controller_worktree"]
+        self.log_cap = int(where.get("log_cap") or logcap.DEFAULT_CAP)  # a node of an older Hive says none
 
     def watch(self, cluster: Cluster) -> None:
         """Take the answer to the watch in flight if it came, and keep one in flight (the
@@ -134,9 +137,8 @@ class Link:
         paths = Paths(Path(ref.root))
         if p.tip and p.tip != self.tip:
             self._fetch(p.tip, p.commits)
-        if p.log:
-            with open(paths.log_file(plan, task_id), "ab") as f:
-                f.write(p.log)
+        if p.log or p.log_marker:  # this process is the log's one writer while the attempt runs there
+            logcap.append(paths.log_file(plan, task_id), p.log_marker + p.log, self.log_cap)
         for line in p.notes:
             append_line(paths.notes_file(plan, task_id), line)
         for line in p.refused:

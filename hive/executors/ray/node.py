@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from hive import logcap
 from hive.adapters import git, procfs, worktrees
 from hive.errors import CommandError, HiveError
 from hive.executors.base import AgentRef, Launch
@@ -25,7 +26,16 @@ from hive.executors.ray.shipping import LOG_CHUNK, Cursor, Pulled, Spec, create_
 from hive.executors.tmux.executor import TmuxExecutor
 from hive.sandbox import bwrap, gitdir, network, policy
 from hive.store import agent_signals
-from hive.store.files import atomic_write, locked
+from hive.store.files import (
+    NOTES,
+    SMALL,
+    NotAFile,
+    atomic_write,
+    create_exclusive,
+    list_untrusted,
+    locked,
+    read_untrusted,
+)
 from hive.store.names import split_key
 from hive.store.paths import Paths
 
@@ -97,6 +107,7 @@ class Attempt:
         self.notes_file = paths.notes_file(plan, task_id)
         self.found_dir = paths.discovered_dir(plan)
         self.private = self.dir / "gitdir"  # its own git directory, when sandboxed (hive.sandbox.gitdir)
+        self.bad = ""  # what it left in its private git directory that is not git's (then nothing is brought back)
         self.refused = self.dir / "refused.jsonl"  # what its sandbox's proxy refused
         self.stopping = threading.Event()  # ends the watch in flight: the controller wants its news now
 
@@ -117,6 +128,7 @@ class Attempt:
             "worktree": str(self.worktree),
             "controller_worktree": self.spec.worktree,
             "branch": self.spec.branch,
+            "log_cap": str(self.spec.log_cap),  # the controller's log of it keeps as much
         }
 
     def start(self, bundle: bytes) -> int:
@@ -167,6 +179,7 @@ class Attempt:
                 self.worktree / spec.brief,
                 unset=unset,
                 beside=beside,
+                log_cap=spec.log_cap,  # bounded here too: what it prints stays on this node's disk
             )
         ).ref.token
         return self.token
@@ -178,8 +191,8 @@ class Attempt:
         read-only); without bubblewrap here, `mode = "on"` refuses, "auto" says so in its log."""
         why = self._cannot_sandbox(rules)
         if why:
-            with open(self.log, "a", encoding="utf-8") as f:
-                f.write(f"hive: warning: on node {self.node.ip} the agent runs without a sandbox: {why}\n")
+            said = f"hive: warning: on node {self.node.ip} the agent runs without a sandbox: {why}\n"
+            logcap.append(self.log, said.encode(), self.spec.log_cap)
             return policy.UNCONFINED
         refs = {self.spec.branch: self.spec.start}
         shown = gitdir.create(self.private, self.worktree, self.spec.branch, refs, self.dir / "excludes")
@@ -207,9 +220,14 @@ class Attempt:
     def _bring_back(self) -> None:
         """The agent's commits, from its own git directory into the cache's branch (where the
         controller's bundles come from), once it has made new ones."""
-        if gitdir.pending(self.private, self.spec.branch):
+        if not self.bad and gitdir.pending(self.private, self.spec.branch):
             with locked(self.node.lock):
-                gitdir.bring_back(self.node.cache, self.worktree, self.private, self.spec.branch)
+                try:
+                    gitdir.bring_back(self.node.cache, self.worktree, self.private, self.spec.branch)
+                except NotAFile as e:  # the controller ends the attempt on it, as on a signal file that is not one
+                    where = e.path.relative_to(self.private) if e.path.is_relative_to(self.private) else e.path
+                    self.bad = f"its private git directory holds {where}, which is {e.what}"
+                    create_exclusive(self.signal_file, agent_signals.bad_file(self.bad))
 
     def _place(self) -> None:
         """Hive's files in the worktree, as the controller placed them in its own."""
@@ -226,26 +244,27 @@ class Attempt:
     def poll(self, cursor: Cursor | None) -> Pulled:
         """Everything new since `cursor` (None: since the last cursor a controller sent)."""
         self.acked = cursor = cursor or self.acked
-        log = _read_from(self.log, cursor.log, LOG_CHUNK)
+        # the marker, then the tail, when what lay at cursor.log was cut out of the log here (hive.logcap)
+        output = logcap.chunk(self.log, cursor.log, limit=LOG_CHUNK)
         notes = _lines(self.notes_file)[cursor.notes :]
         found = _found(self.found_dir)[cursor.found :]
         refused = _lines(self.refused)[cursor.refused :]
         exit_text = _text(self.exit_file)
-        signal = _text(self.signal_file)
+        signal = _signal(self.signal_file)
         tip = self._tip()
         # the new commits come with the news of them: the controller acts on them at once
         commits = self.bundle([cursor.tip]) if tip and cursor.tip and tip != cursor.tip else b""
         return Pulled(
             alive=procfs.pid_alive(self.token) and exit_text is None,
             exit=exit_text,
-            log=log,
+            log=output.data,
             signal=signal,
             notes=tuple(notes),
             found=tuple(found),
             refused=tuple(refused),
             tip=tip,
             cursor=Cursor(
-                cursor.log + len(log),
+                output.end,
                 cursor.notes + len(notes),
                 cursor.found + len(found),
                 tip,
@@ -254,6 +273,8 @@ class Attempt:
             ),
             commits=commits,
             since=cursor,
+            log_at=output.start,
+            log_marker=output.marker,
         )
 
     def watch(self, cursor: Cursor | None, wait: float) -> Pulled:
@@ -269,7 +290,7 @@ class Attempt:
             now = time.monotonic()
             if now - began >= wait or self._news(cursor):
                 break
-            if _size(self.log) > cursor.log:
+            if logcap.size(self.log) > cursor.log:
                 grew_at = grew_at or now
                 if now - grew_at >= OUTPUT_BATCH:
                     break
@@ -296,8 +317,8 @@ class Attempt:
         """The branch's commits the controller lacks (`known`: commits it has)."""
         return create_bundle(self.node.cache, f"refs/heads/{self.spec.branch}", known, self.node.home / "spool")
 
-    def output(self, since: int = 0) -> bytes:
-        return _read_from(self.log, since, -1)
+    def output(self, since: int = 0) -> logcap.Chunk:
+        return logcap.chunk(self.log, since)
 
     def screen(self, lines: int) -> str:
         return self.node.tmux.agent(self._ref()).screen(lines)
@@ -404,7 +425,7 @@ class NodeAgent:
     def bundle(self, name: str, known: list[str]) -> bytes:
         return self._get(name).bundle(known)
 
-    def output(self, name: str, since: int = 0) -> bytes:
+    def output(self, name: str, since: int = 0) -> logcap.Chunk:
         return self._get(name).output(since)
 
     def screen(self, name: str, lines: int) -> str:
@@ -433,37 +454,44 @@ def _text(path: Path) -> str | None:
         return None
 
 
-def _read_from(path: Path, offset: int, limit: int) -> bytes:
-    """At most `limit` bytes (-1: all) of the file from `offset` on; none if it is not there."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            return f.read(limit)
-    except FileNotFoundError:
-        return b""
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
-
-
 def _count(folder: Path) -> int:
-    try:
-        return sum(name.endswith(".json") for name in os.listdir(folder))
-    except FileNotFoundError:
-        return 0
+    return len(_items(folder))
 
 
 def _lines(path: Path) -> list[str]:
-    text = _text(path)
-    return text.splitlines() if text else []
+    """The lines of its notes file, which its agent writes: none of one that is not a file or
+    is bigger than NOTES (its notes are shipped by line, counted from the first)."""
+    try:
+        return read_untrusted(path, NOTES).decode("utf-8", errors="replace").splitlines()
+    except (FileNotFoundError, NotAFile):
+        return []
+
+
+def _signal(path: Path) -> str | None:
+    """Its signal file, as the controller reads one: a file that is not one is sent as what it
+    is (`agent_signals.read` ends the attempt on it)."""
+    try:
+        return read_untrusted(path, SMALL).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except NotAFile as e:
+        return agent_signals.bad_file(agent_signals.bad_signal(e))
 
 
 def _found(folder: Path) -> list[str]:
     """Discovered items filed here, oldest first (their numbers only grow; each file is
-    written whole, by create_exclusive)."""
-    items = sorted(folder.glob("*.json"), key=lambda p: (len(p.stem), p.stem))
-    return [text for text in map(_text, items) if text is not None]
+    written whole, by create_exclusive); what is not an item's file is left out."""
+    out = []
+    for name in sorted(_items(folder), key=lambda n: (len(n), n)):
+        try:
+            out.append(read_untrusted(folder / name, SMALL).decode("utf-8", errors="replace"))
+        except (FileNotFoundError, NotAFile):
+            continue
+    return out
+
+
+def _items(folder: Path) -> list[str]:
+    try:
+        return [name for name in list_untrusted(folder) if name.endswith(".json")]
+    except (FileNotFoundError, NotAFile):
+        return []

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hive.adapters import git
 from hive.errors import CommandError
+from hive.logcap import DEFAULT_CAP
 from hive.sandbox.policy import Rules
 
 # Each poll ships at most this much new output; the rest follows on the next one.
@@ -39,6 +40,7 @@ class Spec:
     setup: str = ""
     setup_timeout: float = 3600.0
     sandbox: Rules | None = None  # what the sandbox the node makes allows; None: none
+    log_cap: int = DEFAULT_CAP  # its log keeps the first and last this many bytes, there and here
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Cursor:
     written down. Sent with the next poll, it acknowledges them: a controller that dies
     and comes back resumes from the last acknowledged cursor (at worst a few repeats)."""
 
-    log: int = 0
+    log: int = 0  # a logical offset of the node's log (hive.logcap)
     notes: int = 0
     found: int = 0
     tip: str = ""  # the branch's commit the controller has
@@ -70,6 +72,10 @@ class Pulled:
     commits: bytes = b""  # a bundle of the branch's commits since the cursor's tip
     since: Cursor = Cursor()  # where this answer starts (the cursor it was asked with)
     refused: tuple[str, ...] = ()  # connections its sandbox's proxy refused (JSON lines)
+    # where `log` starts in the node's log (None: at `since.log`), and the marker that stands
+    # for what was cut out of it before there, when `since.log` lay among those bytes (hive.logcap)
+    log_at: int | None = None
+    log_marker: bytes = b""
 
     def after(self, mine: Cursor) -> Pulled | None:
         """This answer without what a controller whose cursor is `mine` already has (two
@@ -78,9 +84,11 @@ class Pulled:
         if c.log < mine.log or c.notes < mine.notes or c.found < mine.found or c.refused < mine.refused:
             return None
         s = self.since
+        skip = mine.log - (s.log if self.log_at is None else self.log_at)
         return replace(
             self,
-            log=self.log[max(0, mine.log - s.log) :],
+            log=self.log[max(0, skip) :],
+            log_marker=self.log_marker if skip <= 0 else b"",  # else the earlier answer brought it
             notes=self.notes[max(0, mine.notes - s.notes) :],
             found=self.found[max(0, mine.found - s.found) :],
             refused=self.refused[max(0, mine.refused - s.refused) :],

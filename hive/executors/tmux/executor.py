@@ -13,6 +13,7 @@ from hive.adapters import proc, procfs, tmux
 from hive.errors import HiveError
 from hive.executors.base import AgentRef, Launch, Report, T
 from hive.executors.tmux import PLUGIN
+from hive.logcap import Chunk
 
 
 class TmuxExecutor:
@@ -36,7 +37,13 @@ class TmuxExecutor:
         env = proc.clean_env({**launch.env, **self.environment()}, drop=launch.unset)
         program = tmux.Program(launch.argv, env, launch.env_file, launch.beside)
         pid = tmux.new_session(
-            launch.name, launch.cwd, program, launch.log, launch.exit_file, keep=not launch.close_on_exit
+            launch.name,
+            launch.cwd,
+            program,
+            launch.log,
+            launch.exit_file,
+            keep=not launch.close_on_exit,
+            log_cap=launch.log_cap,
         )
         return TmuxAgent(replace(launch.agent, token=pid))
 
@@ -87,7 +94,7 @@ class TmuxAgent:
     def host(self) -> str:
         return ""
 
-    def output(self, since: int = 0) -> bytes | None:  # noqa: ARG002 — the protocol's
+    def output(self, since: int = 0) -> Chunk | None:  # noqa: ARG002 — the protocol's
         return None  # the task's log here is the whole output
 
     def screen(self, lines: int) -> str:

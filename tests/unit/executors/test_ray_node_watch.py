@@ -12,6 +12,7 @@ import pytest
 
 from hive.executors.ray.node import Attempt
 from hive.executors.ray.shipping import Cursor, Pulled, Spec
+from hive.logcap import Chunk
 from hive.store.paths import Paths
 
 TIP = "1" * 40
@@ -91,8 +92,8 @@ def test_overlapping_answers_are_written_once():
 
 
 def test_output_is_read_from_an_offset_so_following_it_fetches_only_what_is_new(attempt: Attempt):
-    assert attempt.output() == b""  # no log yet
+    assert attempt.output().data == b""  # no log yet
     attempt.log.write_bytes(b"first line\nsecond")
-    assert attempt.output() == b"first line\nsecond"
-    assert attempt.output(11) == b"second"
-    assert attempt.output(17) == b"" and attempt.output(99) == b""
+    assert attempt.output() == Chunk(0, b"first line\nsecond")
+    assert attempt.output(11) == Chunk(11, b"second")
+    assert attempt.output(17).data == b"" and attempt.output(99).data == b""

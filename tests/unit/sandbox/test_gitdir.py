@@ -12,6 +12,7 @@ import pytest
 
 from hive.adapters import git
 from hive.sandbox import gitdir
+from hive.store.files import NotAFile
 
 BRANCH = "hive/t-1-a1"
 
@@ -151,3 +152,48 @@ def test_its_config_reads_back_as_written_and_starts_no_maintenance(tmp_path: Pa
         env={**env, "GIT_TRACE": str(trace)},
     )
     assert "maintenance" not in trace.read_text()
+
+
+# --- what the agent left in its directory is checked before git reads it (issue 37) ---------------
+
+
+def _commit_then(wt: Path, private: Path, trap) -> str:
+    tip = agent_commit(wt, private, "b.txt")
+    trap(private)
+    return tip
+
+
+@pytest.mark.parametrize(
+    ("trap", "named"),
+    [
+        (lambda p: (p / "refs" / "heads" / BRANCH).unlink() or os.mkfifo(p / "refs" / "heads" / BRANCH), BRANCH),
+        (lambda p: os.mkfifo(p / "objects" / "info" / "commit-graph"), "objects/info/commit-graph"),
+        (lambda p: (p / "objects" / "ab").mkdir() or os.symlink("/dev/zero", p / "objects" / "ab" / "cd"), "ab/cd"),
+        (lambda p: (p / "objects" / "info" / "alternates").write_text("/etc\n"), "objects/info/alternates"),
+        (lambda p: (p / gitdir.SYNCED).unlink() or os.mkfifo(p / gitdir.SYNCED), gitdir.SYNCED),
+    ],
+)
+def test_a_trap_in_the_private_directory_is_refused_before_git_reads_it_and_nothing_moves(repo, trap, named):
+    root, wt, private = repo
+    before = run(root, "rev-parse", BRANCH)
+    _commit_then(wt, private, trap)
+    with pytest.raises(NotAFile) as e:
+        gitdir.bring_back(root, wt, private, BRANCH)
+    assert named in str(e.value.path)
+    assert run(root, "rev-parse", BRANCH) == before
+
+
+def test_new_files_over_the_limit_are_not_copied_and_those_under_it_are(repo):
+    root, wt, private = repo
+    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(wt)}
+    agent_commit(wt, private, "small.txt")
+    (wt / "big.bin").write_bytes(os.urandom(3000))
+    run(wt, "add", "big.bin", env=env)
+    run(wt, "-c", "user.name=agent", "-c", "user.email=a@a", "commit", "-q", "-m", "big", env=env)
+    tip = run(wt, "rev-parse", "HEAD", env=env)
+    with pytest.raises(gitdir.TooBig) as e:
+        gitdir.bring_back(root, wt, private, BRANCH, max_bytes=1000)
+    assert e.value.files == [("big.bin", 3000)]
+    assert subprocess.run(["git", "cat-file", "-e", tip], cwd=root).returncode != 0, "never copied"
+    assert gitdir.bring_back(root, wt, private, BRANCH, max_bytes=5000)
+    assert run(root, "rev-parse", BRANCH) == tip

@@ -116,3 +116,15 @@ def test_the_trace_download_is_the_timeline_as_chrome_trace_json(git_repo: Path)
     assert r.headers["content-disposition"] == 'attachment; filename="hive-trace.json"'
     slices = [e for e in r.json()["traceEvents"] if e["ph"] == "X"]
     assert [(e["name"], e["dur"]) for e in slices] == [("p:1 setup", 10_000_000)]
+
+
+def test_a_held_change_offers_merge_and_retry_and_retry_runs_it_again(git_repo: Path):
+    """Issue 37: a task whose change touches Hive's own files waits with both ways out."""
+    plan(git_repo, "p", "### Task 1: One\n")
+    why = "changes Hive's own files: dodo.py — `hive approve p:1` merges it as it is"
+    state(git_repo, "p", "1", state="awaiting_human", resume="held", reason=why, branch="hive/p-1-a1")
+    page = client(git_repo).get("/").text
+    assert "changes Hive&#39;s own files: dodo.py" in page and ">Merge</button>" in page and ">Retry</button>" in page
+    r = post(git_repo, "retry", key="p:1")
+    assert r.status_code == 200 and "p:1: re-opened (awaiting_human → planned)" in r.text, r.text
+    assert saved(git_repo, "p", "1")["state"] == "planned" and saved(git_repo, "p", "1")["resume"] == ""
