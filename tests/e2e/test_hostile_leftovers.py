@@ -265,4 +265,4 @@ def test_a_file_over_max_file_mb_waits_for_a_human_before_it_reaches_the_reposit
     assert repo.hive("approve", "b:big").returncode == 0 and repo.hive("approve", "b:left").returncode == 0
     r = repo.doit()
     assert r.returncode == 0, r.stderr
-    assert repo.git("ls-tree", "main", "data.bin") and repo.git("ls-tree", "main", "dump.bin"), "approved: merged as they are"
+    assert repo.git("ls-tree", "main", "data.bin") and repo.git("ls-tree", "main", "dump.bin"), "merged as they are"
