@@ -98,7 +98,9 @@ def _holding(links: set[str]) -> list[int]:
 
 def listening_on(path: Path) -> list[int]:
     """Processes holding the unix socket bound at `path` (a tmux server, for its socket):
-    the socket's inode from /proc/net/unix, then whose descriptors point at it."""
+    the socket's inode from /proc/net/unix, then whose descriptors point at it — not a child
+    that still holds it because it was just forked by one of them, before it closes it or execs
+    (a tmux server starting a pane: seen as two "servers" in CI)."""
     wanted = {str(path), os.path.realpath(path)}
     try:
         table = _read("/proc/net/unix").decode(errors="replace").splitlines()[1:]
@@ -106,7 +108,8 @@ def listening_on(path: Path) -> list[int]:
         return []
     # Num RefCount Protocol Flags Type St Inode Path
     inodes = {f"socket:[{f[6]}]" for f in (line.split(None, 7) for line in table) if len(f) == 8 and f[7] in wanted}
-    return _holding(inodes)
+    holding = _holding(inodes)
+    return [pid for pid in holding if (st := _stat(pid)) is None or st[1] not in holding]
 
 
 def command_name(pid: int) -> str:

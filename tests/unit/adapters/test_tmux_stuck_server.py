@@ -11,6 +11,7 @@ stuck server is a process that does what it does on its socket; the real tmux cl
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -86,3 +87,24 @@ def test_the_socket_is_found_where_tmux_puts_it():
     assert procfs.command_name(server) == "tmux: server"
     assert tmux.sessions() == ["one"]
     assert procfs.listening_on(tmux.socket_path().with_name("elsewhere")) == []
+
+
+def test_a_child_the_server_just_forked_is_not_taken_for_a_server(tmp_path):
+    """A tmux server forks each pane's process, which holds the listening socket until it closes it
+    or execs: two "servers" were seen on one socket in CI."""
+    path = tmp_path / "sock"
+    code = (
+        "import os, socket, sys, time\n"
+        f"s = socket.socket(socket.AF_UNIX); s.bind({str(path)!r}); s.listen()\n"
+        "child = os.fork()\n"
+        "if child == 0:\n    time.sleep(30); os._exit(0)\n"
+        "print(os.getpid(), child, flush=True); time.sleep(30)\n"
+    )
+    server = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        parent, child = map(int, server.stdout.readline().split())
+        assert procfs.listening_on(path) == [parent]
+    finally:
+        os.kill(child, signal.SIGKILL)
+        server.kill()
+        server.wait()
