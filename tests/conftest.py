@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+from webserver import Web, start_web, stop_web
 
 from hive.cli.init import init as hive_init
 from hive.store import names
@@ -441,14 +443,24 @@ class _Hello(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def http_server() -> Iterator[int]:
-    """A real HTTP server on 127.0.0.1 (also reachable as `localhost`); yields its port."""
+def _serving() -> Iterator[int]:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield httpd.server_address[1]
     httpd.shutdown()
     httpd.server_close()
+
+
+@pytest.fixture
+def http_server() -> Iterator[int]:
+    """A real HTTP server on 127.0.0.1 (also reachable as `localhost`); yields its port."""
+    yield from _serving()
+
+
+@pytest.fixture
+def other_http_server() -> Iterator[int]:
+    """Another one, on another port (a refusal of its port is the allowlist's, not an empty port)."""
+    yield from _serving()
 
 
 @pytest.fixture
@@ -574,3 +586,51 @@ def shared_ray_cluster(request: pytest.FixtureRequest) -> Iterator[LocalRayClust
         cluster.stop()
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, env={**os.environ, **own})
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+# --- the dashboard's browser tests (tests/e2e/test_web*.py) ------------------------------------
+
+
+@pytest.fixture
+def web(repo) -> Iterator[Web]:
+    server = start_web(repo.root)
+    yield server
+    err = stop_web(server.proc)
+    assert server.proc.returncode in (0, 143), err
+    assert "Traceback" not in err and "ERROR" not in err, err
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One headless chromium for the module (started before any test's fake $HOME and tmux
+    socket, so it is not one of a test's processes); its own home for its caches."""
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian's chromium is needed: apt-get install -y chromium (.ci/run installs it)"
+    home, real = tmp_path_factory.mktemp("browser-home"), os.environ["HOME"]
+    os.environ["HOME"] = str(home)
+    try:
+        playwright = sync_playwright().start()
+        launched = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"], env=dict(os.environ))
+    finally:
+        os.environ["HOME"] = real
+    yield launched
+    launched.close()
+    playwright.stop()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1360, "height": 1000})
+    opened = context.new_page()
+    opened.set_default_timeout(30_000)
+    yield opened
+    context.close()
+
+
+@pytest.fixture
+def artifacts(tmp_path: Path) -> Path:
+    base = os.environ.get("HIVE_TEST_ARTIFACTS")
+    folder = Path(base) / "web" if base else tmp_path / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"hive web screenshots: {folder}")
+    return folder

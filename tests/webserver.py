@@ -33,6 +33,7 @@ def start_web(root: Path, *args: str) -> Web:
         text=True,
         start_new_session=True,
     )
+    assert proc.stdout is not None and proc.stderr is not None
     ready, _, _ = select.select([proc.stdout], [], [], 30)
     line = proc.stdout.readline() if ready else ""
     if "the dashboard is at " not in line:
@@ -51,4 +52,5 @@ def stop_web(proc: subprocess.Popen) -> str:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             raise AssertionError("hive web did not stop within 15 s of SIGTERM") from None
-    return proc.stderr.read()
+    assert proc.stderr is not None
+    return str(proc.stderr.read())

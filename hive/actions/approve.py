@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from hive.actions.runs import next_run
 from hive.adapters import proc
 from hive.errors import CommandError, HiveError
 from hive.lifecycle import Resume, State
@@ -73,11 +74,10 @@ def approve_task(
                 f"{key} is discovered work: approve it with `hive approve {key}` or discard it with "
                 f'`hive approve {key} --reject "why"`'
             )
-        return (
-            discovered.reject(Paths(root), item, reject)
-            if reject is not None
-            else discovered.approve(Paths(root), project.config, plan, item)
-        )
+        if reject is not None:
+            return discovered.reject(Paths(root), item, reject)
+        added = discovered.approve(Paths(root), project.config, plan, item)
+        return f"{added} — {next_run(Paths(root), 'runs it')}" if plan.approved else f"{added} (the plan is a draft)"
     try:
         task = plan.task(task_id)
     except KeyError:
@@ -109,7 +109,7 @@ def approve_task(
         merge_commit=_main_head(root, project.config.main_branch),
         event=f"answered: {answer}",
     )
-    return f"{key}: {answer} — run `doit` to continue"
+    return f"{key}: {answer} — {next_run(Paths(root), 'goes on from it')}"
 
 
 def _verify_done(root: Path, store: StateStore, st: TaskState, key: str, verify: str, timeout: float) -> None:
@@ -212,7 +212,8 @@ def _answer_review(store: StateStore, st: TaskState, key: str, reject: str | Non
             reason="",
             event=f"review rejected: {reject}",
         )
-        return f"{key}: sent back with your feedback; `doit` starts a new attempt from branch {st.branch}"
+        then = next_run(store.paths, f"starts a new attempt from branch {st.branch}")
+        return f"{key}: sent back with your feedback — {then}"
     store.update(
         st.plan,
         st.id,
@@ -222,7 +223,7 @@ def _answer_review(store: StateStore, st: TaskState, key: str, reject: str | Non
         reason="branch approved for merging",
         event="review approved",
     )
-    return f"{key}: approved — the next `doit` merges branch {st.branch}"
+    return f"{key}: approved — {next_run(store.paths, f'merges branch {st.branch}')}"
 
 
 def _main_head(root: Path, main_branch: str) -> str:

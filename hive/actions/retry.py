@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hive.actions.runs import next_run
 from hive.errors import HiveError
 from hive.lifecycle import RETRYABLE, Resume, State
 from hive.store.files import HeldLock
@@ -40,5 +41,5 @@ def retry(root: Path, key: str, force: bool = False) -> str:
         merging="",
         event="retry requested",
     )
-    what = "the merge will be retried" if resume else "it will run again"
-    return f"{key}: re-opened ({st.state} → planned); {what} on the next `doit`"
+    then = next_run(paths, "merges it again" if resume else "runs it again")
+    return f"{key}: re-opened ({st.state} → planned); {then}"

@@ -174,9 +174,7 @@ def approve(paths: Paths, config: Config, plan: Plan, item: Discovered) -> str:
         atomic_write(plan.path, text)  # never leave the human's plan broken
         raise HiveError(*problems, f"{item.key} was not added: the plan would not be valid")
     _settle(paths, item, "approved")
-    return f"{item.key} added to {plan.path.name} as task {plan.name}:{task_id}" + (
-        " — it runs on the next `doit`" if plan.approved else " (the plan is a draft)"
-    )
+    return f"{item.key} added to {plan.path.name} as task {plan.name}:{task_id}"
 
 
 def reject(paths: Paths, item: Discovered, why: str) -> str:

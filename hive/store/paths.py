@@ -76,6 +76,12 @@ class Paths:
         return self.salvage / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
     @property
+    def web_csrf(self) -> Path:
+        """The CSRF token of `hive web`'s pages (private to the user): the same after a restart,
+        so an open page's forms still work (hive.web.security)."""
+        return self.hive / "web" / "csrf"
+
+    @property
     def debug_log(self) -> Path:
         return self.hive / "hive.log"
 

@@ -20,7 +20,7 @@ from hive.project import load_project
 from hive.store.paths import Paths
 from hive.web.pages import Context
 from hive.web.routes import Site, routes
-from hive.web.security import WILDCARDS, Guard, GuardMiddleware, check_bind, machine_names
+from hive.web.security import WILDCARDS, Guard, GuardMiddleware, check_bind, csrf_secret, machine_names
 
 
 def make_app(root: Path, guard: Guard) -> Starlette:
@@ -39,9 +39,9 @@ def make_app(root: Path, guard: Guard) -> Starlette:
     return app
 
 
-def guard_for(host: str, port: int, token: str, read_only: bool) -> Guard:
+def guard_for(host: str, port: int, token: str, read_only: bool, csrf: str | None = None) -> Guard:
     names = machine_names() if host in WILDCARDS else frozenset()
-    return Guard(host, port, token, secrets.token_urlsafe(32), read_only, names)
+    return Guard(host, port, token, csrf or secrets.token_urlsafe(32), read_only, names)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -81,7 +81,7 @@ def serve(root: Path, host: str, port: int, token: str, read_only: bool, announc
     load_project(root)
     sock = bind(host, port)
     port = sock.getsockname()[1]
-    app = make_app(root, guard_for(host, port, token, read_only))
+    app = make_app(root, guard_for(host, port, token, read_only, csrf_secret(Paths(root).web_csrf)))
     app.state.site.warm()
     announce(url(host, port, token))
     config = uvicorn.Config(

@@ -1,4 +1,4 @@
-"""What needs the human, newest first — the top of the dashboard (Gas City's "attention model"):
+"""What needs the human, in the order it came (oldest first) — the top of the dashboard (Gas City's "attention model"):
 questions from agents, checkpoints and gates, branches awaiting review, blocked, too big and
 failed tasks with their reason, rate-limit pauses with when they resume, a spent budget,
 discovered work. Each item names the actions that answer it; the page draws one form per action,
@@ -6,6 +6,7 @@ and each form calls the same function as the `hive` verb (hive/actions)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -61,6 +62,12 @@ class Item:
     reopens: tuple[str, ...] = ()  # REJECT at a checkpoint: the tasks it may re-open (asked when several)
     command: str = ""  # the same from a terminal
 
+    @property
+    def id(self) -> str:
+        """The same item while it needs the same answer (the page keeps its element: issue 38); a
+        task that now asks something else (a question, then a checkpoint) is a new one."""
+        return f"need-{self.kind}-" + (self.key or "-".join(self.title.split()))
+
 
 @dataclass(frozen=True)
 class Spend:
@@ -94,7 +101,28 @@ def items(
         item = _of_task(row, st, task, asked.get(row.key), task_budget)
         if item is not None:
             found.append(item)
-    return sorted(found, key=lambda i: (-i.at, i.key))
+    return sorted(found, key=lambda i: (i.at, i.key))
+
+
+class Arrivals:
+    """The order items have on the page: the order they came in (oldest first), kept while the page
+    is served, so a new one joins at the end and never pushes what a person is reading or about to
+    click down the page (issue 38: a checkpoint on top moved a question's buttons 390 px)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}  # item id -> when it came (a count that only grows)
+        self.count = 0
+        self.lock = threading.Lock()  # pages are drawn in worker threads
+
+    def arrange(self, items: Sequence[Item]) -> tuple[Item, ...]:
+        """`items` (oldest first) in the order they first came; what is gone is forgotten."""
+        with self.lock:
+            for item in items:
+                if item.id not in self.seen:
+                    self.seen[item.id], self.count = self.count, self.count + 1
+            now = {item.id for item in items}
+            self.seen = {key: n for key, n in self.seen.items() if key in now}
+            return tuple(sorted(items, key=lambda i: self.seen[i.id]))
 
 
 def _of_task(row: TaskStatus, st: TaskState, task: Task, question: Question | None, task_budget: float) -> Item | None:

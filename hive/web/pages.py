@@ -46,8 +46,10 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def dashboard_page(d: Dashboard, ctx: Context) -> str:
-    return environment().get_template("dashboard.html.j2").render(d=d, **ctx.values())
+def dashboard_page(d: Dashboard, ctx: Context, said: str = "") -> str:
+    """The dashboard; `said`: what an action answered a browser without scripts (the HTML of
+    `said()`, escaped when it was drawn)."""
+    return environment().get_template("dashboard.html.j2").render(d=d, **ctx.values(), said=said)
 
 
 def dashboard_sections(d: Dashboard, ctx: Context) -> dict[str, str]:
@@ -55,8 +57,8 @@ def dashboard_sections(d: Dashboard, ctx: Context) -> dict[str, str]:
     return {name: env.get_template(f"_{name}.html.j2").render(d=d, **ctx.values()) for name in DASHBOARD_SECTIONS}
 
 
-def task_page(p: TaskPage, ctx: Context) -> str:
-    return environment().get_template("task.html.j2").render(p=p, **ctx.values())
+def task_page(p: TaskPage, ctx: Context, said: str = "") -> str:
+    return environment().get_template("task.html.j2").render(p=p, **ctx.values(), said=said)
 
 
 def task_sections(p: TaskPage, ctx: Context) -> dict[str, str]:
@@ -71,7 +73,7 @@ def said(lines: list[str], error: bool = False) -> str:
 
 def message(ctx: Context, heading: str, lines: list[str]) -> str:
     """A page of its own: an error, or what an action answered a browser without scripts."""
-    return environment().get_template("message.html.j2").render(heading=heading, lines=lines, **ctx.values())
+    return environment().get_template("message.html.j2").render(heading=heading, lines=lines, **ctx.values(), said="")
 
 
 def _clock(at: float) -> str:

@@ -4,18 +4,20 @@ does and records exactly what the verb does; a user error comes back as the verb
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 import anyio
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -29,11 +31,14 @@ from hive.reports import timeline, trace
 from hive.store.names import parse_key
 from hive.store.paths import Paths
 from hive.store.state import StateCache, StateStore
-from hive.web import pages, taskpage, views, watch
+from hive.web import attention, pages, taskpage, views, watch
 from hive.web.live import Live, Rendered
 from hive.web.pages import Context
 
 PING = 15.0  # an idle event stream says it is alive this often (proxies close silent ones)
+
+
+SAID_KEPT = 50  # what the latest actions answered browsers without scripts, kept to be shown once
 
 
 @dataclass
@@ -44,11 +49,27 @@ class Site:
     ctx: Context
     live: Live = field(init=False)
     cache: views.Cache = field(init=False)
+    arrivals: attention.Arrivals = field(init=False)  # the order of what needs the human
+    said: dict[str, str] = field(init=False)  # an action's answer, by the id its redirect carries
 
     def __post_init__(self) -> None:
         paths = Paths(self.root)
         self.live = Live(self.render, lambda _views, files: watch.stamp(paths, files))
         self.cache = views.Cache(StateCache(paths))
+        self.arrivals = attention.Arrivals()
+        self.said = {}
+
+    def dashboard(self) -> views.Dashboard:
+        d = views.dashboard(self.root, self.cache)
+        return dataclasses.replace(d, items=self.arrivals.arrange(d.items))
+
+    def keep_said(self, html: str) -> str:
+        """Keep an action's answer for the page a browser without scripts is sent back to."""
+        ref = secrets.token_urlsafe(8)
+        self.said[ref] = html
+        while len(self.said) > SAID_KEPT:
+            del self.said[next(iter(self.said))]
+        return ref
 
     def warm(self) -> None:
         """Compile the templates and read every state once, before the URL is printed: the first
@@ -56,7 +77,7 @@ class Site:
         env = pages.environment()
         for name in env.list_templates():
             env.get_template(name)
-        views.dashboard(self.root, self.cache)
+        self.dashboard()
 
     def render(self, view: str) -> Rendered:
         """A view's sections as they are now: the dashboard (""), or a task's page (its key). When
@@ -74,7 +95,7 @@ class Site:
     def _render(self, view: str) -> Rendered:
         paths = Paths(self.root)
         if not view:
-            d = views.dashboard(self.root, self.cache)
+            d = self.dashboard()
             sections = pages.dashboard_sections(d, self.ctx)
             return Rendered(sections, bool(d.running), watch.output_files(paths, d.running))
         p = taskpage.task_page(self.root, view, self.cache.states)
@@ -101,10 +122,10 @@ def _site(request: Request) -> Site:
 async def dashboard(request: Request) -> Response:
     site = _site(request)
     try:
-        d = await run_in_threadpool(views.dashboard, site.root, site.cache)
+        d = await run_in_threadpool(site.dashboard)
     except HiveError as e:  # a plan or the config is invalid (maybe being edited): say what to fix
         return HTMLResponse(pages.message(site.ctx, "The plans or the config have problems", e.problems), 503)
-    return HTMLResponse(pages.dashboard_page(d, site.ctx))
+    return HTMLResponse(pages.dashboard_page(d, site.ctx, _said(request)))
 
 
 async def task(request: Request) -> Response:
@@ -113,7 +134,12 @@ async def task(request: Request) -> Response:
         p = await run_in_threadpool(taskpage.task_page, site.root, request.path_params["key"], site.cache.states)
     except HiveError as e:
         return HTMLResponse(pages.message(site.ctx, "No such task", e.problems), 404)
-    return HTMLResponse(pages.task_page(p, site.ctx))
+    return HTMLResponse(pages.task_page(p, site.ctx, _said(request)))
+
+
+def _said(request: Request) -> str:
+    """What the action a browser without scripts posted answered (shown once: `?said=` of its redirect)."""
+    return _site(request).said.pop(request.query_params.get("said", ""), "")
 
 
 async def events(request: Request) -> Response:
@@ -148,9 +174,23 @@ async def act(request: Request) -> Response:
     except HiveError as e:
         lines, code = e.problems, 400
     site.live.poke()  # the change shows on every open page now, not at the next look
+    said = pages.said(lines, error=code != 200)
     if request.headers.get("hx-request"):
-        return HTMLResponse(pages.said(lines, error=code != 200), code)
-    return HTMLResponse(pages.message(site.ctx, "Done" if code == 200 else "Not done", lines), code)
+        return HTMLResponse(said, code)
+    # a plain form (no scripts, or posted before htmx wired it): back to its page, the answer on it
+    back = _back(form.get("back", ""))
+    return RedirectResponse(f"{back}?said={site.keep_said(said)}", status_code=303)
+
+
+def _back(path: str) -> str:
+    """Where a plain form's page is: the dashboard, or a task's page (never another site's URL)."""
+    if path.startswith("/tasks/"):
+        try:
+            parse_key(path.removeprefix("/tasks/"))
+            return "/tasks/" + quote(path.removeprefix("/tasks/"), safe=":")
+        except HiveError:
+            return "/"
+    return "/"
 
 
 def _trace(root: Path) -> dict[str, object]:

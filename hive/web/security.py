@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import secrets
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -19,6 +21,7 @@ from starlette.datastructures import URL, Headers, MutableHeaders
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from hive.errors import HiveError
+from hive.store.files import atomic_write
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -37,7 +40,9 @@ HEADERS = {
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    # not no-referrer: with it a plain form's POST carries `Origin: null` (issue 38), and a browser
+    # without scripts had no working form; same-origin sends the page's own origin, no one else's
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 
@@ -118,6 +123,22 @@ class Guard:
         return bool(given) and hmac.compare_digest(given.encode(), self.csrf.encode())
 
 
+def csrf_secret(path: Path) -> str:
+    """The pages' CSRF token, kept in `path` (made once, readable by this user alone), so that
+    the pages open when `hive web` restarts go on working (issue 38: an answer was refused and
+    its text lost)."""
+    try:
+        kept = path.read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        kept = ""
+    if len(kept) >= 32 and path.stat().st_mode & 0o077 == 0:
+        return kept
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    atomic_write(path, token + "\n", mode=0o600)
+    return token
+
+
 def machine_names() -> frozenset[str]:
     """The names this machine answers to, for a server bound to every interface."""
     return frozenset(n.lower() for n in (socket.gethostname(), socket.getfqdn()) if n)
@@ -158,8 +179,10 @@ class GuardMiddleware:
             return None, receive
         if guard.read_only:
             return PlainTextResponse("hive web: this dashboard is read-only (--read-only)", 403), receive
+        # `null` names no site (a sandboxed frame, a privacy setting): the CSRF token, which another
+        # site cannot read, is the proof then
         origin = headers.get("origin")
-        if origin and not guard.host_allowed(URL(origin).netloc):
+        if origin and origin != "null" and not guard.host_allowed(URL(origin).netloc):
             return PlainTextResponse("hive web: a request from another site", 403), receive
         given, receive = await _csrf_given(receive, headers)
         if not guard.csrf_ok(given):

@@ -4,12 +4,6 @@ the run as the config loads, naming it."""
 
 from __future__ import annotations
 
-import http.server
-import threading
-from collections.abc import Iterator
-
-import pytest
-
 PLAN = """
 ### Task 1: Reach the one allowed port
 fake: try-url http://127.0.0.1:{port}/allowed
@@ -20,30 +14,10 @@ fake: signal done
 """
 
 
-class _Answer(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"the other port"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def other_server() -> Iterator[int]:
-    """A second server on 127.0.0.1: a refusal of its port is the allowlist's, not an empty port."""
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def test_a_host_port_entry_lets_that_port_through_and_refuses_the_same_host_at_another(repo, http_server, other_server):
-    port, other = http_server, other_server
+def test_a_host_port_entry_lets_that_port_through_and_refuses_the_same_host_at_another(
+    repo, http_server, other_http_server
+):
+    port, other = http_server, other_http_server
     repo.configure(sandbox=f'mode = "on"\nallow = ["127.0.0.1:{port}"]\n')
     repo.write_plan("s", PLAN.format(port=port, other=other))
     r = repo.doit()

@@ -9,14 +9,10 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Page
 from webserver import Web, start_web, stop_web
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -58,51 +54,6 @@ OBSERVE = """() => {
 }"""
 
 
-@pytest.fixture
-def web(repo) -> Iterator[Web]:
-    server = start_web(repo.root)
-    yield server
-    err = stop_web(server.proc)
-    assert server.proc.returncode in (0, 143), err
-    assert "Traceback" not in err and "ERROR" not in err, err
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """One headless chromium for the module (started before any test's fake $HOME and tmux
-    socket, so it is not one of a test's processes); its own home for its caches."""
-    chromium = shutil.which("chromium")
-    assert chromium, "Debian's chromium is needed: apt-get install -y chromium (.ci/run installs it)"
-    home, real = tmp_path_factory.mktemp("browser-home"), os.environ["HOME"]
-    os.environ["HOME"] = str(home)
-    try:
-        playwright = sync_playwright().start()
-        launched = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"], env=dict(os.environ))
-    finally:
-        os.environ["HOME"] = real
-    yield launched
-    launched.close()
-    playwright.stop()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1360, "height": 1000})
-    opened = context.new_page()
-    opened.set_default_timeout(30_000)
-    yield opened
-    context.close()
-
-
-@pytest.fixture
-def artifacts(tmp_path: Path) -> Path:
-    base = os.environ.get("HIVE_TEST_ARTIFACTS")
-    folder = Path(base) / "web" if base else tmp_path / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    print(f"hive web screenshots: {folder}")
-    return folder
-
-
 def dag(page: Page) -> dict[str, str]:
     return {n.get_attribute("data-task"): n.get_attribute("data-state") for n in page.locator("g.node").all()}
 
@@ -141,7 +92,7 @@ def test_a_run_seen_and_answered_from_the_page(repo, web: Web, page: Page, artif
     assert refused.status == 403 and "CSRF" in refused.text(), "a POST without the page's CSRF token"
     assert repo.state("a", "2")["state"] == "awaiting_human"
     checkpoint.locator('form[data-action="approve"] button', has_text="Approve").click()
-    page.wait_for_selector("#said >> text=a:2: approved — run `doit` to continue")
+    page.wait_for_selector("#said >> text=a:2: approved — the next `doit` goes on from it")
     page.wait_for_selector('g[data-task="a:2"][data-state="done"]')
     assert repo.state("a", "2")["answer"] == "approved"
     assert [e["event"] for e in repo.events() if e["task"] == "a:2"][-1] == "answered: approved", "as hive approve"

@@ -38,7 +38,7 @@ def test_retry_reopens_a_blocked_task_and_records_it_as_hive_retry_does(git_repo
     state(git_repo, "p", "1", state="blocked", reason="blocked: needs a key", attempts_used=2)
     r = post(git_repo, "retry", key="p:1")
     assert r.status_code == 200, r.text
-    assert "p:1: re-opened (blocked → planned); it will run again on the next `doit`" in r.text
+    assert "p:1: re-opened (blocked → planned); the next `doit` runs it again" in r.text
     assert saved(git_repo, "p", "1")["state"] == "planned" and saved(git_repo, "p", "1")["attempts_used"] == 0
     assert events(git_repo)[-1]["event"] == "retry requested"
 
@@ -47,7 +47,7 @@ def test_a_decision_is_answered_with_its_option_and_the_task_is_done(git_repo: P
     plan(git_repo, "p", "### Task 1: Pick\n**Type:** checkpoint:decision\n**Options:** Postgres, SQLite\nWhich?\n")
     state(git_repo, "p", "1", state="awaiting_human", reason="checkpoint reached (decision)")
     r = post(git_repo, "approve", key="p:1", choice="sqlite")
-    assert r.status_code == 200 and "p:1: choice: SQLite — run `doit` to continue" in r.text, r.text
+    assert r.status_code == 200 and "p:1: choice: SQLite — the next `doit` goes on from it" in r.text, r.text
     st = saved(git_repo, "p", "1")
     assert st["state"] == "done" and st["answer"] == "choice: SQLite"
     assert st["merge_commit"] == git(git_repo, "rev-parse", "main")
@@ -101,11 +101,32 @@ def test_without_the_csrf_token_or_in_read_only_nothing_is_done(git_repo: Path):
     assert saved(git_repo, "p", "1")["state"] == "blocked"
 
 
-def test_a_form_posted_without_scripts_gets_a_page_with_the_answer(git_repo: Path):
+def test_a_form_posted_without_scripts_comes_back_to_its_page_with_the_answer(git_repo: Path):
+    """Issue 38: with scripts off (or before htmx wires a form) a form posts as a form, from a page
+    whose `Referrer-Policy` once made the browser send `Origin: null`: the CSRF token is the proof."""
     plan(git_repo, "p", "### Task 1: One\n")
     state(git_repo, "p", "1", state="failed")
-    r = client(git_repo).post("/actions/retry", data={"csrf_token": CSRF, "key": "p:1"})
-    assert r.status_code == 200 and "<html" in r.text and "back to the dashboard" in r.text
+    web = client(git_repo)
+    fields = {"csrf_token": CSRF, "key": "p:1", "back": "/"}
+    r = web.post("/actions/retry", data=fields, headers={"origin": "null"})
+    assert r.status_code == 303 and r.headers["location"].startswith("/?said="), r.text
+    page = web.get(r.headers["location"]).text
+    said = page[page.index('id="said"') : page.index("</div>", page.index('id="said"'))]
+    assert "p:1: re-opened (failed → planned); the next `doit` runs it again" in said
+    assert "re-opened" not in web.get(r.headers["location"]).text, "shown once"
+    state(git_repo, "p", "1", state="failed")
+    back = web.post("/actions/retry", data={**fields, "back": "/tasks/p:1"}).headers["location"]
+    assert back.startswith("/tasks/p:1?said=")
+    elsewhere = web.post("/actions/retry", data={**fields, "back": "https://example.com/"}).headers["location"]
+    assert elsewhere.startswith("/?said="), "never another site"
+    wrong = web.post("/actions/retry", data={**fields, "key": "p:9"})
+    assert wrong.status_code == 303
+    assert '<div class="error">p:9 is planned; only failed' in web.get(wrong.headers["location"]).text
+    assert web.post("/actions/retry", data=fields, headers={"origin": "http://evil.example"}).status_code == 403
+
+
+def test_the_pages_send_their_own_origin_with_a_form(git_repo: Path):
+    assert client(git_repo).get("/").headers["referrer-policy"] == "same-origin"
 
 
 def test_the_trace_download_is_the_timeline_as_chrome_trace_json(git_repo: Path):

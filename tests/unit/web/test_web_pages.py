@@ -86,16 +86,16 @@ def test_a_log_is_shown_as_the_terminal_showed_it_and_escaped(git_repo: Path):
     assert "<script>alert" not in dag
 
 
-def test_what_needs_the_human_comes_first_newest_first_each_with_its_actions(git_repo: Path):
+def test_what_needs_the_human_comes_first_in_the_order_it_came_each_with_its_actions(git_repo: Path):
     root = shop(git_repo)
     plan(root, "extra", "### Task q: Ask\n")
     state(root, "extra", "q", state="in_progress", worker="w2", started_at=1005.0, attempt=1, updated_at=1005.0)
     ask(root, "extra", "q", "Which <port>?", ("8080", "9090"))
     d = views.dashboard(root)
     assert [(i.kind, i.key) for i in d.items] == [
-        ("blocked", "shop:5"),
-        ("checkpoint", "shop:2"),
         ("question", "extra:q"),
+        ("checkpoint", "shop:2"),
+        ("blocked", "shop:5"),
     ]
     kinds = {i.key: (i.actions, i.options) for i in d.items}
     assert kinds["shop:2"] == (("choose", "reject"), ("Postgres", "SQLite"))
@@ -103,7 +103,7 @@ def test_what_needs_the_human_comes_first_newest_first_each_with_its_actions(git
     assert kinds["shop:5"] == (("retry",), ())
     html = client(root).get("/").text
     attention = html[html.index('id="attention"') : html.index('id="plans"')]
-    assert attention.index('data-task="shop:5"') < attention.index('data-task="shop:2"')
+    assert attention.index('data-task="shop:2"') < attention.index('data-task="shop:5"')
     assert "Which &lt;port&gt;?" in attention
     assert 'name="choice" value="Postgres"' in attention and 'data-action="retry"' in attention
 
@@ -179,3 +179,21 @@ def test_a_bug_while_drawing_is_an_internal_error_with_its_traceback_in_the_log(
     r = c.get("/")
     assert r.status_code == 500 and "hive web: internal error (traceback in" in r.text
     assert "RuntimeError: a bug" in Paths(root).debug_log.read_text()
+
+
+def test_a_new_item_joins_at_the_end_whatever_its_time_and_the_others_keep_their_place():
+    """Issue 38: a checkpoint that arrived on top moved a question's buttons 390 px down."""
+    from hive.web.attention import Arrivals, Item, Kind
+
+    def item(key: str, at: float, kind: Kind = Kind.QUESTION) -> Item:
+        return Item(kind, key, key, "", at)
+
+    arrivals = Arrivals()
+    assert [i.key for i in arrivals.arrange([item("p:1", 10), item("p:2", 20)])] == ["p:1", "p:2"]
+    assert [i.key for i in arrivals.arrange([item("p:0", 5), item("p:1", 10), item("p:2", 21)])] == [
+        "p:1",
+        "p:2",
+        "p:0",
+    ]
+    changed = arrivals.arrange([item("p:0", 5), item("p:1", 10, Kind.CHECKPOINT), item("p:2", 21)])
+    assert [i.id for i in changed] == ["need-question-p:2", "need-question-p:0", "need-checkpoint-p:1"]

@@ -133,3 +133,15 @@ def test_host_headers_are_split_into_name_and_port():
 def test_a_port_out_of_range_is_a_user_error():
     with pytest.raises(HiveError, match="a port is a number from 0 to 65535"):
         bind("127.0.0.1", 70000)
+
+
+def test_the_csrf_token_is_kept_private_and_the_same_after_a_restart(tmp_path):
+    """Issue 38: after `hive web` restarts, the forms of a page left open still carry a good token."""
+    from hive.web.security import csrf_secret
+
+    path = tmp_path / ".hive" / "web" / "csrf"
+    first = csrf_secret(path)
+    assert csrf_secret(path) == first and len(first) >= 32
+    assert path.stat().st_mode & 0o777 == 0o600
+    path.chmod(0o644)  # readable by others: not kept
+    assert csrf_secret(path) != first and path.stat().st_mode & 0o777 == 0o600
