@@ -23,9 +23,12 @@ try:  # how json.dumps quotes a string, without importing json: its `re` costs ~
 except ImportError:  # another Python than CPython
     from json import dumps as _quoted
 
-# verb → the signal's kind: hive.lifecycle.SIGNALS, as plain strings (a test keeps them equal)
+# verb → the signal's kind: hive.lifecycle.SIGNALS, as plain strings (a test keeps them equal);
+# and a reviewer's (REVIEW_SIGNALS: done, changes), only where HIVE_REVIEW says it is one
 KINDS = {"done": "done", "blocked": "blocked", "too-big": "too_big"}
+REVIEW_KINDS = {"done": "done", "changes": "changes"}
 SIGNAL_FILE = "HIVE_SIGNAL_FILE"
+REVIEW = "HIVE_REVIEW"
 
 
 def send(path: str, kind: str, reason: str, task: str, attempt: int) -> bool:
@@ -76,11 +79,12 @@ def _reason(args: list[str]) -> str | None:
 
 def main(args: list[str]) -> int:
     path, task, attempt = (os.environ.get(v, "") for v in (SIGNAL_FILE, "HIVE_TASK", "HIVE_ATTEMPT"))
-    reason = _reason(args[1:]) if args and args[0] in KINDS else None
+    kinds = REVIEW_KINDS if os.environ.get(REVIEW) else KINDS
+    reason = _reason(args[1:]) if args and args[0] in kinds else None
     if reason is None or not path or not task or not attempt.isdigit():
         os.execv(sys.executable, [sys.executable, "-m", "hive", *args])
     verb = args[0]
-    print(said(task, verb, attempt, send(path, KINDS[verb], reason, task, int(attempt))))
+    print(said(task, verb, attempt, send(path, kinds[verb], reason, task, int(attempt))))
     return 0
 
 

@@ -120,6 +120,7 @@ class Ended(StrEnum):
     CHECK_FAILED = "check_failed"  # it said done, but Verify / test_command failed on the merged result
     CONFLICT = "conflict"  # it said done, but merging into main conflicted: a resolve attempt follows
     HELD = "held"  # it said done, but its change waits for a human (engine/hold.py; the entry's `held` says why)
+    CHANGES = "changes"  # it said done and passed its checks, but its review asked for changes (TaskState.reviews)
 
 
 # The reason a failed attempt records when its orchestrator died: it does not count.
@@ -146,6 +147,9 @@ class Kind(StrEnum):
     # it left a file Hive reads (its signal, its private git directory) that is not one: a FIFO,
     # a symbolic link, a device, a huge file (store.files.read_untrusted; issue 37)
     BAD_FILE = "bad_file"
+    # a reviewer's verdict that the change must change (`hive changes`): engine/review.py; an
+    # author's attempt never ends so (its `hive changes` is not a signal of its own)
+    CHANGES = "changes"
 
 
 class Worktree(StrEnum):
@@ -209,10 +213,15 @@ OUTCOMES: dict[Kind, Rule] = {
     Kind.ASKED: Rule(State.AWAITING_HUMAN, Worktree.RETIRE, True, "asked: {reason}", counts=False),
     # an agent that plants traps for Hive is not given another go: a human looks first
     Kind.BAD_FILE: Rule(State.FAILED, Worktree.RETIRE, False, permanent=True),
+    # a reviewer's verb (REVIEW_SIGNALS), not an author's: its rule is the reviewer's watch's
+    Kind.CHANGES: Rule(State.FAILED, Worktree.KEEP, True, "changes: {reason}", permanent=True),
     # like an orchestrator that died: the next attempt goes on from what was shipped back
     Kind.LOST: Rule(State.FAILED, Worktree.RETIRE, False, INTERRUPTED + ": {reason}", counts=False),
 }
 SIGNALS: dict[str, Kind] = {rule.verb: kind for kind, rule in OUTCOMES.items() if rule.verb}
+# What a reviewer (engine/review.py) says of the change it read: `hive done` (it merges) or
+# `hive changes --reason "what must change"` (its author tries again, told why)
+REVIEW_SIGNALS: dict[str, Kind] = {"done": Kind.DONE, "changes": Kind.CHANGES}
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,9 @@ context file's path as its argument. It reads the context file and follows
     fake: spawn-child            start a child in its own process group that ignores them too;
                                  its pid goes to .hive/fake/child-<task>-a<N>.pid
 
-A directive written `fake@2:` applies only to attempt 2. Every start is logged
+A directive written `fake@2:` applies only to attempt 2. A reviewer (engine/review.py) follows
+`fake-review:` and `fake-review@R:` (review round R) instead, e.g. `fake-review@1: signal changes
+"use tabs"` then `fake-review@2: signal done`. Every start is logged
 to $HIVE_ROOT/.hive/fake/spawns.log as "<task> <attempt> <time> start" ($FAKE_LOG_DIR
 instead of $HIVE_ROOT/.hive/fake if set: on a Ray node HIVE_ROOT is the node's own).
 
@@ -135,12 +137,21 @@ def leave(kind: str, root: Path, task: str) -> None:
         raise SystemExit(f"fake agent: leave: unknown trap {kind!r}")
 
 
+def _prefixes(attempt: str) -> tuple[str, str]:
+    """An author follows `fake:` and `fake@N:` (its attempt N); a reviewer (HIVE_REVIEW, its brief
+    holds the author's directives too) follows `fake-review:` and `fake-review@N:` (its round N)."""
+    review = re.search(r"-r(\d+)t\d+$", os.environ.get("HIVE_REVIEW", ""))
+    if review:
+        return "fake-review:", f"fake-review@{review.group(1)}:"
+    return "fake:", f"fake@{attempt}:"
+
+
 def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) -> int:
     text = context.read_text()
     directives = []
     for line in text.splitlines():
         line = line.strip()
-        for prefix in ("fake:", f"fake@{attempt}:"):
+        for prefix in _prefixes(attempt):
             if line.startswith(prefix):
                 directives.append(shlex.split(line[len(prefix) :]))
     if not any(d and d[0] == "silent" for d in directives):

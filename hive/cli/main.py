@@ -114,6 +114,13 @@ def _agent_verbs(add: Callable[[str, str, str], argparse.ArgumentParser]) -> Non
     dv = add("discover", "agent:discover", "(agents) file work found on the way, for a human to approve into the plan")
     dv.add_argument("title", help="the new task's title")
     dv.add_argument("--details", "-d", help="what and why")
+    ch = add(
+        "changes",
+        "changes:run",
+        "(reviewers, or you with a task) the change must change: its author tries again, told why",
+    )
+    ch.add_argument("task", nargs="?", help="<plan>:<ID> of a task awaiting review (a reviewer agent names none)")
+    ch.add_argument("--reason", "-r", required=True, help="what must change (several lines are fine)")
     ak = add("ask", "agent:ask", "(agents) ask your human a question and wait for the answer (printed on stdout)")
     ak.add_argument("question", help="the question, in one line")
     ak.add_argument("--options", "-o", help="the answers to choose from, comma-separated (e.g. Postgres,SQLite)")

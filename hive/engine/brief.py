@@ -29,6 +29,7 @@ class Continuation:
     log_tail: str = ""
     feedback: str = ""
     failed_check: str = ""  # what the Verify / test_command that failed the last attempt printed
+    reviews: tuple[dict[str, Any], ...] = ()  # the reviews that sent the earlier attempts back (engine/review.py)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ def continuation(paths: Paths, root: Path, st: TaskState) -> Continuation:
         log_tail=_previous_output(paths, st),
         feedback=st.feedback,
         failed_check=_failed_check(st),
+        reviews=tuple(r for r in st.reviews if r.get("verdict") == "changes" and r.get("attempt", 0) < st.attempt),
     )
 
 

@@ -12,10 +12,11 @@ from hive.engine import hold
 from hive.engine.attempt import bring_back, drop_private_gitdirs, retire_worktree, spare_for, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import Checked, MergeRequest, MergeResult, MergeStatus, Recorders, Spot, merge
+from hive.engine.review import Reviewer, changes_sent, reviewer_of
 from hive.engine.task import TaskContext, Worker
 from hive.engine.taskenv import teardown_of, variables
 from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
-from hive.output import prefixed, say
+from hive.output import first_line, prefixed, say
 from hive.sandbox import policy
 from hive.store import names
 from hive.store.state import TaskState
@@ -36,7 +37,7 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome, worker: Worker) -> T
         return _hold(h, st, brought.held)
     rule = outcome.rule
     if rule.worktree == Worktree.MERGE:
-        return _merge(h, st, outcome, spare)
+        return _merge(h, st, outcome, spare, worker)
     note = ""
     if rule.worktree == Worktree.REMOVE_IF_CLEAN and st.worktree and Path(st.worktree).exists():
         note = worktrees.remove_if_clean(h.root, Path(st.worktree), teardown_of(h), spare)
@@ -58,7 +59,7 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome, worker: Worker) -> T
     return h.end(st, rule.state, reason, outcome.output_tail, note, **changes)
 
 
-def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None) -> TaskState:
+def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None, worker: Worker) -> TaskState:
     name = h.context_name()
     st, wt = worktree_for_merge(h, st, st.worker or "w1", spare)
     if st.resume == Resume.MERGING:
@@ -101,6 +102,7 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None) 
         sandbox=policy.check(h.cfg, h.paths, (h.plan_name, h.task.id), wt) if checks else policy.UNCONFINED,
         # a human's `hive approve` takes the change as it is
         hold=hold.NONE if outcome.approved else hold.rules(h.cfg),
+        review=Reviewer(h, worker, reviewer) if (reviewer := reviewer_of(h)) and not outcome.approved else None,
         spot=Spot(
             h.key,
             h.paths.claim_lock(h.plan_name, h.task.id),
@@ -116,6 +118,8 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None) 
     st = records.st
     if result.status == MergeStatus.HELD:
         return _hold(h, st, result.reason, result.files)
+    if result.status in (MergeStatus.CHANGES, MergeStatus.REVIEW_FAILED):
+        return _reviewed(h, st, result)
     if result.status == MergeStatus.MERGED:
         tidy_up(h, st, spare)
         say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
@@ -143,6 +147,26 @@ def _hold(h: TaskContext, st: TaskState, why: str, files: tuple[str, ...] = ()) 
     return h.end(st, State.AWAITING_HUMAN, reason, files=files, resume=Resume.HELD, outcome=Ended.HELD, held=why)
 
 
+def _reviewed(h: TaskContext, st: TaskState, result: MergeResult) -> TaskState:
+    """Its review did not approve it: its author tries again, told why (an attempt that does not
+    count against max_attempts), until `[merge] max_reviews` rounds of changes; then, or when its
+    reviewer failed twice, it waits for a human with every review so far."""
+    said = f'hive approve {h.key}` merges it as it is; `hive changes {h.key} --reason "..."` sends it back'
+    if result.status == MergeStatus.REVIEW_FAILED:
+        reason = f"its review failed twice ({first_line(result.reason)}) — `{said}"
+        return h.end(st, State.AWAITING_HUMAN, reason, resume=Resume.REVIEW)
+    sent = changes_sent(st)
+    if sent > h.cfg.max_reviews:
+        reason = (
+            f"its reviews asked for changes {sent} times ([merge] max_reviews = {h.cfg.max_reviews}); the latest: "
+            f"{first_line(result.reason)} — `{said}"
+        )
+        return h.end(st, State.AWAITING_HUMAN, reason, resume=Resume.REVIEW)
+    reason = f"its review asked for changes: {first_line(result.reason)}"
+    used = max(st.attempts_used - 1, 0)  # a review's round is not a failed attempt
+    return h.end(st, State.FAILED, reason, outcome=Ended.CHANGES, attempts_used=used, resume="")
+
+
 class _Records:
     """What each step of a merge records, and the state the next one builds on (`st`)."""
 
@@ -150,7 +174,7 @@ class _Records:
         self.h, self.st, self.reason = h, st, reason
 
     def recorders(self) -> Recorders:
-        return Recorders(self.intent, self.merged, self.forget, self.checked, self.note, self.checking)
+        return Recorders(self.intent, self.merged, self.forget, self.checked, self.note, self.checking, self.reviewing)
 
     def intent(self, commit: str) -> None:
         self.st = self.h.update((State.IN_PROGRESS,), merging=commit, event="merging")
@@ -176,6 +200,9 @@ class _Records:
 
     def checking(self) -> None:  # where the timeline's queue ends and its check begins (hive timeline)
         self.h.store.mark(self.st, "checking")
+
+    def reviewing(self) -> None:  # where its check ends and its review begins (hive timeline)
+        self.h.store.mark(self.st, "reviewing")
 
     def note(self, text: str) -> None:
         say(f"{self.h.key}: {text}")

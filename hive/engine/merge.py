@@ -54,6 +54,23 @@ class Spot:
 
 
 @dataclass(frozen=True)
+class ReviewAsk:
+    """What a review (engine/review.py) reads: a task's merge commit, as the queue would publish it."""
+
+    worktree: str  # the task's checkout, where the merge commit is checked out
+    merged: str
+    base: str  # what it is built on: main, or the task ahead of it in the queue
+    branch: str  # the task's branch commit: a verdict is its change's
+    checks: tuple[tuple[str, str, str], ...] = ()  # (label, command, output) of the checks it passed
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    verdict: str  # "approved" | "changes" | "failed" (engine/review.py)
+    text: str = ""
+
+
+@dataclass(frozen=True)
 class MergeRequest:
     root: Path
     lock: Path
@@ -69,6 +86,8 @@ class MergeRequest:
     sandbox: Confined = UNCONFINED
     spot: Spot | None = None  # its place in the merge queue; None: one step under the lock
     hold: hold.Rules = hold.NONE  # what its change may not do without a human (none once one approved it)
+    # its change's review, once its checks pass (engine/review.py); None: not reviewed
+    review: Callable[[ReviewAsk], Reviewed] | None = None
 
 
 class MergeStatus(StrEnum):
@@ -79,6 +98,8 @@ class MergeStatus(StrEnum):
     # verified, but its change does what a task may not do on its own (engine/hold.py): it waits
     # for a human, main untouched
     HELD = "held"
+    CHANGES = "changes"  # its checks passed, its review asked for changes (engine/review.py): main untouched
+    REVIEW_FAILED = "review_failed"  # its checks passed, its reviewer failed twice: a human decides
 
 
 @dataclass(frozen=True)
@@ -117,6 +138,7 @@ class Recorders:
     note: Callable[[str], object] = _nothing  # what it waits for, said once
     # its checks begin (the timeline's check phase), or, merged as one step, the lock is its
     checking: Callable[[], object] = _nothing
+    reviewing: Callable[[], object] = _nothing  # its review begins (the timeline's review phase)
 
 
 def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
@@ -132,7 +154,7 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
         branch = git.rev_parse(req.root, f"refs/heads/{req.branch}")
         # `git merge` signs as the user configured; `commit-tree` only when told
         sign = gitmerge.signs_commits(req.root)
-        if not req.checks:
+        if not req.checks and req.review is None:
             with locked(req.lock):
                 if not queue.living(queue.load(req.spot.file)):  # nothing waits: at once
                     return _races(req, rec, identity, branch, sign)
@@ -255,8 +277,18 @@ def _place(req: MergeRequest, spot: Spot, rec: Recorders, making: Making) -> Ent
         if held:
             queue.save(spot.file, queue.leave(entries, spot.key))
             return _Held(base, built, files, held)
-        checks = PENDING if req.checks else PASSED
-        me = replace(me, base=base, merged=built, files=files, checks=checks, reason="", output="", commands=req.checks)
+        checks = PENDING if req.checks or req.review else PASSED
+        me = replace(
+            me,
+            base=base,
+            merged=built,
+            files=files,
+            checks=checks,
+            reason="",
+            output="",
+            commands=req.checks,
+            reviewed=req.review is not None,
+        )
         entries = queue.rebuilt(queue.put(entries, me), me, spot.batch)
         queue.save(spot.file, entries)
         return queue.find(entries, spot.key) or me
@@ -298,7 +330,7 @@ def _verify_held(
             crashsafe.pause(POLL)
         slot, started = taken[1], time.monotonic()
         try:
-            failed = _run_checks(req, req.checks)
+            failed, _ = _run_checks(req, req.checks)
         finally:
             if slot is not None:
                 slot.release()
@@ -344,13 +376,33 @@ def _verify(
     if run.batch:
         crash_point("batch-checking")
     started = time.monotonic()
+    reviewed = None
     try:
-        failed = _run_checks(req, batch.checks_of(run.group, req.checks))
+        failed, outputs = _run_checks(req, batch.checks_of(run.group, req.checks))
+        # a batch's base is its first task's: the main (and tasks ahead) it was verified on top of
+        rec.checked(Checked(run.group[0].base, entry.merged, time.monotonic() - started, failed is None, run.batch))
+        if failed is None and req.review is not None:  # in the check slot it holds: max_checks caps both
+            reviewed = _review(req, rec, ReviewAsk(str(req.worktree), entry.merged, entry.base, entry.branch, outputs))
     finally:
         run.release()
-    # a batch's base is its first task's: the main (and tasks ahead) it was verified on top of
-    rec.checked(Checked(run.group[0].base, entry.merged, time.monotonic() - started, failed is None, run.batch))
+    if reviewed is not None and reviewed.status != MergeStatus.MERGED:
+        with locked(req.lock):  # out of the queue: the tasks behind it are built again without it
+            queue.save(spot.file, queue.leave(_load(spot), spot.key))
+        _back_to_branch(req)
+        return reviewed
     return _record(req, spot, rec, entry, run, failed)
+
+
+def _review(req: MergeRequest, rec: Recorders, ask: ReviewAsk) -> MergeResult:
+    """Its change's review, on the merge commit the checks passed: MERGED for an approval (it goes
+    on to its turn), else why it does not merge."""
+    assert req.review is not None
+    rec.reviewing()
+    said = req.review(ask)
+    if said.verdict == "approved":
+        return MergeResult(MergeStatus.MERGED)
+    status = MergeStatus.CHANGES if said.verdict == "changes" else MergeStatus.REVIEW_FAILED
+    return MergeResult(status, reason=said.text)
 
 
 def _start(
@@ -379,13 +431,18 @@ def _start(
         crashsafe.pause(POLL)
 
 
-def _run_checks(req: MergeRequest, checks: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
-    """Each check in the task's worktree, until one fails: (why, its output's end), or None."""
+def _run_checks(
+    req: MergeRequest, checks: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str] | None, tuple[tuple[str, str, str], ...]]:
+    """Each check in the task's worktree, until one fails: (why, its output's end) or None, and
+    (label, command, output's end) of those that passed (a review reads them)."""
+    passed: list[tuple[str, str, str]] = []
     for label, command in checks:
         check = req.sandbox.run(command, req.worktree, req.env, req.check_timeout)
         if check.code != 0:
-            return f"{label} failed (exit {check.code}): {command}", tail(check.output, 30)
-    return None
+            return (f"{label} failed (exit {check.code}): {command}", tail(check.output, 30)), tuple(passed)
+        passed.append((label, command, tail(check.output, 30)))
+    return None, tuple(passed)
 
 
 def _record(
@@ -526,15 +583,16 @@ def _attempt(
     if lost:
         back_to_branch()
         return _deleting(lost)
-    for label, command in req.checks:
-        check = req.sandbox.run(command, wt, req.env, req.check_timeout)
-        if check.code != 0:
+    failed, outputs = _run_checks(req, req.checks)
+    if failed is not None:
+        back_to_branch()
+        return MergeResult(MergeStatus.CHECK_FAILED, reason=failed[0], output_tail=failed[1])
+    if req.review is not None:  # a git before 2.38: under the lock, as its checks are
+        tip = branch or git.rev_parse(req.root, f"refs/heads/{req.branch}")
+        reviewed = _review(req, rec, ReviewAsk(str(wt), merged, main_sha, tip, outputs))
+        if reviewed.status != MergeStatus.MERGED:
             back_to_branch()
-            return MergeResult(
-                MergeStatus.CHECK_FAILED,
-                reason=f"{label} failed (exit {check.code}): {command}",
-                output_tail=tail(check.output, 30),
-            )
+            return reviewed
     files = tuple(path for _, path in changes)
     held = _held(req, main_sha, merged, files) if changes else ""
     if held:

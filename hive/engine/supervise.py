@@ -82,6 +82,7 @@ class Watch:
     naps: bool = False  # wait in `agent.nap` between two looks (its host's news cut it short): Capabilities.naps
     attempt: int = 0
     questions: Callable[[], list[Question]] | None = None  # the task's questions (`hive ask`), oldest first
+    review: bool = False  # a reviewer's (engine/review.py): its verdict is `hive done` or `hive changes`
 
 
 def output_tail(watch: Watch, lines: int = 20) -> str:
@@ -213,7 +214,7 @@ def _look(watch: Watch, seen: _Seen, clock: Clock, follow: _Follow, hooks: Hooks
     """One look at the attempt: how it ended, if it has (or must)."""
     # asked first: a remote executor brings the agent's signal over as it answers
     ended = watch.exit_file.exists() or not watch.agent.alive()
-    sig = agent_signals.read(watch.signal_path)
+    sig = agent_signals.read(watch.signal_path, watch.review)
     if sig:
         return signalled(sig)
     if watch.stop_file.exists():
@@ -317,7 +318,7 @@ def exit_status(path: Path, clock: Clock, patience: float = 1.0) -> int | None:
 
 
 def _exited(watch: Watch, alive_seen: bool, clock: Clock, follow: _Follow) -> Outcome:
-    sig = agent_signals.read(watch.signal_path)  # it may have signalled just before exiting
+    sig = agent_signals.read(watch.signal_path, watch.review)  # it may have signalled just before exiting
     lost = watch.agent.gone() if sig is None else ""
     if lost:
         return Outcome(Kind.LOST, lost, output_tail(watch))

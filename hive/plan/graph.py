@@ -7,7 +7,7 @@ from pathlib import Path
 import networkx as nx
 
 from hive.plan.gates import add_gates
-from hive.plan.model import Plan, Task
+from hive.plan.model import NO_REVIEW, Plan, Task
 from hive.plan.parser import display_path, parse_plan
 from hive.settings.config import Config
 
@@ -51,11 +51,22 @@ def check_agents(plan: Plan, config: Config) -> list[str]:
             f"{display_path(plan.path)}:1: front matter agent: {plan.agent!r} is not a known agent "
             f"profile; known: {', '.join(sorted(known))} (add [agents.{plan.agent}] to .hive/config.toml)"
         )
+    if plan.review and plan.review != NO_REVIEW and plan.review not in known:
+        problems.append(
+            f"{display_path(plan.path)}:1: front matter review: {plan.review!r} is not a known agent profile; "
+            f"known: {', '.join(sorted(known))}, or none (add [agents.{plan.review}] to .hive/config.toml)"
+        )
     for t in plan.tasks:
         if t.agent and t.agent not in known:
             problems.append(
                 f"{display_path(plan.path)}:{t.line_of('agent')}: task {t.id}: unknown Agent {t.agent!r}; "
                 f"known: {', '.join(sorted(known))} (add [agents.{t.agent}] to .hive/config.toml)"
+            )
+        if t.review and t.review != NO_REVIEW and t.review not in known:
+            problems.append(
+                f"{display_path(plan.path)}:{t.line_of('review')}: task {t.id}: unknown Review profile "
+                f"{t.review!r}; known: {', '.join(sorted(known))}, or none "
+                f"(add [agents.{t.review}] to .hive/config.toml)"
             )
     return problems
 

@@ -12,6 +12,7 @@ from hive.lifecycle import TaskType
 from hive.store.names import task_key
 
 TYPES = tuple(t for t in TaskType if t is not TaskType.GATE)  # what a plan may say (gates Hive adds)
+NO_REVIEW = "none"  # `**Review:** none` (or `review: none`): not reviewed, whatever the plan or the config say
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class Task:
     parallel_safe: bool = True
     priority: int = 0
     agent: str = ""
+    review: str = ""  # `**Review:**`: the profile of the agent that reviews its change ("none": no review)
     timeout: float | None = None
     options: tuple[str, ...] = ()
     discovered_from: str = ""
@@ -75,6 +77,7 @@ class Plan:
     context: str
     tasks: tuple[Task, ...] = field(default=())
     warnings: tuple[str, ...] = ()  # file:line: what looks wrong but is valid (shown, never fatal)
+    review: str = ""  # front matter `review:`: the reviewer profile of its tasks ("none": no review)
 
     @property
     def approved(self) -> bool:

@@ -52,11 +52,12 @@ FIELDS = {
     "parallel-safe": "parallel_safe",
     "priority": "priority",
     "agent": "agent",
+    "review": "review",
     "timeout": "timeout",
     "options": "options",
     "discovered from": "discovered_from",
 }
-FRONT_MATTER_KEYS = ("plan", "status", "agent")
+FRONT_MATTER_KEYS = ("plan", "status", "agent", "review")
 CHECKPOINT_MARKER = "<!-- checkpoint -->"
 
 _HEADING = re.compile(r"^Task\s+([^\s:]+)\s*:\s*(.*?)\s*$")
@@ -133,6 +134,7 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
         path=real,
         status=status,
         agent=str(meta.get("agent") or ""),
+        review=str(meta.get("review") or ""),
         title=title,
         context="\n".join(context_lines).strip(),
         tasks=tuple(tasks),
@@ -166,7 +168,7 @@ def _front_matter(path: Path, lines: list[str], problems: list[str]) -> tuple[di
         problems.append(f"{path}:{line}: malformed front matter: {getattr(e, 'problem', None) or e}")
         return {}, end + 1
     if not isinstance(meta, dict):
-        problems.append(f"{path}:2: front matter must be 'key: value' lines (plan, status, agent)")
+        problems.append(f"{path}:2: front matter must be 'key: value' lines (plan, status, agent, review)")
         return {}, end + 1
     for key in meta:
         if key not in FRONT_MATTER_KEYS:
@@ -332,7 +334,7 @@ def _convert_fields(
 
     if "depends_on" in v:
         out["depends_on"] = _id_list(v["depends_on"])
-    for key in ("acceptance", "verify", "module", "agent", "discovered_from"):
+    for key in ("acceptance", "verify", "module", "agent", "review", "discovered_from"):
         if key in v:
             out[key] = v[key].strip("` ") if key == "verify" else v[key]
     for key in ("files", "options"):

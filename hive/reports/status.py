@@ -14,7 +14,7 @@ from hive.errors import HiveError
 from hive.executors import AgentRef
 from hive.executors.standing import next_step, standing
 from hive.lifecycle import ORDER, Progress, Resume, State, progress, shown_state
-from hive.output import duration, log_size
+from hive.output import duration, first_line, log_size
 from hive.plan import discovered
 from hive.project import Project, load_project
 from hive.reports import skipped
@@ -65,6 +65,8 @@ class TaskStatus:
     refused_hosts: tuple[str, ...] = ()  # ... to these host:port, each once, first refused first
     queue_position: int = 0  # its place in the merge queue (1: next to reach main), 0: not in it
     queue: str = ""  # what it does there
+    # the reviews of its change ({round, attempt, by, reviewer, verdict, text, at, seconds}), oldest first
+    reviews: tuple[dict[str, Any], ...] = ()
 
     @property
     def key(self) -> str:
@@ -167,6 +169,7 @@ def collect(
                     **_question(plan.key(task.id), asked),
                     **_refused(paths.refused_file(plan.name, task.id)),
                     **(queued.get(plan.key(task.id), {}) if running else {}),
+                    reviews=tuple({k: v for k, v in r.items() if k not in ("usage", "branch")} for r in st.reviews),
                 )
             )
     return rows
@@ -343,6 +346,14 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
         if r.refused:
             hosts = ", ".join(r.refused_hosts[:5]) + (", …" if len(r.refused_hosts) > 5 else "")
             lines.append(f"  {'':<{key_w}}    sandbox refused {r.refused} connection(s) to {hosts} ([sandbox] allow)")
+        if r.reviews:  # the latest review of its change (engine/review.py)
+            last = r.reviews[-1]
+            by = "you" if last.get("by") == "human" else last.get("reviewer", "")
+            said = first_line(str(last.get("text", "")))[:100]
+            lines.append(
+                f"  {'':<{key_w}}    review {last.get('round')} by {by}: {last.get('verdict')}"
+                + (f" — {said}" if said else "")
+            )
         if r.notes:  # the last thing its agent said of where it is (`hive note`)
             lines.append(f"  {'':<{key_w}}    note: {shown_note(r.notes[-1])}")
         if r.output_tail:

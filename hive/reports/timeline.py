@@ -1,8 +1,9 @@
 """The run as bars over time: each attempt of each task on the worker that ran it, split into its
 phases — setup (worktree and brief), agent, queue (waiting for its turn in the merge queue), check
-(the merged result built and checked) and merge (main moved). Read from what Hive already keeps:
-the attempts in each task's state, the phase marks in `.hive/events.jsonl` and the time in each
-attempt's signal file. `hive timeline` prints it or exports it (reports.trace); `hive web` draws it."""
+(the merged result built and checked), review (a reviewer agent reads it) and merge (main moved).
+Read from what Hive already keeps: the attempts in each task's state, the phase marks in
+`.hive/events.jsonl` and the time in each attempt's signal file. `hive timeline` prints it or
+exports it (reports.trace); `hive web` draws it."""
 
 from __future__ import annotations
 
@@ -23,11 +24,12 @@ class Phase(StrEnum):
     AGENT = "agent"
     QUEUE = "queue"
     CHECK = "check"
+    REVIEW = "review"  # a reviewer agent reads its change (engine/review.py)
     MERGE = "merge"
 
 
 # the event that starts each phase after the first (the attempt's claim starts `setup`)
-_MARKS = {"spawned": Phase.AGENT, "checking": Phase.CHECK, "merging": Phase.MERGE}
+_MARKS = {"spawned": Phase.AGENT, "checking": Phase.CHECK, "reviewing": Phase.REVIEW, "merging": Phase.MERGE}
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ def marks(events: Path) -> dict[tuple[str, int], dict[str, float]]:
     except FileNotFoundError:
         return out
     for line in lines:
-        if '"spawned"' not in line and '"checking"' not in line and '"merging"' not in line:
+        if not any(f'"{mark}"' in line for mark in _MARKS):
             continue  # most lines are state changes: skip them unparsed
         try:
             e = json.loads(line)

@@ -59,6 +59,8 @@ class Config:
     auto_merge: bool = True
     require_tests: bool = False
     resolve_conflicts: bool = True  # a merge conflict starts a resolve attempt while attempts remain
+    review: str = ""  # the profile that reviews each task's change ("" or "none": no review)
+    max_reviews: int = 2  # rounds of changes a review may send back, then a human decides
     merge_protect: tuple[str, ...] = DEFAULT_PROTECTED  # paths a branch may not change without a human
     max_file_mb: int = 50  # a file bigger than this in a task's change waits for a human (0: no limit)
     max_checks: int = 0  # checks at once in the merge queue; 0 = no cap but the workers
@@ -194,12 +196,15 @@ def _load_section(path: Path, section: str, table: dict[str, Any], values: dict[
 
 
 def _unknown_profiles(path: Path, config: Config) -> list[str]:
-    """`[agent] default` and `planner` must name a profile (the default may be "script")."""
+    """`[agent] default` and `planner`, and `[merge] review` when set, must name a profile (the
+    default may be "script")."""
     known = ", ".join(sorted(config.agents))
+    named: tuple[tuple[str, str], ...] = (("agent.default", config.default_agent), ("agent.planner", config.planner))
+    named += (("merge.review", config.review),) if config.review not in ("", "none") else ()
     return [
-        f"{path}: agent.{key} = {name!r} is not a known agent profile; known: {known}"
-        for key, name in (("default", config.default_agent), ("planner", config.planner))
-        if name not in config.agents and not (key == "default" and name == "script")
+        f"{path}: {key} = {name!r} is not a known agent profile; known: {known}"
+        for key, name in named
+        if name not in config.agents and not (key == "agent.default" and name == "script")
     ]
 
 

@@ -149,6 +149,14 @@ KEYS: tuple[Key, ...] = (
     Key("merge", "max_file_mb", "max_file_mb", "nonnegint", 50,
         "A task whose change adds a file bigger than this many MB waits in `awaiting_human` (its reason "
         "names the files) before the file reaches your repository; `hive approve` takes it as it is. 0: no limit."),
+    Key("merge", "review", "review", "str", "",
+        "The agent profile that reviews every task's change before it merges (a task's `**Review:**` or its "
+        "plan's `review:` overrides it; `none`: no review): a fresh agent, in the sandbox, reads the merged "
+        "result once its checks pass and says `hive done` (it merges) or `hive changes` (its author tries "
+        "again, told why). \"\": no review."),
+    Key("merge", "max_reviews", "max_reviews", "posint", 2,
+        "Rounds of changes a review may send back to a task's author; at the next one the task waits for "
+        "you with every review so far."),
     Key("merge", "resolve_conflicts", "resolve_conflicts", "bool", True,
         "A merge conflict starts a resolve attempt by the agent (while attempts remain); false: the task "
         "is blocked for a human to resolve."),

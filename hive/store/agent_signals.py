@@ -16,13 +16,15 @@ from typing import Any
 
 from hive import agentshim
 from hive.errors import HiveError
-from hive.lifecycle import SIGNALS, Kind
+from hive.lifecycle import REVIEW_SIGNALS, SIGNALS, Kind
 from hive.store.files import NOTES, SMALL, NotAFile, append_line, atomic_write, read_untrusted
 from hive.store.names import PLAN_RE, SAFE_RE, split_key, task_key
 from hive.store.paths import Paths
 
 KINDS = frozenset(SIGNALS.values())
 READ = KINDS | {Kind.BAD_FILE}  # what a signal file read back may say (a Ray node sends BAD_FILE so)
+REVIEW_KINDS = frozenset(REVIEW_SIGNALS.values())  # a reviewer's verdicts (engine/review.py)
+REVIEW_VARIABLE = "HIVE_REVIEW"  # set for a reviewer: which review it is
 
 
 @dataclass(frozen=True)
@@ -77,17 +79,24 @@ class AgentIdentity:
 
 
 def send(who: AgentIdentity, kind: Kind, reason: str) -> bool:
-    """Record a signal; False if this attempt already signalled (the first one counts)."""
-    if kind not in KINDS:
+    """Record a signal; False if this attempt already signalled (the first one counts). A
+    reviewer's goes where Hive told it (HIVE_SIGNAL_FILE: its review's own folder)."""
+    if kind not in KINDS | REVIEW_KINDS:
         raise ValueError(kind)
-    path = Paths(who.root).signal_file(who.plan, who.task_id, who.attempt)
-    return agentshim.send(str(path), kind.value, reason, who.key, who.attempt)
+    told = os.environ.get(agentshim.SIGNAL_FILE, "")
+    path = (
+        told
+        if told and os.environ.get(REVIEW_VARIABLE)
+        else str(Paths(who.root).signal_file(who.plan, who.task_id, who.attempt))
+    )
+    return agentshim.send(path, kind.value, reason, who.key, who.attempt)
 
 
-def read(path: Path) -> Signal | None:
-    """The attempt's signal, if it sent one. Its folder is the agent's to write: a signal file
-    that is not one (a FIFO, a link to /dev/zero, a huge file) ends its attempt as BAD_FILE,
-    never the watch (it hung there: issue 37); one that is not a signal's JSON is no signal."""
+def read(path: Path, review: bool = False) -> Signal | None:
+    """The attempt's signal (or a reviewer's verdict, with `review`), if it sent one. Its folder
+    is the agent's to write: a signal file that is not one (a FIFO, a link to /dev/zero, a huge
+    file) ends its attempt as BAD_FILE, never the watch (it hung there: issue 37); one that is not
+    a signal's JSON is no signal."""
     try:
         raw = read_untrusted(path, SMALL)
     except FileNotFoundError:
@@ -99,7 +108,8 @@ def read(path: Path) -> Signal | None:
     except ValueError:
         return None
     # a file an agent (or anyone) wrote by hand must not end the watch with a traceback
-    if not isinstance(data, dict) or not isinstance(data.get("signal"), str) or data["signal"] not in READ:
+    kinds = READ | REVIEW_KINDS if review else READ
+    if not isinstance(data, dict) or not isinstance(data.get("signal"), str) or data["signal"] not in kinds:
         return None
     try:
         sent = float(data.get("time", 0))

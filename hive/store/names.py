@@ -39,6 +39,12 @@ def attempt_name(plan: str, task_id: str, attempt: int) -> str:
     return f"{stem(plan, task_id)}-a{attempt}"
 
 
+def review_name(plan: str, task_id: str, attempt: int, round_: int, try_: int) -> str:
+    """A review of an attempt's change (engine/review.py): its round, and its try in it (a review
+    that failed is tried once more). Its session's name, its folder's, its files'."""
+    return f"{attempt_name(plan, task_id, attempt)}-r{int(round_)}t{int(try_)}"
+
+
 def branch(plan: str, task_id: str, attempt: int) -> str:
     return f"hive/{attempt_name(plan, task_id, attempt)}"
 

@@ -140,6 +140,11 @@ class Paths:
     def signal_file(self, plan: str, task_id: str, attempt: int) -> Path:
         return self.signal_dir(plan, task_id, attempt) / "signal.json"
 
+    def review_dir(self, plan: str, task_id: str, attempt: int, round_: int, try_: int) -> Path:
+        """A reviewer's own folder for its verdict (`hive done` / `hive changes`), as an attempt's
+        signal folder is its agent's (engine/review.py)."""
+        return self.hive / "signals" / names.review_name(plan, task_id, attempt, round_, try_)
+
     def found_dir(self, plan: str, task_id: str, attempt: int) -> Path:
         """What a sandboxed attempt discovered (`hive discover`), until Hive files it in its plan's
         folder (`found`): the sandbox shows it there, so the agent cannot touch the others'."""

@@ -52,6 +52,7 @@ class Entry:
     since: float = 0.0  # when it joined
     leader: str = ""  # the key of its group's leader, behind it; "": it leads its group (the last of it)
     commands: tuple[tuple[str, str], ...] = ()  # its checks (label, bash command): its group's leader runs them
+    reviewed: bool = False  # its change is reviewed once its checks pass (engine/review.py): never batched
 
     @property
     def built(self) -> bool:
@@ -167,8 +168,8 @@ def rebuilt(entries: list[Entry], me: Entry, batch: int) -> list[Entry]:
     if batch <= 1 or me.checks != PENDING or not before:
         return entries
     group = group_of(entries, before[-1].key)
-    if group[-1].checks != PENDING or len(group) >= batch:
-        return entries
+    if group[-1].checks != PENDING or len(group) >= batch or me.reviewed or any(e.reviewed for e in group):
+        return entries  # a review reads one task's change: a reviewed task is verified on its own
     members = {e.key for e in group}
     return [replace(e, leader=me.key) if e.key in members else e for e in entries]
 

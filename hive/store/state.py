@@ -76,6 +76,9 @@ class TaskState:
     # tasks a run verified together, when it led a batch): the merge queue verifies a task again
     # when what was ahead of it changed, or to bisect a batch that failed (engine/merge.py)
     checks: tuple[dict[str, Any], ...] = ()
+    # every review of its change, oldest first (engine/review.py): {round, attempt, by ("agent" or
+    # "human"), reviewer, verdict ("approved", "changes", "failed"), text, at, seconds, usage, branch}
+    reviews: tuple[dict[str, Any], ...] = ()
     history: tuple[HistoryEntry, ...] = field(default=())
 
     @property
@@ -101,6 +104,7 @@ class TaskState:
         values["files"] = tuple(values.get("files", ()))
         values["history"] = tuple(values.get("history", ()))
         values["checks"] = tuple(values.get("checks", ()))
+        values["reviews"] = tuple(values.get("reviews", ()))
         return cls(**values)
 
 

@@ -101,12 +101,16 @@ class Totals:
 
 
 def attempts(st: TaskState, since: float = 0.0) -> Iterable[Mapping[str, Any]]:
-    """The usage entry of each attempt started at or after `since` (the running one last)."""
+    """The usage entry of each attempt started at or after `since` (the running one last), and
+    of each review done since."""
     for h in st.history:
         if h.get("usage") and float(h.get("started_at") or 0) >= since:
             yield h["usage"]
     if st.usage and st.started_at >= since:
         yield st.usage
+    for review in st.reviews:  # its reviewers' tokens and cost count as its own (budgets too)
+        if review.get("usage") and float(review.get("at") or 0) >= since:
+            yield review["usage"]
 
 
 def task_totals(st: TaskState, since: float = 0.0) -> Totals:

@@ -45,6 +45,7 @@ class Action(StrEnum):
     CHOOSE = "choose"  # a decision checkpoint's options
     DONE = "done"  # a human-action checkpoint's step is done
     REJECT = "reject"  # with what is wrong: re-opens the task before it (or discards discovered work)
+    CHANGES = "changes"  # a review: what must change goes back to the task's author (`hive changes`)
     RETRY = "retry"
     STOP = "stop"
 
@@ -157,12 +158,12 @@ def _of_task(row: TaskStatus, st: TaskState, task: Task, question: Question | No
 
 
 def _awaiting(row: TaskStatus, st: TaskState, task: Task, at: float) -> Item | None:
-    if st.resume == Resume.REVIEW:
-        both = (Action.APPROVE, Action.REJECT)
+    if st.resume == Resume.REVIEW:  # merge it, or send it back with your review
+        both = (Action.APPROVE, Action.CHANGES)
         return Item(Kind.REVIEW, row.key, row.title, row.reason, at, both, command=f"hive approve {row.key}")
-    if st.resume == Resume.HELD:  # merge it as it is, or run it again told to leave those files alone
-        both = (Action.APPROVE, Action.RETRY)
-        return Item(Kind.HELD, row.key, row.title, row.reason, at, both, command=f"hive approve {row.key}")
+    if st.resume == Resume.HELD:  # merge it as it is, run it again told to leave those files alone, or say more
+        three = (Action.APPROVE, Action.RETRY, Action.CHANGES)
+        return Item(Kind.HELD, row.key, row.title, row.reason, at, three, command=f"hive approve {row.key}")
     if not task.is_checkpoint:
         return None  # answered: its next attempt goes on with the answer once a run takes it
     kind = checkpoint_kind(task)

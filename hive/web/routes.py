@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 from hive.actions.answer import answer
 from hive.actions.approve import approve_task
 from hive.actions.retry import retry
+from hive.actions.review import send_back
 from hive.actions.stop import stop
 from hive.buglog import record_bug
 from hive.errors import HiveError
@@ -228,6 +229,10 @@ def _approve(root: Path, form: Form) -> list[str]:
     return [approve_task(root, _key(form), choice, bool(form.get("done")), reject, task)]
 
 
+def _changes(root: Path, form: Form) -> list[str]:
+    return [send_back(root, _key(form), _text(form, "text") or "")]
+
+
 def _retry(root: Path, form: Form) -> list[str]:
     return [retry(root, _key(form), force=bool(form.get("force")))]
 
@@ -241,6 +246,7 @@ def _stop(root: Path, form: Form) -> list[str]:
 ACTIONS: dict[str, Callable[[Path, Form], list[str]]] = {
     "answer": _answer,
     "approve": _approve,
+    "changes": _changes,
     "retry": _retry,
     "stop": _stop,
 }

@@ -149,3 +149,18 @@ def test_a_held_change_offers_merge_and_retry_and_retry_runs_it_again(git_repo: 
     r = post(git_repo, "retry", key="p:1")
     assert r.status_code == 200 and "p:1: re-opened (awaiting_human → planned)" in r.text, r.text
     assert saved(git_repo, "p", "1")["state"] == "planned" and saved(git_repo, "p", "1")["resume"] == ""
+
+
+def test_a_branch_waiting_for_review_is_sent_back_with_the_changes_typed_on_the_page(git_repo: Path):
+    """Issue 39: the dashboard's Changes beside Approve does what `hive changes plan:ID` does."""
+    plan(git_repo, "p", "### Task 1: One\n")
+    state(git_repo, "p", "1", state="awaiting_human", resume="review", reason="review branch hive/p-1", attempt=1)
+    page = client(git_repo).get("/").text
+    assert 'data-action="changes"' in page and ">Changes</button>" in page
+    r = post(git_repo, "changes", key="p:1", text="Name the <config> key")
+    assert r.status_code == 200 and "p:1: sent back to its author with your review" in r.text, r.text
+    st = saved(git_repo, "p", "1")
+    assert st["state"] == "planned" and st["reviews"][-1]["text"] == "Name the <config> key"
+    assert events(git_repo)[-1]["event"] == "reviewed" and events(git_repo)[-1]["reviewer"] == "you"
+    empty = post(git_repo, "changes", key="p:1", text=" ")
+    assert empty.status_code == 400

@@ -1,0 +1,305 @@
+"""Reviewing a task's change before it merges (issue 39): once its checks pass, on the exact
+merged result the merge queue would publish, a fresh agent of the task's reviewer profile reads
+the change (sandboxed like any agent, in the task's checkout at that commit; what it writes there
+is thrown away) and says `hive done` (it merges) or `hive changes --reason "…"` (its author tries
+again, the review in its brief). A reviewer that crashes, times out or says neither is tried once
+more; then the task waits for a human. Every review — an agent's or a human's (`hive changes
+plan:ID`) — is kept in the task's state (`TaskState.reviews`) and is a `reviewed` event.
+
+A review runs inside the merge step, off the merge lock and in a check slot, as the checks do
+(engine/merge.py calls `Reviewer`). A run killed while one runs finds it again next time: its
+verdict if it gave one meanwhile, else its agent if it still runs (watched again), else it starts
+anew. A verdict is recorded once: a merge built again on a new main, for the same branch commit,
+keeps the approval its change got."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hive import agent_clis, agentshim, logcap
+from hive.adapters import git
+from hive.adapters.proc import SCRUBBED_ENV
+from hive.agent_clis import reader
+from hive.agent_clis.stream import Usage
+from hive.engine.merge import ReviewAsk, Reviewed
+from hive.engine.supervise import Hooks, Watch, wait
+from hive.engine.task import TaskContext, Worker
+from hive.engine.taskenv import variables
+from hive.executors import AgentRef, Launch
+from hive.lifecycle import Kind, State
+from hive.output import first_line, prefixed, say
+from hive.plan.model import NO_REVIEW
+from hive.render import render
+from hive.sandbox import gitdir, policy
+from hive.store import agent_signals, names
+from hive.store.files import atomic_write
+from hive.store.state import TaskState
+from hive.store.usage import attempt_entry
+
+APPROVED, CHANGES, FAILED = "approved", "changes", "failed"
+TRIES = 2  # a review that failed (crashed, timed out, said neither) is tried once more
+DIFF_SHOWN = 200_000  # bytes of the diff in a reviewer's brief (it can ask git for the rest)
+OUTPUT_SHOWN = 3000  # characters of each check's output
+
+
+def reviewer_of(h: TaskContext) -> str:
+    """The profile that reviews the task's change ("": none): its own `**Review:**`, else its
+    plan's `review:`, else `[merge] review`; `none` at any of them: none."""
+    for said in (h.task.review, h.job.plan.review, h.cfg.review):
+        if said:
+            return "" if said == NO_REVIEW else said
+    return ""
+
+
+def changes_sent(st: TaskState) -> int:
+    """How many rounds of changes reviews have sent back to its author."""
+    return sum(1 for r in st.reviews if r.get("verdict") == CHANGES)
+
+
+@dataclass(frozen=True)
+class _Try:
+    """One reviewer agent: its names and files."""
+
+    name: str  # unique to it (its session, signal folder, exit file, brief)
+    number: int  # its HIVE_ATTEMPT: attempt × 1000 + round × 10 + try (its processes are found by it)
+    signal: Path
+    exit_file: Path
+
+
+class Reviewer:
+    """The review step of one task's merge (engine/merge.py calls it with what to review)."""
+
+    def __init__(self, h: TaskContext, worker: Worker, profile: str) -> None:
+        self.h, self.worker, self.profile = h, worker, h.cfg.agents[profile]
+
+    def __call__(self, ask: ReviewAsk) -> Reviewed:
+        h = self.h
+        st = h.read()
+        kept = _kept(st, ask.branch)
+        if kept is not None:  # this very change's verdict, recorded before a restart
+            return Reviewed(kept["verdict"], kept.get("text", ""))
+        round_ = len(st.reviews) + 1
+        why = ""
+        for number in range(1, TRIES + 1):
+            began = time.time()
+            verdict, text, usage = self._try(st, ask, round_, number)
+            if verdict != FAILED:
+                return self._record(round_, verdict, text, began, usage, ask.branch)
+            why = text
+            say(
+                f"{h.key}: its review {round_} failed ({first_line(text)})"
+                + ("; trying it again" if number < TRIES else "")
+            )
+        return self._record(round_, FAILED, why, began, {}, ask.branch)
+
+    def _record(
+        self, round_: int, verdict: str, text: str, began: float, usage: dict[str, Any], branch: str
+    ) -> Reviewed:
+        h = self.h
+        st = h.read()
+        review = {
+            "round": round_,
+            "attempt": st.attempt,
+            "by": "agent",
+            "reviewer": self.profile.name,
+            "verdict": verdict,
+            "text": text,
+            "at": round(time.time(), 3),
+            "seconds": round(time.time() - began, 3),
+            "usage": usage,
+            "branch": branch,
+        }
+        details = {k: review[k] for k in ("verdict", "reviewer", "text", "seconds")} | {"cost": usage.get("cost_usd")}
+        h.update((State.IN_PROGRESS,), reviews=(*st.reviews, review), event="reviewed", details=details)
+        say(f"{h.key}: review {round_} by {self.profile.name}: {verdict}" + (f" — {first_line(text)}" if text else ""))
+        return Reviewed(verdict, text)
+
+    def _try(self, st: TaskState, ask: ReviewAsk, round_: int, number: int) -> tuple[str, str, dict[str, Any]]:
+        """One reviewer agent's verdict: (APPROVED | CHANGES | FAILED, its words or why it failed, usage)."""
+        h = self.h
+        name = names.review_name(h.plan_name, h.task.id, st.attempt, round_, number)
+        t = _Try(
+            name,
+            st.attempt * 1000 + round_ * 10 + number,
+            h.paths.review_dir(h.plan_name, h.task.id, st.attempt, round_, number) / "signal.json",
+            h.paths.hive / "run" / f"{name}.exit",
+        )
+        wt = Path(ask.worktree)
+        ref = AgentRef(str(h.root), h.key, t.number, f"hive-{self.worker.id}-{name}")
+        agent = h.executor.agent(ref)
+        found = agent_signals.read(t.signal, review=True)
+        if found is None and h.executor.locate(ref.name) is None:
+            agent = self._start(st, ask, t, ref, round_, wt)
+        meter = _Meter(h, self.profile)
+        if found is not None:  # it gave its verdict while no run watched
+            kind, reason = found.kind, found.reason
+        else:
+            watched = wait(self._watch(agent, t, meter), Hooks())
+            kind, reason = watched.kind, watched.reason or watched.output_tail
+        agent.stop(h.cfg.stop_patience, True, prefixed(say, f"{h.key} review"))
+        _throw_away(wt, ask.merged)
+        gitdir.remove(h.paths.hive / "gitdirs" / t.name)
+        if kind == Kind.DONE:
+            return APPROVED, reason, meter.entry
+        if kind == Kind.CHANGES and reason.strip():
+            return CHANGES, reason, meter.entry
+        if kind == Kind.CHANGES:
+            return FAILED, "it asked for changes without saying which", meter.entry
+        return FAILED, reason or f"its agent ended ({kind}) without a verdict", meter.entry
+
+    def _start(self, st: TaskState, ask: ReviewAsk, t: _Try, ref: AgentRef, round_: int, wt: Path) -> Any:
+        h = self.h
+        _throw_away(wt, ask.merged)  # what the checks left in the checkout
+        brief = h.paths.hive / "contexts" / f"{t.name}.md"
+        atomic_write(brief, self._brief(st, ask, round_))
+        argv = self.profile.argv(_prompt(h.key, str(brief), h.hive_command), str(brief))
+        env = {
+            **variables(h.plan_name, h.task.id, h.root, self.worker.number),
+            "HIVE_ATTEMPT": str(t.number),
+            "HIVE_WORKTREE": str(wt),
+            agentshim.SIGNAL_FILE: str(t.signal),
+            agent_signals.REVIEW_VARIABLE: t.name,
+            "PATH": f"{agent_signals.ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}",
+            "GIT_CEILING_DIRECTORIES": str(wt.parent),
+            **dict(self.profile.env),
+        }
+        unset: tuple[str, ...] = SCRUBBED_ENV
+        beside: tuple[str, ...] = ()
+        t.signal.parent.mkdir(parents=True, exist_ok=True)
+        if h.sandboxed:
+            confined = self._confined(st, ask, t, wt, argv, env)
+            argv, env, unset, beside = (
+                [*confined.prefix, *argv],
+                {**env, **confined.env},
+                unset + confined.unset,
+                confined.beside,
+            )
+        log = h.paths.log_file(h.plan_name, h.task.id)
+        header = (
+            f"\n===== hive: {h.key} review {round_} ({self.profile.name}) {time.strftime('%Y-%m-%d %H:%M:%S')} =====\n"
+        )
+        self.log_offset = logcap.append(log, header.encode(), h.cfg.log_max_mb * logcap.MB)
+        launch = Launch(
+            ref,
+            argv,
+            env,
+            wt,
+            log,
+            t.exit_file,
+            h.paths.hive / "run" / f"{t.name}.env",
+            brief,
+            unset=unset,
+            beside=beside,
+            log_cap=h.cfg.log_max_mb * logcap.MB,
+        )
+        say(f"{h.key}: review {round_} started — agent {self.profile.name} reads its change ({ask.merged[:10]})")
+        return h.executor.start(launch)
+
+    def _confined(
+        self, st: TaskState, ask: ReviewAsk, t: _Try, wt: Path, argv: list[str], env: dict[str, str]
+    ) -> policy.Confined:
+        """Its sandbox: it writes the checkout (thrown away after), its own folder for its verdict
+        and a git directory of its own at the merge commit; it reaches its CLI's hosts."""
+        h = self.h
+        private = h.paths.hive / "gitdirs" / t.name
+        excludes = h.paths.excludes_file(h.plan_name, h.task.id, st.attempt)
+        shown = gitdir.create(private, wt, st.branch, {st.branch: ask.merged, h.cfg.main_branch: ask.base}, excludes)
+        reach = agent_clis.reach(self.profile, {**os.environ, **env})
+        rules = policy.agent_rules(h.cfg, self.profile.state_paths, reach, env)
+        own = (wt, t.signal.parent, private)
+        box = policy.Box(
+            h.root, tuple(argv), own, t.name, h.paths.refused_file(h.plan_name, h.task.id), ((shown, wt / ".git"),)
+        )
+        return policy.confine(rules, box)
+
+    def _watch(self, agent: Any, t: _Try, meter: _Meter) -> Watch:
+        h = self.h
+        return Watch(
+            agent=agent,
+            signal_path=t.signal,
+            exit_file=t.exit_file,
+            stop_file=h.paths.hive / "signals" / f"{t.name}.stop",
+            log_path=h.paths.log_file(h.plan_name, h.task.id),
+            log_offset=getattr(self, "log_offset", 0),
+            started_at=time.time(),
+            timeout=h.task.timeout or h.cfg.task_timeout,
+            stuck_threshold=h.cfg.stuck_threshold,
+            grace=h.cfg.spawn_grace_period,
+            exit_zero_is_done=False,
+            stall_patterns=self.profile.stall_patterns,
+            reader=reader(self.profile.stream),
+            meter=meter,
+            command=self.profile.command[0],
+            linger=self.profile.linger,
+            poll=h.executor.capabilities.poll,
+            naps=h.executor.capabilities.naps,
+            review=True,
+        )
+
+    def _brief(self, st: TaskState, ask: ReviewAsk, round_: int) -> str:
+        h = self.h
+        diff = git.git(h.root, "diff", "--no-color", ask.base, ask.merged, check=False).stdout
+        notes = [n for n in agent_signals.notes(h.paths, h.plan_name, h.task.id) if n.get("attempt") == st.attempt]
+        return render(
+            "review.md.j2",
+            key=h.key,
+            round=round_,
+            task=h.task,
+            plan=h.job.plan,
+            main_branch=h.cfg.main_branch,
+            merged=ask.merged,
+            base=ask.base,
+            files=git.changed_files(h.root, ask.base, ask.merged),
+            diff=diff[:DIFF_SHOWN],
+            cut=max(0, len(diff) - DIFF_SHOWN),
+            checks=[(label, command, output[-OUTPUT_SHOWN:]) for label, command, output in ask.checks],
+            notes=notes[-10:],
+            reviews=st.reviews,
+            hive=h.hive_command,
+        )
+
+
+def _kept(st: TaskState, branch: str) -> dict[str, Any] | None:
+    """The verdict this attempt's change already got, if a review of this very branch commit was
+    recorded (a run stopped after it: a verdict is recorded once)."""
+    return next(
+        (
+            dict(r)
+            for r in reversed(st.reviews)
+            if r.get("attempt") == st.attempt and r.get("branch") == branch and r.get("by") == "agent"
+        ),
+        None,
+    )
+
+
+def _throw_away(wt: Path, merged: str) -> None:
+    """The checkout back to the merge commit, without what a check or a reviewer wrote there."""
+    git.checkout(wt, merged, detach=True, force=True)
+    git.clean(wt)
+
+
+def _prompt(key: str, brief: str, hive: str) -> str:
+    return (
+        f"You are reviewing the change of task {key} in this directory. Read {brief} now: it is your "
+        f'complete brief. Then run `hive done --reason "..."` to approve it or `hive changes --reason "..."` '
+        f"to send it back; if `hive` is not found, it is `{hive}`."
+    )
+
+
+class _Meter:
+    """A reviewer's usage, kept for its review's record (its cost counts in the task's budget)."""
+
+    def __init__(self, h: TaskContext, profile: Any) -> None:
+        self.h, self.profile = h, profile
+        self.entry: dict[str, Any] = {}
+
+    def record(self, usage: Usage) -> str | None:
+        model = usage.model or self.profile.model
+        self.entry = attempt_entry(
+            usage.tokens_in, usage.tokens_out, usage.cli_cost_usd, model, self.h.cfg.prices, usage.by_model
+        )
+        return None
