@@ -155,7 +155,7 @@ def _reviewed(h: TaskContext, st: TaskState, result: MergeResult) -> TaskState:
     if result.status == MergeStatus.REVIEW_FAILED:
         reason = f"its review failed twice ({first_line(result.reason)}) — `{said}"
         return h.end(st, State.AWAITING_HUMAN, reason, resume=Resume.REVIEW)
-    sent = changes_sent(st)
+    sent = changes_sent(h.read())  # its reviewer recorded the latest review itself
     if sent > h.cfg.max_reviews:
         reason = (
             f"its reviews asked for changes {sent} times ([merge] max_reviews = {h.cfg.max_reviews}); the latest: "

@@ -142,10 +142,13 @@ class TaskRunner:
                 say(f"{h.key}: its question was answered as its agent ended; the next attempt goes on with it")
                 continue
             if STATES[State(st.state)].retried and not st.permanent and st.attempts_used < h.cfg.max_attempts:
-                say(
-                    f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
-                    f"({st.attempts_used} of {h.cfg.max_attempts} attempts used)"
-                )
+                if st.history and st.history[-1].get("outcome") == Ended.CHANGES:
+                    say(f"{h.key}: attempt {st.attempt + 1} makes the changes its review asked for")
+                else:
+                    say(
+                        f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
+                        f"({st.attempts_used} of {h.cfg.max_attempts} attempts used)"
+                    )
                 continue
             return self._held(st)
 

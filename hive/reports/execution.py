@@ -102,6 +102,17 @@ def _sections(
             for task in plan.tasks
             for n in noted.get((plan.name, task.id), ())
         ]
+        reviews = [
+            {
+                "key": plan.key(task.id),
+                "round": r.get("round", "?"),
+                "by": "you" if r.get("by") == "human" else str(r.get("reviewer", "")),
+                "verdict": r.get("verdict", ""),
+                "text": _cell(str(r.get("text", ""))),
+            }
+            for task in plan.tasks
+            for r in recorded_of[task.id].reviews
+        ]
         status = terminal_status([r["state"] for r in rows], len(skips))
         sections.append(
             {
@@ -111,6 +122,7 @@ def _sections(
                 "status": status,
                 "rows": rows,
                 "notes": notes,
+                "reviews": reviews,
             }
         )
     return sections, spent

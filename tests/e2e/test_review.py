@@ -5,6 +5,11 @@ as author and as reviewer (`fake-review@R:` directives, R its round)."""
 
 from __future__ import annotations
 
+import os
+import signal
+
+from conftest import wait_for
+
 REVIEWED = """
 ### Task 1: Write the greeting
 **Review:** fake
@@ -51,6 +56,9 @@ def test_a_reviewer_asks_for_a_change_the_author_makes_it_and_the_reviewed_tree_
     shown = repo.hive("status").stdout
     assert "review 2 by fake: approved" in shown, shown
     assert "review" in repo.hive("timeline").stdout
+    report = (repo.root / ".hive" / "report.md").read_text()
+    assert "- r:1 review 1 by fake: changes — Say Hello, world: capitalised, with a comma." in report
+    assert "- r:1 review 2 by fake: approved — It says what the task asks." in report
 
 
 HUMAN = """
@@ -85,3 +93,70 @@ def test_a_humans_changes_reach_the_next_brief(repo):
     assert wrong.returncode == 3 and "h:1 is planned, not waiting for a review of its change" in wrong.stderr
     reviewer = repo.hive("changes", "--reason", "no task named")
     assert reviewer.returncode == 3 and "no review's session" in reviewer.stderr
+
+
+STOPPED = """
+### Task 1: Reviewed across a crash
+**Review:** fake
+fake: write a.txt a
+fake: commit-once a
+fake: signal done
+fake-review@1: wait-for .hive/fake/go
+fake-review@1: signal done "fine"
+"""
+
+
+def test_a_review_cut_short_by_kill_9_is_found_again_and_its_verdict_recorded_once(repo):
+    repo.write_plan("k", STOPPED)
+    run = repo.start_doit()
+    wait_for(lambda: any(e.get("event") == "reviewing" for e in repo.events()), timeout=60, what="the review")
+    wait_for(lambda: any(a >= 1000 for _, a, _ in repo.spawns()), timeout=30, what="the reviewer agent")
+    os.killpg(run.pid, signal.SIGKILL)  # the run dies; the reviewer, in its tmux session, does not
+    run.wait(timeout=30)
+    repo.go()  # it gives its verdict while no run watches
+    wait_for(lambda: list((repo.root / ".hive" / "signals").glob("*-r1t1/signal.json")), timeout=30, what="the verdict")
+    r = repo.doit()
+    assert r.returncode == 0, r.stderr
+    assert repo.file_on_main("a.txt") == "a\n"
+    reviewed = [e for e in repo.events() if e.get("event") == "reviewed"]
+    assert [e["verdict"] for e in reviewed] == ["approved"], "recorded once"
+    reviewers = [a for _, a, event in repo.spawns() if a >= 1000 and event == "start"]
+    assert reviewers == [1011], "its one reviewer, found again: not started a second time"
+
+
+FAILING = """
+### Task 1: A reviewer that crashes
+**Review:** fake
+fake: write a.txt a
+fake: commit-once a
+fake: signal done
+fake-review: crash 3
+"""
+
+ALWAYS = """
+### Task 1: A reviewer never pleased
+**Review:** fake
+fake: write a.txt a
+fake: commit-once a
+fake: signal done
+fake-review: signal changes "Not yet."
+"""
+
+
+def test_a_reviewer_that_fails_twice_and_reviews_past_max_reviews_wait_for_a_human(repo):
+    config = repo.root / ".hive" / "config.toml"
+    config.write_text(config.read_text().replace("[merge]\n", "[merge]\nmax_reviews = 1\n"))
+    repo.write_plan("f", FAILING)
+    repo.write_plan("m", ALWAYS)
+    r = repo.doit("-n", "2")
+    assert r.returncode == 1, r.stderr
+    failed = repo.state("f", "1")
+    assert failed["state"] == "awaiting_human" and failed["resume"] == "review"
+    assert failed["reason"].startswith("its review failed twice (") and "hive changes f:1" in failed["reason"]
+    assert [v["verdict"] for v in failed["reviews"]] == ["failed"]
+    pleased = repo.state("m", "1")
+    assert pleased["state"] == "awaiting_human" and pleased["attempt"] == 2
+    assert "its reviews asked for changes 2 times ([merge] max_reviews = 1)" in pleased["reason"]
+    assert [v["verdict"] for v in pleased["reviews"]] == ["changes", "changes"]
+    assert repo.hive("approve", "m:1").returncode == 0  # a human takes it as it is: no review again
+    assert repo.doit("m:1").returncode == 0 and repo.file_on_main("a.txt") == "a\n"
