@@ -13,6 +13,9 @@ a run, each figure against the issue's target (see bench/README.md, "Merge queue
    main's final tree against upstream's.
 3. The same with one task in every four made to fail its check (its agent also commits a failing
    test), against the tasks that merge applied by hand.
+4. Reviews (issue 39): 16 independent tasks at `doit -n 8`, agents working 2 s with `**Verify:**
+   sleep 3` and a reviewer (bench/review_agent.sh) taking 3 s on each change, against the same plan
+   with `**Verify:** sleep 6` and no review: makespan ratio.
 
 Scratch repos, private $HOME, pinned git identity and a private tmux server come from
 bench/run.py (its Sandbox, always killed at the end); Hive runs as real `python -m doit`
@@ -41,6 +44,7 @@ sys.path.insert(0, str(BENCH))
 import run as bench  # noqa: E402 — bench/run.py: Sandbox, repos, plans, Hive's records, the table
 
 TIMER = BENCH / "timed_check.sh"
+REVIEWER = BENCH / "review_agent.sh"
 BUNDLE = BENCH / "data" / "cachetools.bundle"  # made by --make-bundle; not committed (bench/README.md)
 WINDOW_REF = "refs/heads/window"
 FAIL_EVERY = 4  # the task at every 4th position of the window fails its check (measurement 3)
@@ -92,7 +96,7 @@ class Sizes:
 FULL = Sizes(tasks=16, workers=8, agent_s=2, check_s=3, window=20, replay_workers=3)
 QUICK = Sizes(tasks=8, workers=4, agent_s=1, check_s=1.5, window=8, replay_workers=3)
 
-TARGETS = {"parallel": 1.3, "replay": 0.8, "failing": 1.5}
+TARGETS = {"parallel": 1.3, "replay": 0.8, "failing": 1.5, "review": 1.3}
 
 PlanTask = tuple[str, str, list[str], str]  # bench.write_plan's: id, title, depends on, description
 
@@ -243,10 +247,14 @@ merge_batch = 1
 merge_max_checks = 0
 
 
-def hive_repo(sb: bench.Sandbox, root: Path, workers: int, log_dir: Path) -> None:
+def hive_repo(sb: bench.Sandbox, root: Path, workers: int, log_dir: Path, review_s: float = 0.0) -> None:
     """Hive in `root`, with `workers` workers and `log_dir` writable for the checks that record their
-    times there (a run without checks gets it too: the same sandbox for both runs of measurement 1)."""
+    times there (a run without checks gets it too: the same sandbox for both runs of measurement 1);
+    with `review_s`, every change reviewed by bench/review_agent.sh taking that long."""
     config = bench.hive_config({"max_workers": workers}, {"writable": [f"{log_dir}/"]})
+    if review_s:
+        config = config.replace("[merge]\n", '[merge]\nreview = "reviewer"\n', 1)
+        config += f'\n[agents.reviewer]\ncommand = ["bash", "{REVIEWER}", "{review_s:g}", "{{context_file}}"]\n'
     if merge_batch > 1:
         config = config.replace("[merge]\n", f"[merge]\nbatch = {merge_batch}\n", 1)
     if merge_max_checks:
@@ -271,13 +279,19 @@ def bench_parallel(sb: bench.Sandbox, size: Sizes, problems: list[str]) -> dict:
 
 
 def parallel_run(
-    sb: bench.Sandbox, size: Sizes, label: str, agent_s: float, check_s: float, problems: list[str]
+    sb: bench.Sandbox,
+    size: Sizes,
+    label: str,
+    agent_s: float,
+    check_s: float,
+    problems: list[str],
+    review_s: float = 0.0,
 ) -> dict:
     """`size.tasks` independent tasks whose agents work `agent_s`, each with `**Verify:** sleep
-    check_s` (none if 0), at `doit -n size.workers`."""
+    check_s` (none if 0) and a review taking `review_s` (none if 0), at `doit -n size.workers`."""
     root = bench.new_repo(sb, f"par-{label}", hive=False)
     log_dir = sb.dir / "checks" / label
-    hive_repo(sb, root, size.workers, log_dir)
+    hive_repo(sb, root, size.workers, log_dir, review_s)
     ids = [f"t{i:02d}" for i in range(1, size.tasks + 1)]
     desc = f"Work, then write a file.\n\nbench-sleep: {agent_s:g}"
     check = {"Verify": verify(log_dir, ("sleep", f"{check_s:g}"))} if check_s else {}
@@ -290,6 +304,7 @@ def parallel_run(
     return {
         "agent_s": agent_s,
         "verify_sleep_s": check_s or None,
+        "review_s": review_s or None,
         "makespan_s": round(wall, 3),
         **load,
         "check": bench.check_hive_run(sb, root, "par", keys, r, problems, f"parallel {label}"),
@@ -526,11 +541,47 @@ def failing_outcome(
 Row = tuple[str, str, str, str]
 
 
+# -- measurement 4: reviews ------------------------------------------------------------------------
+def bench_review(sb: bench.Sandbox, size: Sizes, problems: list[str]) -> dict:
+    """A check and a review of the same length as one check twice as long: the makespans' ratio (a
+    review runs off the merge lock like a check, in its check slot, beside the others)."""
+    first = len(problems)
+    reviewed = parallel_run(sb, size, "reviewed", size.agent_s, size.check_s, problems, review_s=size.check_s)
+    longer = parallel_run(sb, size, "longer_verify", size.agent_s, 2 * size.check_s, problems)
+    reviews = [e for e in bench.events(sb.dir / "par-reviewed") if e.get("event") == "reviewed"]
+    if len(reviews) != size.tasks:
+        problems.append(f"review: {len(reviews)} reviews recorded for {size.tasks} tasks")
+    return {
+        "tasks": size.tasks,
+        "workers": size.workers,
+        "reviewed": reviewed,
+        "longer_verify": longer,
+        "reviews": len(reviews),
+        "ratio": round(reviewed["makespan_s"] / longer["makespan_s"], 3),
+        "complete": len(problems) == first,
+    }
+
+
+def review_rows(p: dict) -> list[Row]:
+    a, b = p["reviewed"], p["longer_verify"]
+    what = f"Verify {a['verify_sleep_s']:g} s + review {a['review_s']:g} s / Verify {b['verify_sleep_s']:g} s"
+    return [
+        (
+            f"4. {p['tasks']} tasks -n {p['workers']}: {what}",
+            f"{a['makespan_s']:.1f} / {b['makespan_s']:.1f} s = {p['ratio']:.2f}x" + incomplete(p),
+            f"<= {TARGETS['review']}x",
+            bench.verdict(p["ratio"] <= TARGETS["review"] and p["complete"]),
+        )
+    ]
+
+
 def table(results: dict) -> list[Row]:
     rows = parallel_rows(results["parallel"]) if results.get("parallel") else []
     for name in ("replay", "failing"):
         if results.get(name):
             rows += replay_rows(name, results[name])
+    if results.get("review"):
+        rows += review_rows(results["review"])
     for name, err in results.get("errors", {}).items():
         rows.append((f"{name}: did not complete", err.splitlines()[0][:60], "-", "FAIL"))
     return rows
@@ -615,7 +666,7 @@ def load(avg: tuple[float, ...] | None) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="8 tasks at -n 4 (1 s + 1.5 s), an 8-commit window")
-    ap.add_argument("--only", default="parallel,replay,failing", help="which measurements, comma-separated")
+    ap.add_argument("--only", default="parallel,replay,failing,review", help="which measurements, comma-separated")
     ap.add_argument("--out", default=str(BENCH / "results" / "merge_queue.json"), help="where to write the raw JSON")
     ap.add_argument("--keep", action="store_true", help="keep the scratch repos (their path is printed)")
     ap.add_argument(
@@ -670,6 +721,7 @@ def main() -> int:
             "failing": lambda: repeated(
                 lambda s: bench_replay(sb, bundle(), size, FAIL_EVERY, problems, s), args.repeat
             ),
+            "review": lambda: bench_review(sb, size, problems),
         }
         for name in (n for n in steps if n in only):
             print(f"bench: {name} ...", file=sys.stderr, flush=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hive import crashsafe
 from hive.agent_clis import configured_model
+from hive.agent_clis.profile import AgentProfile
 from hive.agent_clis.stream import Usage
 from hive.engine.task import TaskContext
 from hive.lifecycle import State
@@ -24,14 +25,17 @@ MAX_PAUSE = 3600.0
 WAIT_SLICE = 1.0  # a paused run looks again this often: the hold or the task may change meanwhile
 
 
+def model_of(profile: AgentProfile) -> str:
+    """The model, for a CLI whose output does not name it: the profile's, else its CLI's config's."""
+    return profile.model or configured_model(profile.stream, os.environ)
+
+
 class AttemptMeter:
     """Records a running attempt's usage in its state; says when it must stop."""
 
     def __init__(self, h: TaskContext) -> None:
         self.h = h
-        profile = h.profile()
-        # the model, for a CLI whose output does not name it: the profile's, else its CLI's config's
-        self.model = profile.model or configured_model(profile.stream, os.environ)
+        self.model = model_of(h.profile())
 
     def record(self, usage: Usage) -> str | None:
         h = self.h

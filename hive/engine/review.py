@@ -24,7 +24,9 @@ from hive import agent_clis, agentshim, logcap
 from hive.adapters import git
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
+from hive.agent_clis.profile import AgentProfile
 from hive.agent_clis.stream import Usage
+from hive.engine.limits import model_of
 from hive.engine.merge import ReviewAsk, Reviewed
 from hive.engine.supervise import Hooks, Watch, wait
 from hive.engine.task import TaskContext, Worker
@@ -293,12 +295,12 @@ def _prompt(key: str, brief: str, hive: str) -> str:
 class _Meter:
     """A reviewer's usage, kept for its review's record (its cost counts in the task's budget)."""
 
-    def __init__(self, h: TaskContext, profile: Any) -> None:
-        self.h, self.profile = h, profile
+    def __init__(self, h: TaskContext, profile: AgentProfile) -> None:
+        self.h, self.model = h, model_of(profile)
         self.entry: dict[str, Any] = {}
 
     def record(self, usage: Usage) -> str | None:
-        model = usage.model or self.profile.model
+        model = usage.model or self.model
         self.entry = attempt_entry(
             usage.tokens_in, usage.tokens_out, usage.cli_cost_usd, model, self.h.cfg.prices, usage.by_model
         )

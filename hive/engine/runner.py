@@ -142,15 +142,19 @@ class TaskRunner:
                 say(f"{h.key}: its question was answered as its agent ended; the next attempt goes on with it")
                 continue
             if STATES[State(st.state)].retried and not st.permanent and st.attempts_used < h.cfg.max_attempts:
-                if st.history and st.history[-1].get("outcome") == Ended.CHANGES:
-                    say(f"{h.key}: attempt {st.attempt + 1} makes the changes its review asked for")
-                else:
-                    say(
-                        f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
-                        f"({st.attempts_used} of {h.cfg.max_attempts} attempts used)"
-                    )
+                say(self._again(st))
                 continue
             return self._held(st)
+
+    def _again(self, st: TaskState) -> str:
+        """What the run says as it starts the task's next attempt."""
+        h = self.h
+        if st.history and st.history[-1].get("outcome") == Ended.CHANGES:
+            return f"{h.key}: attempt {st.attempt + 1} makes the changes its review asked for"
+        return (
+            f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
+            f"({st.attempts_used} of {h.cfg.max_attempts} attempts used)"
+        )
 
     def _facts(self, st: TaskState) -> Facts:
         """What git, the executor and the signal files say about the recorded state."""

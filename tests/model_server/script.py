@@ -7,6 +7,10 @@ ignored):
     model> write: <path> :: <content>    a shell call writing <content> (``\\n`` = newline)
     model> say: <text>                   the final answer (default "done")
 
+A reviewer's brief (Hive's `<!-- hive:review plan:ID round R -->`, engine/review.py) holds the task's
+text, the author's `model>` directives with it: there the model follows `review>` directives
+instead, and `review@R>` ones of its round R (`review@1> run: hive changes --reason "..."`).
+
 In a run or write, `{result:REGEX}` stands for the first match of REGEX (its first group, if it has
 one) in the last tool result the model was sent: how a script uses what a tool call told it (an answer `hive ask`
 printed), which it cannot know otherwise.
@@ -24,7 +28,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-DIRECTIVE = re.compile(r"^model>\s*(run|write|say):\s?(.*)$")
+DIRECTIVE = re.compile(r"^(model|review(?:@\d+)?)>\s*(run|write|say):\s?(.*)$")
+REVIEW_ROUND = re.compile(r"<!-- hive:review \S+ round (\d+) ")
 BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 HIVE_PATH = re.compile(r"if `hive` is not found, it is `([^`]+)`")
 ABS_PATH = re.compile(r"(?<![\w/.~])(/[^\s`'\"<>]+)")
@@ -65,13 +70,15 @@ def parse(text: str, hive: str | None = None) -> Script:
     """The directives of `text`. A `run` whose command starts with the word `hive` gets that
     word replaced by the `hive` argument (the absolute path the prompt names), when given."""
     script = Script()
+    reviewing = REVIEW_ROUND.search(text)
+    mine = {"review", f"review@{reviewing.group(1)}"} if reviewing else {"model"}
     for raw in text.splitlines():
         line = BULLET.sub("", raw.strip(), count=1)
         m = DIRECTIVE.match(line)
-        if not m:
+        if not m or m.group(1) not in mine:
             continue
         script.found = True
-        kind, rest = m.group(1), m.group(2).strip()
+        kind, rest = m.group(2), m.group(3).strip()
         if kind == "say":
             script.say = rest
         elif kind == "run":

@@ -16,6 +16,8 @@ from clis import cli_bin_dir
 from conftest import wait_for
 from model_server import ModelServer
 
+from hive.store.paths import Paths
+
 PROFILES = ("claude", "codex", "gemini", "aider")
 
 CONFIG = """\
@@ -202,3 +204,42 @@ def test_a_task_merges_with_the_real_cli_in_the_sandbox(repo, cli_paths, model_s
     made = sorted(set(p.name for p in home.iterdir()) - set(before))
     state = {"claude": [".claude"], "codex": [".codex"], "gemini": [".gemini"], "aider": [".aider"]}[profile]
     assert set(made) <= set(state), made
+
+
+REVIEWED = """
+### Task 1: Greeting
+**Type:** script
+Write the greeting.
+
+review@1> run: hive changes --reason "Say Hello, world: capitalised."
+review@1> say: sent back
+review@2> run: hive done --reason "It greets as asked."
+review@2> say: approved
+
+```bash
+echo "hello" > greeting.txt
+```
+"""
+
+
+@pytest.mark.parametrize("profile", ("claude", "codex", "gemini"))  # aider runs no shell command: it cannot signal
+def test_a_real_cli_reviews_a_change_asks_for_changes_then_approves(repo, cli_paths, model_server, profile):
+    """Issue 39: the CLI as the reviewer, in its sandbox, reads the review brief (its `review@R>`
+    directives: the model server follows those in a review's brief) and says `hive changes`, then,
+    at the next round, `hive done`; the task's second attempt is told the review."""
+    env = set_up(repo, profile, model_server, cli_paths)
+    cfg = repo.root / ".hive" / "config.toml"
+    cfg.write_text(cfg.read_text().replace('main_branch = "main"\n', f'main_branch = "main"\nreview = "{profile}"\n'))
+    repo.write_plan("web", REVIEWED)
+    r = repo.doit(env=env, timeout=300)
+    assert r.returncode == 0, r.stderr + repo.hive("logs", "web:1").stdout
+    st = repo.state("web", "1")
+    assert [(v["verdict"], v["reviewer"], v["text"]) for v in st["reviews"]] == [
+        ("changes", profile, "Say Hello, world: capitalised."),
+        ("approved", profile, "It greets as asked."),
+    ]
+    assert st["attempt"] == 2 and repo.file_on_main("greeting.txt") == "hello\n"
+    brief = Paths(repo.root).context_copy("web", "1", 2).read_text()
+    assert "Say Hello, world: capitalised." in brief, "the review reached its author's next attempt"
+    reviewed = repo.status_json()["tasks"][0]
+    assert reviewed["cost_usd"] > 0, "the reviewers' tokens count as the task's"
