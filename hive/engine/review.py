@@ -135,6 +135,9 @@ class Reviewer:
         agent = h.executor.agent(ref)
         found = agent_signals.read(t.signal, review=True)
         if found is None and h.executor.locate(ref.name) is None:
+            if t.signal.parent.exists():  # started by a run that stopped, and gone since without a verdict
+                agent.stop(h.cfg.stop_patience, True, prefixed(say, f"{h.key} review"))
+                return FAILED, "its agent was gone when the run came back to it, without a verdict", {}
             agent = self._start(st, ask, t, ref, round_, wt)
         meter = _Meter(h, self.profile)
         if found is not None:  # it gave its verdict while no run watched

@@ -50,6 +50,9 @@ BATCH_P = 0.3
 # megabytes): those that Hive must fail the attempt on (TRAPS_FAILING, held for a human: the soak
 # then runs `hive retry`), the others it must drop, the run going on either way
 TRAP_P = 0.3
+# A task's change is reviewed (issue 39: `**Review:** fake`): its first review asks for changes, the
+# next approves, so its author works twice and faults land in reviews too
+REVIEW_P = 0.3
 TRAPS_FAILING = ("signal-fifo", "signal-zero", "ref-fifo", "objects-fifo")
 TRAPS = (*TRAPS_FAILING, "question-fifo", "found-zero", "notes-flood")
 
@@ -65,6 +68,7 @@ class TaskSpec:
     answer_delay: float | None = None  # it asks its human first; the answer comes this long after
     verify: float | None = None  # it has a Verify that takes this long (and checks its file)
     trap: str = ""  # attempt 1 leaves this trap for Hive (TRAPS) once it has committed
+    reviewed: bool = False  # its change is reviewed: round 1 asks for changes, the next approves
 
     @property
     def question(self) -> str:
@@ -147,6 +151,7 @@ class Scenario:
         if self.batch > 1:
             out.append(f"batch:{self.batch}")
         out += [f"trap@1:{t.id}:{t.trap}" for t in self.tasks if t.trap]
+        out += [f"reviewed:{t.id}" for t in self.tasks if t.reviewed]
         return out
 
 
@@ -280,6 +285,9 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
     if not ray and calm and traps.random() < TRAP_P:
         trapped, kind = traps.choice(calm).id, traps.choice(TRAPS)
         tasks = tuple(dataclasses.replace(t, trap=kind) if t.id == trapped else t for t in tasks)
+    reviews = random.Random(f"review {seed}")  # drawn last, from its own generator too
+    if not ray:
+        tasks = tuple(dataclasses.replace(t, reviewed=True) if reviews.random() < REVIEW_P else t for t in tasks)
     return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay, check_kill, check_fail, batch)
 
 
@@ -298,6 +306,8 @@ def render_plan(sc: Scenario, root: Path) -> str:
     ]
     for t in sc.tasks:
         lines = [f"### Task {t.id}: Write {t.file}", f"**Depends on:** {', '.join(t.deps) or 'none'}"]
+        if t.reviewed:
+            lines.append("**Review:** fake")
         if t.verify is not None and sc.fails_its_first_check(t):
             once = failed_check_marker(root, t)
             fail_once = f"{{ test -e {once} || {{ touch {once}; exit 1; }}; }}"
@@ -317,6 +327,8 @@ def render_plan(sc: Scenario, root: Path) -> str:
         lines += [f"fake: write {t.file} {written}", f"fake: commit-once {t.message}"]
         if t.trap:
             lines.append(f"fake@1: leave {t.trap}")
+        if t.reviewed:
+            lines += ['fake-review@1: signal changes "Name the file in the commit."', "fake-review: signal done"]
         if t.sleep and not t.sleep_first:
             lines.append(f"fake: sleep {t.sleep}")
         lines.append("fake: signal done")
