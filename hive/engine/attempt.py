@@ -13,7 +13,7 @@ from hive.adapters import git, worktrees
 from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
 from hive.crashsafe import crash_point
-from hive.engine import hold
+from hive.engine import hold, review
 from hive.engine.brief import (
     ContextInput,
     Resolve,
@@ -78,6 +78,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     )
     crash_point("after-claim")
     drop_private_gitdirs(h, attempt)
+    review.end_reviewers(h)  # one a stopped run left, before a human sent the task back
     # a host elsewhere makes the agent's checkout (the spare serves merges here)
     if caps.remote_checkout or spare is None or not worktrees.reuse(root, spare, wt, st.branch, start_point):
         worktrees.create(root, wt, st.branch, start_point)

@@ -12,7 +12,7 @@ from hive.engine import hold
 from hive.engine.attempt import bring_back, drop_private_gitdirs, retire_worktree, spare_for, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import Checked, MergeRequest, MergeResult, MergeStatus, Recorders, Spot, merge
-from hive.engine.review import Reviewer, changes_sent, reviewer_of
+from hive.engine.review import Reviewer, changes_sent, end_reviewers, reviewer_of
 from hive.engine.task import TaskContext, Worker
 from hive.engine.taskenv import teardown_of, variables
 from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
@@ -237,3 +237,4 @@ def tidy_up(h: TaskContext, st: TaskState, spare: Path | None = None) -> None:
     for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref, teardown=teardown_of(h), spare=spare):
         say(f"{h.key}: {note}")
     drop_private_gitdirs(h, st.attempt + 1)
+    end_reviewers(h)

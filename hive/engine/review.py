@@ -15,6 +15,7 @@ keeps the approval its change got."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,7 @@ from hive.sandbox import gitdir, policy
 from hive.store import agent_signals, names
 from hive.store.files import atomic_write
 from hive.store.state import TaskState
-from hive.store.usage import attempt_entry
+from hive.store.usage import attempt_entry, task_totals, usd
 
 APPROVED, CHANGES, FAILED = "approved", "changes", "failed"
 TRIES = 2  # a review that failed (crashed, timed out, said neither) is tried once more
@@ -131,7 +132,8 @@ class Reviewer:
             h.paths.hive / "run" / f"{name}.exit",
         )
         wt = Path(ask.worktree)
-        ref = AgentRef(str(h.root), h.key, t.number, f"hive-{self.worker.id}-{name}")
+        # named for the review alone (not its worker): a run that comes back on another worker finds it
+        ref = AgentRef(str(h.root), h.key, t.number, f"hive-{name}")
         agent = h.executor.agent(ref)
         found = agent_signals.read(t.signal, review=True)
         if found is None and h.executor.locate(ref.name) is None:
@@ -268,6 +270,28 @@ class Reviewer:
         )
 
 
+def end_reviewers(h: TaskContext) -> None:
+    """Stop what is left of the task's reviewers: one a run stopped while it reviewed, whose task
+    then went another way (a human merged it, or sent it back) before a run came back to it."""
+    folder = h.paths.hive / "signals"
+    prefix = names.stem(h.plan_name, h.task.id) + "-a"
+    try:
+        left = [n for n in os.listdir(folder) if n.startswith(prefix) and _REVIEW.search(n)]
+    except FileNotFoundError:
+        return
+    for name in left:
+        m = _REVIEW.search(name)
+        assert m is not None
+        number = int(m.group(1)) * 1000 + int(m.group(2)) * 10 + int(m.group(3))
+        if h.executor.locate(f"hive-{name}") is not None:
+            h.executor.agent(AgentRef(str(h.root), h.key, number, f"hive-{name}")).stop(
+                h.cfg.stop_patience, True, prefixed(say, f"{h.key} review")
+            )
+
+
+_REVIEW = re.compile(r"-a(\d+)-r(\d+)t(\d+)$")  # names.review_name's ending
+
+
 def _kept(st: TaskState, branch: str) -> dict[str, Any] | None:
     """The verdict this attempt's change already got, if a review of this very branch commit was
     recorded (a run stopped after it: a verdict is recorded once)."""
@@ -303,8 +327,15 @@ class _Meter:
         self.entry: dict[str, Any] = {}
 
     def record(self, usage: Usage) -> str | None:
+        """Keep it; say why the reviewer must stop: the task's `[budget] task_usd`, which its
+        reviews spend from too."""
+        h = self.h
         model = usage.model or self.model
         self.entry = attempt_entry(
-            usage.tokens_in, usage.tokens_out, usage.cli_cost_usd, model, self.h.cfg.prices, usage.by_model
+            usage.tokens_in, usage.tokens_out, usage.cli_cost_usd, model, h.cfg.prices, usage.by_model
         )
+        cap = h.cfg.budget_task_usd
+        spent = task_totals(h.read()).cost_usd + float(self.entry.get("cost_usd") or 0.0)
+        if cap and spent >= cap:
+            return f"budget reached for this task ({usd(spent)} of {usd(cap)}, [budget] task_usd)"
         return None

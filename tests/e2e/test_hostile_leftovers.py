@@ -74,6 +74,8 @@ def _plan(repo) -> str:
 def test_every_trap_an_agent_leaves_fails_its_attempt_or_is_dropped_and_the_run_goes_on(repo):
     repo.configure(sandbox=ON, attempts=1, extra="[parallel]\nmax_workers = 4\n")
     repo.write_plan("h", _plan(repo))
+    home = Path(os.environ["HOME"])
+    checkout, homes = repo.git("status", "--porcelain"), sorted(p.name for p in home.iterdir())
     run = repo.start_doit("-n", "4", prefix=LIMIT)
     # while it runs, status answers (a FIFO in a questions folder froze it)
     for _ in range(3):
@@ -99,6 +101,8 @@ def test_every_trap_an_agent_leaves_fails_its_attempt_or_is_dropped_and_the_run_
     assert not [d for d in status["discovered"] if d["plan"] == "h"], "nothing it left was an item"
     stderr = run.stderr()
     assert "Traceback" not in stderr, stderr
+    assert repo.git("status", "--porcelain") == checkout, "nothing of the user's checkout changed"
+    assert sorted(p.name for p in home.iterdir()) == homes, "nor of their home"
     # the failures are held for a human, not tried again on the next run
     again = repo.doit(timeout=120)
     assert again.returncode == 1 and "attempt 2" not in again.stderr, again.stderr
