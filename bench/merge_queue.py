@@ -565,14 +565,17 @@ def bench_review(sb: bench.Sandbox, size: Sizes, problems: list[str]) -> dict:
 def review_rows(p: dict) -> list[Row]:
     a, b = p["reviewed"], p["longer_verify"]
     what = f"Verify {a['verify_sleep_s']:g} s + review {a['review_s']:g} s / Verify {b['verify_sleep_s']:g} s"
-    return [
-        (
-            f"4. {p['tasks']} tasks -n {p['workers']}: {what}",
-            f"{a['makespan_s']:.1f} / {b['makespan_s']:.1f} s = {p['ratio']:.2f}x" + incomplete(p),
-            f"<= {TARGETS['review']}x",
-            bench.verdict(p["ratio"] <= TARGETS["review"] and p["complete"]),
-        )
-    ]
+    return [ratio_row("4.", "review", p, a, b, what)]
+
+
+def ratio_row(n: str, target: str, p: dict, a: dict, b: dict, what: str) -> Row:
+    """Two runs' makespans, their ratio against its target."""
+    return (
+        f"{n} {p['tasks']} tasks -n {p['workers']}: {what}",
+        f"{a['makespan_s']:.1f} / {b['makespan_s']:.1f} s = {p['ratio']:.2f}x" + incomplete(p),
+        f"<= {TARGETS[target]}x",
+        bench.verdict(p["ratio"] <= TARGETS[target] and p["complete"]),
+    )
 
 
 def table(results: dict) -> list[Row]:
@@ -591,12 +594,7 @@ def parallel_rows(p: dict) -> list[Row]:
     a, b = p["with_verify"], p["agent_only"]
     what = f"{a['agent_s']:g} s + Verify sleep {a['verify_sleep_s']:g} / {b['agent_s']:g} s, no Verify"
     return [
-        (
-            f"1. {p['tasks']} tasks -n {p['workers']}: {what}",
-            f"{a['makespan_s']:.1f} / {b['makespan_s']:.1f} s = {p['ratio']:.2f}x" + incomplete(p),
-            f"<= {TARGETS['parallel']}x",
-            bench.verdict(p["ratio"] <= TARGETS["parallel"] and p["complete"]),
-        ),
+        ratio_row("1.", "parallel", p, a, b, what),
         checks_row("1.", a["check_times"]),
         start_cost_row("1.", a, b),
     ]
