@@ -45,12 +45,12 @@ def check_runs(sb: Sandbox) -> None:
         if rec.killed == "hung":
             sb.findings.add(
                 f"hang: a run was still going after {RUN_TIMEOUT:.0f}s",
-                f"run {rec.label}; its processes: {' | '.join(rec.stuck)}",
+                f"run {rec.label}; its processes: {' | '.join(rec.stuck)}\n{rec.stacks}".rstrip(),
             )
         elif rec.killed == "slow-stop":
             sb.findings.add(
                 f"{rec.stop_signal}: doit did not stop within {STOP_TIMEOUT:.0f}s",
-                f"run {rec.label}; its processes: {' | '.join(rec.stuck)}",
+                f"run {rec.label}; its processes: {' | '.join(rec.stuck)}\n{rec.stacks}".rstrip(),
             )
         elif rec.died_before_hive():
             sb.notes.append(

@@ -3,8 +3,10 @@ members, every process that carries a trial's environment; and signalling a grou
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,10 +41,46 @@ def group_snapshot(pgid: int) -> list[str]:
                 continue
             wchan = (d / "wchan").read_text().strip()
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-            out.append(f"{d.name} {stat[0]} {wchan or '-'} {cmd[:90]}")
+            out.append(f"{d.name} {stat[0]} {wchan or '-'} {cmd[:90]}{_threads(d)}")
         except (OSError, IndexError, ValueError):
             continue
     return out
+
+
+def _threads(proc_dir: Path) -> str:
+    """A process's other threads and where each waits (a lock one thread holds is another's futex wait)."""
+    waits = []
+    for t in sorted((proc_dir / "task").iterdir(), key=lambda t: int(t.name))[1:]:
+        with contextlib.suppress(OSError):
+            waits.append(f"{t.name}:{(t / 'wchan').read_text().strip() or '-'}")
+    return f" [threads {' '.join(waits)}]" if waits else ""
+
+
+def dump_python_stacks(pgid: int, out: Path, patience: float = 2.0) -> str:
+    """Every thread's Python stack of the group's leader, if it is a Python run with
+    PYTHONFAULTHANDLER set (a trial's environment sets it): SIGABRT makes faulthandler
+    print them to its stderr, the run's output file, and the process dies of it. What a
+    hung run waited in, as the process list alone cannot say."""
+    before = out.stat().st_size if out.exists() else 0
+    try:
+        os.kill(pgid, signal.SIGABRT)
+    except OSError:
+        return ""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline and _alive(Path(f"/proc/{pgid}")):
+        time.sleep(0.05)
+    with open(out, "rb") as f:
+        f.seek(before)
+        text = f.read().decode(errors="replace")
+    start = text.find("Fatal Python error")
+    return text[start:] if start >= 0 else ""
+
+
+def _alive(proc_dir: Path) -> bool:
+    try:
+        return not _zombie(proc_dir)
+    except OSError:
+        return False
 
 
 def processes_where(wanted: Callable[[list[bytes]], bool]) -> list[tuple[int, str]]:

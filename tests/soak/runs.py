@@ -25,6 +25,7 @@ class RunRecord:
     before_hive: bool = False  # the stop signal came while doit started, before it loaded Hive
     killed: str = ""  # why the soak killed it: "kill9" | "hung" | "slow-stop"
     stuck: list[str] = field(default_factory=list)  # its process group when it was killed as hung
+    stacks: str = ""  # its Python threads' stacks then (faulthandler's dump)
     code: int | None = None
     duration: float = 0.0
 

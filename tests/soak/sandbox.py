@@ -78,6 +78,8 @@ class Sandbox:
                 "TMUX_TMPDIR": str(self.dir),
                 "HIVE_TMUX_SOCKET": self.socket,
                 "PYTHONDONTWRITEBYTECODE": "1",
+                # a hung run is sent SIGABRT before it is killed: every thread's stack in its output
+                "PYTHONFAULTHANDLER": "1",
                 "PATH": f"{Path(PY).parent}{os.pathsep}{os.environ.get('PATH', '')}",
             }
         )

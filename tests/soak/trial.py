@@ -12,7 +12,7 @@ from collections.abc import Callable
 from . import faults
 from .checks import run_checks
 from .output import first_line
-from .processes import group_snapshot, killpg
+from .processes import dump_python_stacks, group_snapshot, killpg
 from .records import EventWatch, read_events, read_spawns
 from .results import TrialResult
 from .runs import RUN_TIMEOUT, STOP_TIMEOUT, RunRecord
@@ -177,6 +177,7 @@ class Trial(Sandbox):
             else:
                 continue
             rec.stuck = group_snapshot(p.pid)  # what it hung in, before it is gone
+            rec.stacks = dump_python_stacks(p.pid, rec.out_path)
             killpg(p.pid, signal.SIGKILL)
             p.wait()
 
