@@ -7,9 +7,10 @@
   by `rule`: `host` at any port, `host:port` at that one, `*.x.org` any name under x.org) and
   refuses the rest, each refusal told on stderr (the task's log) and recorded as a JSON line in
   REFUSED (which the agent cannot write), until that process has ended.
-- `pump FD SOCKET`, inside the sandbox (started by relay.py, which bound the listening socket
-  FD on the sandbox's loopback): pass each connection on to SOCKET, waiting a moment for a
-  proxy still starting beside the sandbox.
+- `pump FD SOCKET ENDED`, inside the sandbox (started by relay.py, which bound the listening
+  socket FD on the sandbox's loopback): pass each connection on to SOCKET, waiting a moment for
+  a proxy still starting beside the sandbox, until the sandbox's command has ended (ENDED: a
+  pidfd of it, or -1).
 
 SOCKET lies in a folder of its own, which the sandbox is shown (not the socket itself: one made
 anew, as a proxy started again makes it, would not be the one shown).
@@ -357,10 +358,14 @@ def _wait_for(pid: int, fd: int) -> None:
 
 def pump(args: list[str]) -> int:
     """Pass each connection to the listening socket FD (the relay's, in the sandbox) on to the
-    proxy at SOCKET."""
-    fd, path = int(args[0]), args[1]
+    proxy at SOCKET, until the sandbox's command has ended (ENDED: a pidfd of it, or -1)."""
+    fd, path, ended = int(args[0]), args[1], int(args[2])
     listener = socket.socket(fileno=fd)
+    watched = [fd, *([ended] if ended >= 0 else [])]
     while True:
+        ready, _, _ = select.select(watched, [], [])
+        if ended in ready:
+            return 0
         conn, _ = listener.accept()
         threading.Thread(target=_relay, args=(conn, path), daemon=True).start()
 
@@ -399,10 +404,10 @@ def _connect(path: str) -> socket.socket | None:
 def main(args: list[str]) -> int:
     if args[:1] == ["beside"] and len(args) == 7:
         return beside(args[1:])
-    if args[:1] == ["pump"] and len(args) == 3:
+    if args[:1] == ["pump"] and len(args) == 4:
         return pump(args[1:])
     print(
-        "usage: python -I -S proxy.py beside SOCKET ALLOW REFUSED FD PID PIDFD | pump FD SOCKET",
+        "usage: python -I -S proxy.py beside SOCKET ALLOW REFUSED FD PID PIDFD | pump FD SOCKET ENDED",
         file=sys.stderr,
     )
     return 2

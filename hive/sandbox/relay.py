@@ -2,7 +2,11 @@
 when its network is an allowlist. Listen on 127.0.0.1:PORT (the sandbox's own loopback, where
 HTTPS_PROXY/HTTP_PROXY point), then become ARGV; a grandchild, re-parented to the sandbox's
 init, waits for the first connection, then becomes `proxy.py pump`, which passes each on to the
-proxy's socket SOCKET; it ends with the sandbox's pid namespace when ARGV does.
+proxy's socket SOCKET; it ends when ARGV does. Not only with the sandbox's pid namespace: its
+init (bubblewrap's) waits for every process in it, and when `kill -9` of a run lands as its
+check's sandbox starts, bubblewrap can miss its parent's death (it asks for the signal after it
+started) and live on, its init then waiting for a grandchild that waited for a connection forever
+(seen in the soak: a check's sandbox left after the run).
 
 The port is bound before ARGV starts, so its first request finds it ready. Everything else is
 left to the grandchild, and to the first request (an agent that never asks costs no more): this
@@ -32,13 +36,16 @@ def main(args: list[str]) -> int:
     except OSError as e:
         print(f"hive sandbox: cannot listen on 127.0.0.1:{port}: {e}", file=sys.stderr)
         return 127
+    argv_ended = _pidfd(os.getpid())  # this process, once it is ARGV: readable when it ends
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
-            _pump(listener, path)
+            _pump(listener, path, argv_ended)
         os._exit(0)
     os.wait()
     listener.close()
+    if argv_ended >= 0:
+        os.close(argv_ended)
     try:
         os.execvp(argv[0], argv)
     except OSError as e:
@@ -46,19 +53,32 @@ def main(args: list[str]) -> int:
         return 127
 
 
-def _pump(listener: _socket.socket, path: str) -> None:
+def _pidfd(pid: int) -> int:
+    """A pidfd of process `pid`, or -1 where the kernel has none (before Linux 5.3): then the
+    grandchild ends with the sandbox's pid namespace alone."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
+
+
+def _pump(listener: _socket.socket, path: str, argv_ended: int) -> None:
     """At the first connection, become `proxy.py pump`, serving `listener` (holding none of
-    ARGV's output: a check's pipes close when its command ends)."""
+    ARGV's output: a check's pipes close when its command ends); if ARGV ends first, end."""
     import select
 
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    select.select([listener], [], [])
+    ready, _, _ = select.select([listener.fileno(), *([argv_ended] if argv_ended >= 0 else [])], [], [])
+    if argv_ended in ready:
+        os._exit(0)
     fd = listener.fileno()
     os.set_inheritable(fd, True)
+    if argv_ended >= 0:
+        os.set_inheritable(argv_ended, True)
     try:
-        os.execv(sys.executable, [sys.executable, "-I", "-S", PROXY, "pump", str(fd), path])
+        os.execv(sys.executable, [sys.executable, "-I", "-S", PROXY, "pump", str(fd), path, str(argv_ended)])
     finally:
         os._exit(127)
 

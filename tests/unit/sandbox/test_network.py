@@ -221,6 +221,55 @@ def test_the_relay_waits_for_a_proxy_still_starting(tmp_path: Path, http_server:
     assert out == "ok hello /slow\n"
 
 
+def _relays_of(sock: Path) -> list[int]:
+    """Live processes (not zombies) of the relay for `sock`: its grandchild (relay.py's command line
+    until its first connection, `proxy.py pump` from then on)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        try:
+            cmdline = (d / "cmdline").read_bytes() if d.name.isdigit() else b""
+            if str(sock).encode() in cmdline and (b"relay.py" in cmdline or b"\0pump\0" in cmdline):
+                if (d / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(d.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("connected", [False, True], ids=["never-asked", "asked-once"])
+def test_the_relays_grandchild_ends_when_its_command_does_with_no_pid_namespace_to_end_it(
+    tmp_path: Path, http_server: int, connected: bool
+):
+    """What kill -9 of a run as its check's sandbox started left (the soak: a sandbox that
+    outlived its run, bubblewrap's init waiting for the relay's grandchild, which waited for a
+    connection forever): here no namespace ends it; its command's end does, whether it waited
+    for a first connection or had become the pump."""
+    sock, port = network.socket_path(str(tmp_path)), free_port()
+    relay = [sys.executable, "-I", "-S", relay_py.__file__, str(sock), str(port), "--"]
+    client = [sys.executable, "-c", RELAYED, str(port), f"http://127.0.0.1:{http_server}/x"]
+    server = None
+    if connected:
+        serve = network.way("allowlist", ["127.0.0.1"], str(tmp_path), tmp_path / "r").outside()
+        server = subprocess.Popen([*serve, "sleep", "30"])
+    try:
+        command = client if connected else ["true"]
+        r = subprocess.run(
+            [*relay, *command], capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"}
+        )
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == ("ok hello /x\n" if connected else "")
+        deadline = time.monotonic() + 10
+        while _relays_of(sock) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _relays_of(sock) == [], "the relay's grandchild outlived its command"
+    finally:
+        for pid in _relays_of(sock):
+            os.kill(pid, signal.SIGKILL)
+        if server is not None:
+            server.kill()
+            server.wait()
+
+
 AGENT = """
 import os, sys, time, urllib.request
 print("asked", flush=True)
