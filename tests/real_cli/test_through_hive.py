@@ -5,7 +5,6 @@ missing binary stops the run before anything starts."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -73,8 +72,15 @@ def set_up(repo, profile: str, server: ModelServer | str, cli_paths: dict, **env
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_a_login_page_task_merges_with_its_cost_recorded(repo, cli_paths, model_server, profile):
+def test_a_login_page_task_merges_in_the_sandbox_with_its_cost_recorded(repo, cli_paths, model_server, profile):
+    """[sandbox] mode = "on": each CLI writes its checkout and its own state folder (made on the
+    first run), with its temporary files in its private /tmp; nothing else of the home. Its
+    tokens and cost are recorded, per task and in total."""
     env = set_up(repo, profile, model_server, cli_paths)
+    home = Path(os.environ["HOME"])
+    before = sorted(p.name for p in home.iterdir())
+    cfg = repo.root / ".hive" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[sandbox]\nmode = "on"\n')
     r = repo.doit(env=env, timeout=300)
     assert r.returncode == 0, r.stderr + repo.hive("logs", "web:1").stdout
     assert "Please log in" in (repo.file_on_main("login.html") or "")
@@ -82,11 +88,19 @@ def test_a_login_page_task_merges_with_its_cost_recorded(repo, cli_paths, model_
     assert sorted(on_main) == ["README.md", "login.html"], on_main  # no .aider*, .gitignore or brief
     st = repo.state("web", "1")
     assert (st["state"], st["attempts_used"]) == ("done", 1), st
-    task = repo.status_json()["tasks"][0]
+    made = sorted(set(p.name for p in home.iterdir()) - set(before))
+    state = {"claude": [".claude"], "codex": [".codex"], "gemini": [".gemini"], "aider": [".aider"]}[profile]
+    assert set(made) <= set(state), made
+    data = repo.status_json()
+    task = data["tasks"][0]
     assert task["tokens_in"] > 0 and task["tokens_out"] > 0 and task["cost_usd"] > 0, task
-    totals = repo.status_json()["totals"]
-    assert totals["tokens_in"] == task["tokens_in"] and totals["cost_usd"] == task["cost_usd"]
+    assert set(data["totals"]) == {"tokens_in", "tokens_out", "cost_usd"}
+    assert data["totals"]["tokens_in"] == task["tokens_in"] and data["totals"]["cost_usd"] == task["cost_usd"]
     assert "waiting at a prompt" not in r.stderr
+    out = repo.hive("status").stdout
+    assert out.count(" in / ") == 2 and "$" in out, out  # the total line and the task's line
+    report = (repo.root / ".hive" / "report.md").read_text()
+    assert "Tokens in/out, cost" in report and "**Usage:**" in report
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -136,17 +150,6 @@ def test_a_missing_binary_stops_the_run_before_anything_starts(repo, model_serve
     assert not (repo.root / ".hive" / "events.jsonl").exists() or not repo.events()
 
 
-def test_status_shows_usage_per_task_and_in_total(repo, cli_paths, model_server):
-    env = set_up(repo, "claude", model_server, cli_paths)
-    assert repo.doit(env=env, timeout=300).returncode == 0
-    out = repo.hive("status").stdout
-    assert out.count(" in / ") == 2 and "$" in out, out  # the total line and the task's line
-    report = (repo.root / ".hive" / "report.md").read_text()
-    assert "Tokens in/out, cost" in report and "**Usage:**" in report
-    data = json.loads(repo.hive("status", "--json").stdout)
-    assert set(data["totals"]) == {"tokens_in", "tokens_out", "cost_usd"}
-
-
 def test_codex_finds_hive_by_its_name_without_a_login_shell(repo, cli_paths, model_server):
     """`command hive done` is not rewritten to hive's absolute path by the model server:
     it works only if Codex's shell keeps the PATH Hive gave it (Debian's /etc/profile, read
@@ -186,24 +189,6 @@ def test_an_agent_asks_its_human_mid_task_and_uses_the_answer(repo, cli_paths, m
     assert repo.file_on_main("db.txt") == "SQLite", "the model wrote what its tool call told it"
     st = repo.state("web", "1")
     assert (st["state"], st["attempts_used"]) == ("done", 1), st
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_a_task_merges_with_the_real_cli_in_the_sandbox(repo, cli_paths, model_server, profile):
-    """[sandbox] mode = "on": each CLI writes its checkout and its own state folder (made on the
-    first run), with its temporary files in its private /tmp; nothing else of the home."""
-    env = set_up(repo, profile, model_server, cli_paths)
-    home = Path(os.environ["HOME"])
-    before = sorted(p.name for p in home.iterdir())
-    cfg = repo.root / ".hive" / "config.toml"
-    cfg.write_text(cfg.read_text() + '\n[sandbox]\nmode = "on"\n')
-    r = repo.doit(env=env, timeout=300)
-    assert r.returncode == 0, r.stderr + repo.hive("logs", "web:1").stdout
-    assert "Please log in" in (repo.file_on_main("login.html") or "")
-    assert repo.state("web", "1")["attempts_used"] == 1
-    made = sorted(set(p.name for p in home.iterdir()) - set(before))
-    state = {"claude": [".claude"], "codex": [".codex"], "gemini": [".gemini"], "aider": [".aider"]}[profile]
-    assert set(made) <= set(state), made
 
 
 REVIEWED = """
