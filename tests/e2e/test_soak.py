@@ -1,6 +1,6 @@
 """The randomized fault-injection soak (tests/soak/) on a fixed list of seeds.
 
-About a minute on a 2-core machine (two trials at a time). Each seed picks a plan and faults (kill -9,
+About a minute on a 2-core machine (three trials at a time). Each seed picks a plan and faults (kill -9,
 SIGINT/SIGTERM, tmux server killed, worktree deleted, user commits, crashing and
 silent agents, two doits at once); see docs/development.md. A failing seed is replayed
 verbosely with `python -m tests.soak --replay SEED` from the repository root.
