@@ -360,6 +360,13 @@ def _write_state(side: str, cut: Cut) -> None:
     os.replace(tmp, side)
 
 
+def section(path: str | os.PathLike[str], title: str, cap: int) -> int:
+    """Separate attempts (and reviews) in a task's log with a header naming `title`; returns
+    where the output that follows starts (a logical offset, as `append`'s)."""
+    header = f"\n===== hive: {title} {time.strftime('%Y-%m-%d %H:%M:%S')} =====\n"
+    return append(path, header.encode(), cap)
+
+
 def append(path: str | os.PathLike[str], data: bytes, cap: int) -> int:
     """Append `data` to the log as its writer would (cutting it when due); returns the log's
     logical size after it: where what comes next starts."""

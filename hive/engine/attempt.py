@@ -74,7 +74,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         permanent=False,
         resume_at=0.0,
         usage={},
-        log_offset=_log_start(log, h.key, attempt, worker.id, h.cfg.log_max_mb * logcap.MB),
+        log_offset=logcap.section(log, f"{h.key} attempt {attempt} ({worker.id})", h.cfg.log_max_mb * logcap.MB),
     )
     crash_point("after-claim")
     drop_private_gitdirs(h, attempt)
@@ -396,14 +396,6 @@ def _agent_env(h: TaskContext, st: TaskState, wt: Path, worker: Worker) -> dict[
     if not h.is_script:
         env.update(dict(h.profile().env))
     return env
-
-
-def _log_start(log: Path, key: str, attempt: int, worker: str, cap: int) -> int:
-    """Separate attempts in the task's log; returns where this attempt's output starts (a
-    logical offset: hive.logcap, which keeps the log to its first and last `cap` bytes)."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    header = f"\n===== hive: {key} attempt {attempt} ({worker}) {time.strftime('%Y-%m-%d %H:%M:%S')} =====\n"
-    return logcap.append(log, header.encode(), cap)
 
 
 def watch(h: TaskContext, st: TaskState) -> Outcome:

@@ -78,6 +78,7 @@ class Reviewer:
 
     def __init__(self, h: TaskContext, worker: Worker, profile: str) -> None:
         self.h, self.worker, self.profile = h, worker, h.cfg.agents[profile]
+        self.log_offset = 0  # where the latest reviewer's output starts in the task's log (set as it starts)
 
     def __call__(self, ask: ReviewAsk) -> Reviewed:
         h = self.h
@@ -127,7 +128,7 @@ class Reviewer:
         name = names.review_name(h.plan_name, h.task.id, st.attempt, round_, number)
         t = _Try(
             name,
-            st.attempt * 1000 + round_ * 10 + number,
+            _number(st.attempt, round_, number),
             h.paths.review_dir(h.plan_name, h.task.id, st.attempt, round_, number) / "signal.json",
             h.paths.hive / "run" / f"{name}.exit",
         )
@@ -186,10 +187,8 @@ class Reviewer:
                 confined.beside,
             )
         log = h.paths.log_file(h.plan_name, h.task.id)
-        header = (
-            f"\n===== hive: {h.key} review {round_} ({self.profile.name}) {time.strftime('%Y-%m-%d %H:%M:%S')} =====\n"
-        )
-        self.log_offset = logcap.append(log, header.encode(), h.cfg.log_max_mb * logcap.MB)
+        title = f"{h.key} review {round_} ({self.profile.name})"
+        self.log_offset = logcap.section(log, title, h.cfg.log_max_mb * logcap.MB)
         launch = Launch(
             ref,
             argv,
@@ -231,7 +230,7 @@ class Reviewer:
             exit_file=t.exit_file,
             stop_file=h.paths.hive / "signals" / f"{t.name}.stop",
             log_path=h.paths.log_file(h.plan_name, h.task.id),
-            log_offset=getattr(self, "log_offset", 0),
+            log_offset=self.log_offset,
             started_at=time.time(),
             timeout=h.task.timeout or h.cfg.task_timeout,
             stuck_threshold=h.cfg.stuck_threshold,
@@ -282,7 +281,7 @@ def end_reviewers(h: TaskContext) -> None:
     for name in left:
         m = _REVIEW.search(name)
         assert m is not None
-        number = int(m.group(1)) * 1000 + int(m.group(2)) * 10 + int(m.group(3))
+        number = _number(int(m.group(1)), int(m.group(2)), int(m.group(3)))
         if h.executor.locate(f"hive-{name}") is not None:
             h.executor.agent(AgentRef(str(h.root), h.key, number, f"hive-{name}")).stop(
                 h.cfg.stop_patience, True, prefixed(say, f"{h.key} review")
@@ -290,6 +289,11 @@ def end_reviewers(h: TaskContext) -> None:
 
 
 _REVIEW = re.compile(r"-a(\d+)-r(\d+)t(\d+)$")  # names.review_name's ending
+
+
+def _number(attempt: int, round_: int, number: int) -> int:
+    """A reviewer's HIVE_ATTEMPT, by which its processes are found: attempt × 1000 + round × 10 + try."""
+    return attempt * 1000 + round_ * 10 + number
 
 
 def _kept(st: TaskState, branch: str) -> dict[str, Any] | None:
