@@ -5,6 +5,7 @@ importing one another."""
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Callable
@@ -17,21 +18,38 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|
 LONG_LINE = 300  # a tail line longer than this (a JSON event) is cut
 
 
+CLEAR_LINE = "\r\x1b[2K"  # erases the live progress line a run draws on a terminal
+
+
 def say(message: str) -> None:
     """Progress for the user, one line (see `emit`)."""
     emit(f"hive: {message}\n")
 
 
 def emit(text: str) -> None:
-    """`text` for the user on stderr, because doit captures actions' stdout, in one write:
-    doit's workers share the stream, and print() writes a line and its newline apart (two
-    workers stopping at once ran their lines together). A closed terminal must not turn into
-    a task error."""
+    """`text` for the user on the run's stdout — the real one: doit captures its actions' —
+    so `doit | tee run.log` keeps every line Hive says (issue 43), in one write: doit's workers
+    share the stream, and print() writes a line and its newline apart (two workers stopping at
+    once ran their lines together). On a terminal the progress line is erased first (the run
+    draws it again), so no message is glued to it. A closed terminal must not turn into a task
+    error."""
+    stream = sys.__stdout__
+    if stream is None:
+        return
     try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except (OSError, ValueError):
+        stream.write(CLEAR_LINE + text if live() else text)
+        stream.flush()
+    except (OSError, ValueError, RuntimeError):  # RuntimeError: a reentrant write from a signal handler
         pass
+
+
+@functools.cache
+def live() -> bool:
+    """Is the run's output a terminal (where a progress line is drawn and erased)? Asked once."""
+    try:
+        return sys.__stdout__ is not None and sys.__stdout__.isatty()
+    except (OSError, ValueError):
+        return False
 
 
 def prefixed(report: Callable[[str], None], key: str) -> Callable[[str], None]:

@@ -25,10 +25,12 @@ class Project:
         return Paths(self.root)
 
 
-def load_project(root: Path) -> Project:
+def load_project(root: Path, strict: bool = True) -> Project:
+    """`strict=False` for what only shows a run (status, the dashboard, logs): an approved plan
+    that does not parse is left out and its errors kept in `plans.errors`, instead of stopping."""
     config = load_repo_config(root)
     paths = Paths(root)
-    return Project(root, config, load_plans(paths.plans, config, paths.plan_cache))
+    return Project(root, config, load_plans(paths.plans, config, paths.plan_cache, strict))
 
 
 def load_config(path: Path, main_branch_fallback: str | None = None) -> Config:

@@ -152,14 +152,15 @@ main_branch = "main"
 @dataclass
 class Run:
     proc: subprocess.Popen
-    err_path: Path
+    out_path: Path
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
-    def stderr(self) -> str:
-        return self.err_path.read_text()
+    def output(self) -> str:
+        """What it printed so far: Hive's lines (stdout) and doit's errors (stderr), in order."""
+        return self.out_path.read_text()
 
     def wait(self, timeout: float = 180) -> int:
         return self.proc.wait(timeout=timeout)
@@ -218,20 +219,20 @@ class Repo:
 
     def start_doit(self, *args: str, env: dict | None = None, prefix: tuple[str, ...] = ()) -> Run:
         """doit in the background, in its own process group (so a test can kill -9 it and
-        its workers together), its stderr in a file the test can poll; `prefix`: what runs it
+        its workers together), its output in a file the test can poll; `prefix`: what runs it
         (e.g. `prlimit`)."""
         self._runs = getattr(self, "_runs", 0) + 1
-        err = self.root.parent / f"doit-{self._runs}.err"
-        with open(err, "w") as f:
+        out = self.root.parent / f"doit-{self._runs}.out"
+        with open(out, "w") as f:
             proc = subprocess.Popen(
                 [*prefix, sys.executable, "-m", "doit", *args],
                 cwd=self.root,
-                stdout=subprocess.DEVNULL,
-                stderr=f,
+                stdout=f,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env={**os.environ, **(env or {})},
             )
-        return Run(proc, err)
+        return Run(proc, out)
 
     def events(self) -> list[dict]:
         path = self.root / ".hive" / "events.jsonl"

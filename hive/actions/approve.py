@@ -49,7 +49,7 @@ def approve_plan(path: Path, config: Config) -> list[str]:
         atomic_write(path, new)
     return [
         *(f"warning: {w}" for w in plan.warnings),
-        f"{plan.name}: approved ({len(plan.tasks)} tasks) — run `doit` to start",
+        f"{plan.name}: approved ({len(plan.tasks)} task{'' if len(plan.tasks) == 1 else 's'}) — run `doit` to start",
     ]
 
 
@@ -192,7 +192,7 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
         event=f"rejected: {text}",
     )
     return (
-        f"{plan.key(target)} re-opened ({prior.state} → planned) with your feedback; `doit` runs it again, "
+        f"{plan.key(target)}: re-opened ({prior.state} → planned) with your feedback; `doit` runs it again, "
         f"then stops at {key} again"
     )
 

@@ -301,6 +301,11 @@ def branches(root: Path | str, prefix: str) -> set[str]:
     return set(out.split())
 
 
+def commit_time(root: Path | str, rev: str) -> float:
+    """When `rev` was committed (its committer date, seconds since the epoch)."""
+    return float(_out(root, "log", "-1", "--format=%ct", rev) or 0)
+
+
 def delete_branch(root: Path | str, name: str) -> proc.Result:
     return _locked_retry(root, "branch", "-D", name, check=False)
 

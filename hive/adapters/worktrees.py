@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -366,18 +367,66 @@ def _remove(
     return ""
 
 
-def delete_branch_if_merged(root: Path, branch: str, main: str) -> str:
-    """Delete a branch whose commits are all in main. Failing to is a warning (a
-    leftover branch costs nothing), never a task error."""
+def delete_branch_if_merged(root: Path, branch: str, main: str) -> str | None:
+    """Delete a branch whose commits are all in main: "" when it is gone, None when it is kept
+    because it has commits that are not in main (a superseded attempt's), or a warning (a
+    leftover branch costs nothing, never a task error)."""
     if not branch:
         return ""
     contained = git.contained(root, f"refs/heads/{branch}", main)
     if contained is None:
         return ""  # already gone
     if not contained:
-        return f"kept branch {branch}: it has commits that are not in {main}"
+        return None
     res = git.delete_branch(root, branch)
     return "" if res.code == 0 else f"warning: could not delete merged branch {branch}: {res.output}"
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """What a merged task's tidy-up kept: `notes` for people (a worktree kept, a warning), and
+    its superseded attempts' `branches` whose commits are not in main."""
+
+    notes: list[str]
+    branches: list[str]
+
+
+def superseded_note(branches: Iterable[str], main: str) -> str:
+    """Told once per branch (TaskState.kept_branches), not at every run (issue 43)."""
+    names = ", ".join(branches)
+    return (
+        f"kept the branches of its superseded attempts, whose commits are not in {main.removeprefix('refs/heads/')}: "
+        f"{names} — `hive cleanup` deletes them"
+    )
+
+
+def delete_superseded(root: Path, st: TaskState, main: str, force: bool = False) -> list[str]:
+    """A done task's superseded attempts' branches (commits not in main: the work of attempts that
+    failed or were sent back), deleted by `hive cleanup`, each said with the commit that brings it
+    back. Kept unless `force`, and said why: one checked out in a worktree, or one with a commit
+    made after its attempt ended (someone worked on it since)."""
+    ended = {h.get("branch", ""): float(h.get("finished_at") or 0) for h in st.history}
+    checked_out = {wt["branch"].removeprefix("refs/heads/"): wt["path"] for wt in git.worktrees(root)}
+    said = []
+    for branch in sorted(b for b in ended.keys() | {st.branch} if b):
+        tip = git.try_rev_parse(root, f"refs/heads/{branch}")
+        if not tip or git.is_ancestor(root, tip, main):
+            continue
+        if branch in checked_out:
+            said.append(f"kept branch {branch}: it is checked out in {checked_out[branch]}")
+            continue
+        later = git.commit_time(root, tip) > ended.get(branch, 0.0) + 1 if ended.get(branch) else False
+        if later and not force:
+            said.append(f"kept branch {branch}: it has a commit made after its attempt ended (`--force` deletes it)")
+            continue
+        res = git.delete_branch(root, branch)
+        if res.code == 0:
+            said.append(
+                f"deleted branch {branch} of a superseded attempt (`git branch {branch} {tip[:12]}` brings it back)"
+            )
+        else:
+            said.append(f"warning: could not delete branch {branch}: {res.output.strip()}")
+    return said
 
 
 def unused_worktrees(root: Path, base: Path, states: Iterable[TaskState]) -> list[Path]:
@@ -409,7 +458,7 @@ def remove_merged_leftovers(
     existing: set[str] | None = None,
     teardown: Teardown | None = None,
     spare: Path | None = None,
-) -> list[str]:
+) -> Leftovers:
     """After a task is merged: its worktree (kept as the worker's `spare`, if given) and every
     attempt's branch go, each only if git shows it is contained in main. `existing` (branch
     names, if known) spares a git call per branch that is already gone. Returns what was kept,
@@ -424,5 +473,11 @@ def remove_merged_leftovers(
     branches = {h.get("branch", "") for h in st.history} | {st.branch}
     if existing is not None:
         branches &= existing
-    kept += [delete_branch_if_merged(root, b, main_ref) for b in sorted(branches)]
-    return [k for k in kept if k]
+    superseded = []
+    for branch in sorted(branches):
+        said = delete_branch_if_merged(root, branch, main_ref)
+        if said is None:
+            superseded.append(branch)
+        else:
+            kept.append(said)
+    return Leftovers([k for k in kept if k], superseded)

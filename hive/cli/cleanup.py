@@ -71,8 +71,10 @@ def _finished(root: Path, config: Config, st: TaskState, force: bool) -> list[st
     said: list[str] = []
     down = taskenv.teardown(config, root, st.plan, st.id, said.append)
     if st.state == State.DONE:
-        kept = worktrees.remove_merged_leftovers(root, st, f"refs/heads/{config.main_branch}", teardown=down)
-        return said + [f"{st.key}: {k}" for k in kept]
+        main = f"refs/heads/{config.main_branch}"
+        left = worktrees.remove_merged_leftovers(root, st, main, teardown=down)
+        gone = worktrees.delete_superseded(root, st, main, force) if left.branches else []
+        return said + [f"{st.key}: {k}" for k in (*left.notes, *gone)]
     if st.state == State.TOO_BIG and st.worktree and Path(st.worktree).exists():
         remove = worktrees.remove_any if force else worktrees.remove_if_clean
         why = remove(root, Path(st.worktree), down)

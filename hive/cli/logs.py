@@ -32,7 +32,11 @@ def run(args: argparse.Namespace) -> int:
     paths = Paths(root)
     log = paths.log_file(plan, task_id)
     if not log.exists():
-        raise _no_log(root, plan, task_id)
+        why = _no_log(root, plan, task_id)
+        if why is not None:
+            raise why
+        print(f"hive: no log for {task_key(plan, task_id)} yet: it has not started")  # not an error (issue 43)
+        return 0
     store = StateStore(paths)
     read = tasklog.reader(root, store, plan, task_id)
     data, position = tasklog.read_all(read, 0)
@@ -45,21 +49,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _no_log(root: Path, plan_name: str, task_id: str) -> HiveError:
-    """Why there is no log: a plan or task that does not exist is not one that "has not
-    started" (a typo would otherwise send the user waiting for it)."""
+def _no_log(root: Path, plan_name: str, task_id: str) -> HiveError | None:
+    """Why there is no log, when that is an error: a plan or task that does not exist is not
+    one that "has not started" (a typo would otherwise send the user waiting for it); None for
+    a task that has not started."""
     key = task_key(plan_name, task_id)
-    not_started = HiveError(f"no log for {key} yet (it has not started)")
     try:
-        plans = load_project(root).plans
-    except HiveError:  # a broken plan or config does not make the question wrong
-        return not_started
+        plans = load_project(root, strict=False).plans
+    except HiveError:  # a broken config does not make the question wrong
+        return None
     try:
         plan = plans.plan(plan_name)
     except HiveError as e:  # no plan named so; it lists the plans there are
         return e
     if any(t.id == task_id for t in plan.tasks):
-        return not_started
+        return None
     if discovered.find(Paths(root), plan_name, task_id):
         return HiveError(f"{key} is discovered work waiting for review; it runs (and logs) only once approved")
     return HiveError(f"plan {plan_name} has no task {task_id!r}; its tasks: {', '.join(t.id for t in plan.tasks)}")

@@ -14,6 +14,7 @@ from hive import crashsafe
 from hive.buglog import at_the_edge
 from hive.errors import HiveError
 
+AGENT_VERBS = frozenset({"done", "blocked", "too-big", "note", "discover", "changes", "ask"})
 EXIT_USER_ERROR = 3
 EXIT_INTERNAL = 4
 _TRUE = ("1", "yes", "true", "on")  # what doit takes as true in DOIT_SEEK_FILE
@@ -101,8 +102,22 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _Grouped(argparse.HelpFormatter):
+    """`hive --help` lists the verbs people use first, then, under their own heading, those
+    agents run (issue 43: the agents' came first)."""
+
+    _agents_said = False
+
+    def _format_action(self, action: argparse.Action) -> str:
+        text = super()._format_action(action)
+        if action.dest in AGENT_VERBS and not self._agents_said:
+            self._agents_said = True
+            return f"\n{' ' * self._current_indent}run by agents (their brief says when):\n{text}"
+        return text
+
+
 def _agent_verbs(add: Callable[[str, str, str], argparse.ArgumentParser]) -> None:
-    """The commands agents run (their brief lists them)."""
+    """The commands agents run (their brief lists them): AGENT_VERBS."""
     from hive.lifecycle import OUTCOMES, SIGNALS
 
     for verb, kind in SIGNALS.items():
@@ -132,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="hive",
         description="Run a markdown plan of coding tasks with LLM agents. "
         "`doit` runs the plan; `hive` does what doit has no verb for.",
+        formatter_class=_Grouped,
     )
     p.add_argument(
         "--version",
@@ -151,13 +167,14 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("-n", "--workers", type=int, default=1, metavar="N", help="run with doit -n N")
     from hive.lifecycle import RETRYABLE
 
-    _agent_verbs(add)
     s = add("status", "status:run", "every task's state and why")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     lg = add("logs", "logs:run", "show a task's agent output")
     lg.add_argument("task", help="<plan>:<ID>")
     lg.add_argument("-f", "--follow", action="store_true", help="keep printing new output until the task stops running")
-    lg.add_argument("-n", "--lines", type=int, default=80, metavar="N", help="how many of the last lines to show")
+    lg.add_argument(
+        "-n", "--lines", type=int, default=80, metavar="N", help="how many of the last lines to show (default: 80)"
+    )
     lg.add_argument("--raw", action="store_true", help="the bytes as logged, terminal escapes and all")
     tl = add("timeline", "timeline:run", "each attempt on its worker, phase by phase (agent, queue, check, merge)")
     tl.add_argument(
@@ -166,7 +183,7 @@ def _parser() -> argparse.ArgumentParser:
     a = add("attach", "attach:run", "attach to a running agent's tmux session")
     a.add_argument("task", help="<plan>:<ID> of a running task")
     r = add("retry", "retry:run", f"re-open a {', '.join(RETRYABLE[:-1])} or {RETRYABLE[-1]} task")
-    r.add_argument("task", help="<plan>:<ID>")
+    r.add_argument("task", nargs="+", help="<plan>:<ID> (several: each is re-opened)")
     r.add_argument("--force", action="store_true", help="also re-open a done task")
     an = add("answer", "answer:run", "answer the question a task's agent asked (`hive ask`)")
     an.add_argument("task", help="<plan>:<ID> of the task that asked")
@@ -194,8 +211,12 @@ def _parser() -> argparse.ArgumentParser:
     w = add(
         "web", "web:run", "serve the dashboard: what needs you, the DAG, the timeline, the cost; answer from a browser"
     )
-    w.add_argument("--host", default="127.0.0.1", help="the address to listen on (not loopback: needs a token)")
-    w.add_argument("--port", type=int, default=8765, help="the port (0: any free one; the URL printed says which)")
+    w.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1; not loopback: needs a token)"
+    )
+    w.add_argument(
+        "--port", type=int, default=8765, help="the port (default: 8765; 0: any free one; the URL printed says which)"
+    )
     w.add_argument("--token", default="", help="ask every request for this token (default: [web] token, if set)")
     w.add_argument("--read-only", action="store_true", help="show, but take no action (no answers, approvals, stops)")
     add("doctor", "doctor:run", "check what approved plans need: agents, credentials, git, tmux").add_argument(
@@ -207,4 +228,5 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--done", action="store_true", help="a human-action checkpoint's step is done")
     ap.add_argument("--reject", metavar="TEXT", help="what is wrong: re-opens the task before the checkpoint")
     ap.add_argument("--task", metavar="ID", help="with --reject, which task to re-open when the checkpoint has several")
+    _agent_verbs(add)
     return p

@@ -11,6 +11,6 @@ from hive.store.paths import find_root
 
 def run(args: argparse.Namespace) -> int:
     root = find_root()
-    for line in [retry(root, args.task, force=args.force), *doit_hint(root)]:
+    for line in [*(retry(root, key, force=args.force) for key in args.task), *doit_hint(root)]:
         print(f"hive: {line}")
     return 0

@@ -49,7 +49,7 @@ def diagnose(root: Path) -> list[Check]:
         return checks + on_every_host(executor, uses, config)
     dirs = _trust_dirs(root, config)
     for use in uses:
-        checks += agent_checks(use, root, dirs)
+        checks += agent_checks(use, root, dirs, config)
     return checks
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from hive.agent_clis import cli_for
 from hive.agent_clis.context import AgentContext
-from hive.checks import Check, fail, ok, warn
-from hive.doctor.agents import binary_check
+from hive.checks import WARN, Check, fail, ok, warn
+from hive.doctor.agents import binary_check, sandbox_start_check
 from hive.doctor.profiles_used import ProfileUse
 from hive.doctor.repo import tool_checks
 from hive.errors import HiveError
@@ -36,24 +36,33 @@ def on_every_host(executor: Executor, uses: Sequence[ProfileUse], config: Config
     return checks
 
 
-def agent_checks(use: ProfileUse, root: Path, trust_dirs: Sequence[Path]) -> list[Check]:
-    """A profile's program, then what its CLI declares (hive.agent_clis: the user it runs
-    as, its credentials, its first-run files), as its agent would meet them in worktrees
-    below `root`, with this process's environment."""
+def agent_checks(use: ProfileUse, root: Path, trust_dirs: Sequence[Path], config: Config) -> list[Check]:
+    """A profile's program (here, and inside an agent's sandbox), then what its CLI declares
+    (hive.agent_clis: the user it runs as, its credentials, its first-run files), as its agent
+    would meet them in worktrees below `root`, with this process's environment. A profile no
+    task uses (the default, checked when nothing else is) only warns: a plan of scripts needs
+    no login to any agent's service (issue 43)."""
     ctx = AgentContext(use.profile, root)
     cli = cli_for(ctx.binary)
-    return [
-        binary_check(ctx, use.describe()),
+    found = binary_check(ctx, use.describe())
+    inside = sandbox_start_check(ctx, config, use.describe()) if not found.failed else None
+    checks = [
+        found,
+        *([inside] if inside else []),
         *cli.preflight(ctx),
         *cli.credentials(ctx),
         *cli.onboarding(ctx, trust_dirs),
     ]
+    if use.tasks:
+        return checks
+    unused = "; no task uses this profile yet"
+    return [dataclasses.replace(c, status=WARN, detail=c.detail + unused) if c.failed else c for c in checks]
 
 
 def _checks_here(uses: tuple[ProfileUse, ...], config: Config, root: Path) -> list[Check]:
     """On the host (a Ray task there): git and tmux, which it runs attempts with, bubblewrap,
     which sandboxes them, and the agents, which work below `root` there."""
-    agents = [check for use in uses for check in agent_checks(use, root, [root])]
+    agents = [check for use in uses for check in agent_checks(use, root, [root], config)]
     return tool_checks(tmux_here=True) + sandbox_check(config) + agents
 
 

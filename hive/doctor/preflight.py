@@ -1,7 +1,8 @@
 """The cheap checks `doit` runs once before a run: a profile that approved plans
 still need whose program is missing (or that fails its CLI's own cheap checks, such as
 Claude Code as root without IS_SANDBOX) stops the run in one message, before any worktree is made — not once per task,
-with retries. Only `shutil.which` and environment lookups: no `--version`."""
+with retries. Only `shutil.which`, environment lookups and, where agents are sandboxed, one
+look inside an agent's sandbox for the program (hive.sandbox.probe): nothing is run."""
 
 from __future__ import annotations
 
@@ -42,13 +43,16 @@ def problems(
         return []
     from hive.agent_clis import cli_for
     from hive.agent_clis.context import AgentContext
-    from hive.doctor.agents import binary_check
+    from hive.doctor.agents import binary_check, sandbox_start_check
     from hive.doctor.profiles_used import profiles_in_use
 
     found = []
     for use in profiles_in_use(project.config, selected_plans(argv, project.plans.plans), counts):
         ctx = AgentContext(use.profile, project.root, dict(os.environ if env is None else env))
-        for check in (binary_check(ctx, version=False), *cli_for(ctx.binary).preflight(ctx)):
+        checks = [binary_check(ctx, version=False), *cli_for(ctx.binary).preflight(ctx)]
+        if not checks[0].failed:  # found here: tried inside an agent's sandbox (issue 43)
+            checks += [c for c in (sandbox_start_check(ctx, project.config),) if c is not None]
+        for check in checks:
             if check.failed:
                 found.append(
                     f"agent profile {use.profile.name!r} (used by {use.describe()}): {check.detail} — {check.fix}"

@@ -7,8 +7,9 @@ behind tasks of one step: in the merge-queue benchmark's replay, the second task
 longest chain started 7 s after its dependency merged, behind seven independent tasks, and
 the run's last seconds had one task running on an idle machine.
 
-Hive defines its tasks longest remaining chain first (plan.graph.priority_order) and marks
-each with its place in that order (`meta["hive_rank"]`). This keeps the queue in that order:
+Hive defines its tasks longest remaining chain first (plan.graph.priority_order) and keeps
+each one's place in that order here (`RANKS`, not in the task's `meta`, which `doit info`
+would print as if it meant something to the user). This keeps the queue in that order:
 a task that becomes ready takes its place by rank, not the queue's end. Tasks without a rank
 (a plan's group task, doit's own) go ahead of the ranked ones.
 """
@@ -17,12 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-RANK = "hive_rank"
+RANKS: dict[str, int] = {}  # task name -> its place in Hive's order, set as the loader makes the tasks
 
 
 def rank(node: Any) -> int:
-    meta = node.task.meta or {}
-    return int(meta.get(RANK, -1))
+    return RANKS.get(node.task.name, -1)
 
 
 def keep_hives_order() -> None:

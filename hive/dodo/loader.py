@@ -18,7 +18,7 @@ from typing import Any
 from doit.exceptions import InvalidDodoFile
 
 from hive import crashsafe, doitargs
-from hive.dodo import dispatch, workers
+from hive.dodo import commands, dispatch, workers
 from hive.dodo.uptodate import AllDone, DoneCheck, describe
 from hive.engine.job import Job
 from hive.errors import HiveError
@@ -50,10 +50,10 @@ def generate_tasks(project: Project, view: StateView | None = None) -> Iterator[
             "uptodate": [AllDone(tuple(checks.values()))],
         }
         for n, task in enumerate(project.plans.ordered(plan)):
+            dispatch.RANKS[plan.key(task.id)] = n  # its place in the order doit starts ready tasks
             yield {
                 "basename": plan.name,
                 "name": task.id,
-                "meta": {dispatch.RANK: n},  # its place in the order doit starts ready tasks
                 "actions": [(run_task, [Job(project.root, plan, task, project.config)])],
                 "task_dep": [plan.key(dep) for dep in task.depends_on],
                 "uptodate": [checks[task.id]],
@@ -114,6 +114,7 @@ def load_dodo(dodo_file: str) -> dict[str, Any]:
     _not_importing_from(root)
     workers.stop_safely()
     dispatch.keep_hives_order()
+    commands.explained()
     _unmet_dependency_is_a_failure()
     _removals_commit_at_once()
     usage.mark_run_start()

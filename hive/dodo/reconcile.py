@@ -96,8 +96,15 @@ def _reconcile_task(
                 executor.agent(AgentRef.of(paths.root, st)).close()
             said: list[str] = []  # the teardown's warnings, told with the run's other notes
             down = taskenv.teardown(config, paths.root, st.plan, st.id, said.append)
-            kept = worktrees.remove_merged_leftovers(paths.root, st, f"refs/heads/{config.main_branch}", branches, down)
-            return said + [f"{st.key}: {k}" for k in kept]
+            main = f"refs/heads/{config.main_branch}"
+            left = worktrees.remove_merged_leftovers(paths.root, st, main, branches, down)
+            said += [f"{st.key}: {k}" for k in left.notes]
+            new = [b for b in left.branches if b not in st.kept_branches]
+            if new:  # said once, not at every run
+                said.append(f"{st.key}: {worktrees.superseded_note(new, main)}")
+            if tuple(left.branches) != st.kept_branches:
+                StateStore(paths).update(st.plan, st.id, expect=(State.DONE,), kept_branches=tuple(left.branches))
+            return said
         if st.session in sessions:  # the terminal of a finished attempt, kept only for its last words
             executor.agent(AgentRef.of(paths.root, st)).close()
         return []

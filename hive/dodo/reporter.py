@@ -1,7 +1,13 @@
 """doit reporter: Hive's start-of-run reconcile (in the main process, before any
 worker forks), SIGTERM handled like Ctrl-C, a live `[done/total]` progress line
 on a terminal, and `.hive/report.md` rewritten as tasks finish (the main process
-is its single writer)."""
+is its single writer).
+
+Hive owns the run's output (issue 43): every line goes to stdout, on a terminal or in a
+file alike; a task that does not finish is one line of Hive's (what it is, what to do),
+a task that cannot run is one line naming what it waits for, and doit's own dump
+(`TaskFailed - taskid:…`, `UnmetDependency`, the captured-output blocks) is not printed:
+Hive said it all, and better. A bug (doit's TaskError) still shows its traceback."""
 
 from __future__ import annotations
 
@@ -10,12 +16,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+from doit.exceptions import BaseFail, TaskFailed, UnmetDependency
 from doit.reporter import ConsoleReporter
 from doit.task import Task as DoitTask
 
 from hive import crashsafe
 from hive.errors import HiveError
-from hive.output import say
+from hive.output import CLEAR_LINE, duration, emit, live, say
 from hive.project import Project
 
 if TYPE_CHECKING:
@@ -40,15 +47,17 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
         self.total = 0
         self.finished: set[str] = set()
         self.running: dict[str, float] = {}
-        self.live = sys.stderr.isatty()
+        self.live = live()
         # under `-P thread` doit calls a reporter from its worker threads and its main thread
         self.lock = threading.RLock()
         self.started = time.monotonic()
+        self.ticking = False
+        self.selected: set[str] = set()
 
     def initialize(self, tasks: dict[str, DoitTask], selected_tasks: list[str]) -> None:
         # SIGTERM and Ctrl-C are handled by hive.crashsafe (installed by the dodo loader):
         # the line is cleared before the workers print why they stopped.
-        crashsafe.add_stop_hook(self._clear)
+        crashsafe.add_stop_hook(self._stopping)
         from hive.dodo.reconcile import start_run  # a real run only: `doit list` never loads it
         from hive.errors import user_message
 
@@ -71,6 +80,7 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
         from hive import notify
 
         notify.run_started(self.project, self.states)
+        self.selected = _selected_subtasks(tasks, selected_tasks) if selected_tasks else set()
         self.total = len(_selected_subtasks(tasks, selected_tasks))
         # Load the runner and its templates once here: forked workers inherit them
         # instead of each importing them while the first agents start.
@@ -79,13 +89,17 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
 
         environment().get_template("context.md.j2")
 
+    def write(self, text: str) -> None:
+        """doit's own lines (`.  task`, `-- task`) go where Hive's go, erasing the progress line."""
+        emit(text)
+
     def execute_task(self, task: DoitTask) -> None:
         with self.lock:
-            self._clear()
             super().execute_task(task)
             if task.subtask_of:
                 self.running[task.name] = time.time()
             self._progress()
+            self._tick()
 
     def skip_uptodate(self, task: DoitTask) -> None:
         with self.lock:
@@ -96,25 +110,56 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
     def add_success(self, task: DoitTask) -> None:
         with self.lock:
             self._done(task)
-            super().add_success(task)
 
-    def add_failure(self, task: DoitTask, fail: BaseException) -> None:
+    def add_failure(self, task: DoitTask, fail: BaseFail) -> None:
         with self.lock:
             self._done(task)
-            super().add_failure(task, fail)
+            self.failures.append({"task": task, "exception": fail})
+            said = self._failure(task, fail)
+            if said:
+                emit(said)
+            self._progress()
+
+    def _failure(self, task: DoitTask, fail: BaseFail) -> str:
+        """What a task that did not finish comes to, as Hive says it ("" for a plan's group task:
+        its tasks each said theirs)."""
+        if isinstance(fail, UnmetDependency):
+            return f"hive: {task.name} {self._skip_reason(task, fail)}\n" if task.subtask_of else ""
+        if isinstance(fail, TaskFailed):
+            first, *rest = fail.get_msg().strip().splitlines() or [task.name]
+            return "".join([f"hive: {first}\n", *(f"    {line}\n" for line in rest)])
+        # a bug, or doit's own trouble with the task: its traceback, as doit shows it
+        return f"hive: {task.name}: {fail.get_name()}\n{fail.get_msg()}\n"
+
+    def _skip_reason(self, task: DoitTask, fail: BaseFail) -> str:
+        """`skipped: waits for f:1 (failed)`, as `hive status` says it."""
+        from hive.lifecycle import shown_state
+        from hive.reports import skipped
+
+        plan_name, _, task_id = task.name.partition(":")
+        plan = next((p for p in self.plans if p.name == plan_name), None)
+        if plan is not None:
+            states = self.store.read_all() if self.project is not None else {}
+            shown = {t.id: shown_state(st, t.text_hash) for t in plan.tasks if (st := states.get(plan.key(t.id)))}
+            skip = skipped.skips(plan, shown).get(task_id)
+            if skip is not None:
+                return skip.reason
+        return f"skipped: waits for {fail.get_msg().strip() or 'a task that did not finish'}"
 
     def complete_run(self) -> None:
-        self._clear()
-        if self.plans:
-            self.states = self.store.read_all()  # other runs may have finished tasks too
-            self._write_report()
-            self._notify_finished()
-            self._summary()
-        super().complete_run()
+        self.ticking = False
+        with self.lock:
+            self._clear()
+            if self.plans:
+                self.states = self.store.read_all()  # other runs may have finished tasks too
+                self._write_report()
+                self._notify_finished()
+                self._summary()
+            if self.runtime_errors:  # doit's own (not a task's): what it aborted for
+                emit("Execution aborted.\n" + "\n".join(self.runtime_errors) + "\n")
         crashsafe.run_finished()
 
     def _done(self, task: DoitTask) -> None:
-        self._clear()
         self.running.pop(task.name, None)
         if task.subtask_of:
             self.finished.add(task.name)
@@ -131,7 +176,9 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
         if self.project is not None:
             from hive.reports.execution import run_summary
 
-            line = run_summary(self.project.paths, self.plans, self.states, time.monotonic() - self.started)
+            line = run_summary(
+                self.project.paths, self.plans, self.states, time.monotonic() - self.started, self.selected
+            )
             say(line)
 
     def _notify_finished(self) -> None:
@@ -147,13 +194,46 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
             write_report(self.project.paths, self.plans, self.states, time.monotonic() - self.started)
 
     def _progress(self) -> None:
-        """One line, rewritten in place: quiet when stderr is not a terminal."""
+        """One line, rewritten in place: only on a terminal. Every message erases it first
+        (`output.emit`); it is drawn again after this process's messages and, for its workers',
+        by `_tick` within a second."""
         if not self.live or not self.total:
             return
-        names = ", ".join(sorted(self.running)) or "-"
+        now = time.time()
+        names = ", ".join(f"{name} {duration(now - at)}" for name, at in sorted(self.running.items())) or "-"
         line = f"[{len(self.finished)}/{self.total}] running: {names}" + self._holds()
-        sys.stderr.write("\r\x1b[2K" + line[:200])
-        sys.stderr.flush()
+        self._draw(CLEAR_LINE + line[:200])
+
+    def _tick(self) -> None:
+        """Draw the progress line again each second while tasks run: a worker's message erased it,
+        and the running tasks' times move on. Started with the first task, after doit forked
+        its workers (a thread at a fork would be copied half-way through a lock)."""
+        if not self.live or self.ticking:
+            return
+        self.ticking = True
+
+        def tick() -> None:
+            while self.ticking:
+                time.sleep(1.0)
+                with self.lock:
+                    if self.ticking:
+                        self._progress()
+
+        threading.Thread(target=tick, name="hive-progress", daemon=True).start()
+
+    def _draw(self, text: str) -> None:
+        stream = sys.__stdout__
+        try:
+            if stream is not None:
+                stream.write(text)
+                stream.flush()
+        except (OSError, ValueError, RuntimeError):  # RuntimeError: reentered from a signal handler
+            pass
+
+    def _stopping(self) -> None:
+        """Ctrl-C or SIGTERM: the line goes, and is not drawn again, before the workers say why they stop."""
+        self.ticking = False
+        self._clear()
 
     def _holds(self) -> str:
         """Rate-limited profiles the run waits for, e.g. " · claude rate-limited until 14:05:00"."""
@@ -170,8 +250,7 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
 
     def _clear(self) -> None:
         if self.live:
-            sys.stderr.write("\r\x1b[2K")
-            sys.stderr.flush()
+            self._draw(CLEAR_LINE)
 
 
 def _selected_subtasks(tasks: dict[str, DoitTask], selected: list[str]) -> set[str]:

@@ -55,9 +55,9 @@ def describe(plan: Plan, task: Task, view: StateView, skipped: str = "") -> str:
     if skipped:
         state = skipped
     elif st is None or st.state == State.PLANNED:
-        state = "pending"
+        state = State.PLANNED  # the state's one name, in `hive status` and the dashboard too (issue 43)
     elif shown_state(st, task.text_hash) == State.PLANNED:
-        state = f"pending (changed since {st.state})"
+        state = f"planned (changed since {st.state})"
     else:
         state = st.state + (f": {_short(st.reason)}" if st.reason and st.state != State.DONE else "")
     return f"{task.title}  [{state}]"

@@ -234,7 +234,11 @@ def record_merged(h: TaskContext, st: TaskState, commit: str, files: tuple[str, 
 def tidy_up(h: TaskContext, st: TaskState, spare: Path | None = None) -> None:
     """Remove the worktree (or keep it as the worker's `spare`) and every attempt's branch, each
     only once git shows it is in main."""
-    for note in worktrees.remove_merged_leftovers(h.root, st, h.main_ref, teardown=teardown_of(h), spare=spare):
+    left = worktrees.remove_merged_leftovers(h.root, st, h.main_ref, teardown=teardown_of(h), spare=spare)
+    for note in left.notes:
         say(f"{h.key}: {note}")
+    if left.branches:
+        say(f"{h.key}: {worktrees.superseded_note(left.branches, h.main_ref)}")
+        h.update((State.DONE,), kept_branches=tuple(left.branches))
     drop_private_gitdirs(h, st.attempt + 1)
     end_reviewers(h)

@@ -122,8 +122,7 @@ class TaskRunner:
             if d.step == Step.NEW:
                 over = run_budget_reached(h)
                 if over:
-                    say(f"{h.key}: not started — {over}")
-                    notify.run_budget(h, over)
+                    notify.run_budget(h, over)  # the run's reporter says it, from the failure
                     return TaskFailed(f"{h.key}: not started — {over}")
                 if not h.is_script:
                     wait_for_profile(h, h.profile().name)
@@ -231,8 +230,7 @@ class TaskRunner:
     def _checkpoint(self) -> TaskState:
         """Stop here for a human: write the checkpoint report and wait in awaiting_human."""
         h = self.h
-        report = checkpoint_report(h.store, h.job.plan, h.task, h.cfg.main_branch)
-        atomic_write(h.paths.checkpoint_file(h.plan_name, h.task.id), report)
+        self._write_report()
         kind = checkpoint_kind(h.task)
         return h.update(
             (State.PLANNED,),
@@ -242,6 +240,14 @@ class TaskRunner:
             reason=f"{kind}: answer with `{how_to_answer(h.key, h.task)}`",
             event=f"checkpoint reached ({kind})",
         )
+
+    def _write_report(self) -> str:
+        """The checkpoint report as things stand now: a run after the one that reached the
+        checkpoint shows today's progress, not the first run's (issue 43)."""
+        h = self.h
+        report = checkpoint_report(h.store, h.job.plan, h.task, h.cfg.main_branch)
+        atomic_write(h.paths.checkpoint_file(h.plan_name, h.task.id), report)
+        return report
 
     def _exclusion(self, held: ExitStack) -> None:
         """Tasks sharing a Module never overlap, and a `Parallel-safe: no` task runs
@@ -272,9 +278,8 @@ class TaskRunner:
         key = self.h.key
         if news:
             notify.task_held(self.h, st)
-        report = self.h.paths.checkpoint_file(self.h.plan_name, self.h.task.id)
-        if st.state == State.AWAITING_HUMAN and self.h.task.is_checkpoint and report.exists():
-            emit(f"\n{report.read_text()}\n")
+        if st.state == State.AWAITING_HUMAN and self.h.task.is_checkpoint:
+            emit(f"\n{self._write_report()}\n")
         lines = [f"{key} is {st.state}: {st.reason}", STATES[State(st.state)].hint.format(key=key)]
         asked = questions.waiting(questions.load(self.h.paths, self.h.plan_name, self.h.task.id))
         if st.resume == Resume.ANSWER and asked is not None:

@@ -20,11 +20,13 @@ from hive.store.files import atomic_write_bytes
 
 @dataclass(frozen=True)
 class PlanSet:
-    """Every valid plan (approved or draft); `warnings` are problems in draft plans."""
+    """Every valid plan (approved or draft); `warnings` are problems in draft plans; `errors`, those
+    of approved plans left out (only when loaded for a view: `strict=False`)."""
 
     plans: tuple[Plan, ...]
     orders: dict[str, tuple[str, ...]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
 
     def plan(self, name: str) -> Plan:
         for p in self.plans:
@@ -38,8 +40,10 @@ class PlanSet:
         return [by_id[i] for i in self.orders[plan.name]]
 
 
-def load_plans(plans_dir: Path, config: Config, cache_dir: Path | None = None) -> PlanSet:
-    """Load every plans/*.md. An invalid approved plan stops everything; a draft only warns."""
+def load_plans(plans_dir: Path, config: Config, cache_dir: Path | None = None, strict: bool = True) -> PlanSet:
+    """Load every plans/*.md. An invalid approved plan stops everything (`strict`: what runs
+    tasks), or is left out with its errors (what only shows them: one typo must not blind
+    `hive status` to every other plan, issue 43); a draft only warns."""
     plans: list[Plan] = []
     orders: dict[str, tuple[str, ...]] = {}
     errors: list[str] = []
@@ -58,9 +62,9 @@ def load_plans(plans_dir: Path, config: Config, cache_dir: Path | None = None) -
             continue
         plans.append(plan)
         orders[plan.name] = order
-    if errors:
+    if errors and strict:
         raise HiveError(*errors)
-    return PlanSet(tuple(plans), orders, tuple(warnings))
+    return PlanSet(tuple(plans), orders, tuple(warnings), tuple(errors))
 
 
 @functools.lru_cache(maxsize=1)

@@ -76,7 +76,18 @@ def load_plan(path: Path, config: Config, text: str | None = None) -> tuple[Plan
     is checked before it is written: `hive plan --split`)."""
     plan, problems = parse_plan(path, text)
     graph, graph_problems = build_graph(plan)
-    return plan, graph, problems + graph_problems + check_agents(plan, config)
+    return plan, graph, in_line_order(problems + graph_problems + check_agents(plan, config))
+
+
+def in_line_order(problems: list[str]) -> list[str]:
+    """`file:line: …` problems top to bottom, as the user reads the file (issue 43: they were
+    printed in the order the checks ran); one without a line stays in its place at the end."""
+
+    def line(problem: str) -> int:
+        parts = problem.split(":", 2)
+        return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else 1 << 30
+
+    return sorted(problems, key=line)
 
 
 def compile_plan(path: Path, config: Config) -> tuple[Plan, tuple[str, ...], list[str]]:

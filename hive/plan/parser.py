@@ -66,6 +66,7 @@ _LOOKS_LIKE_TASK = re.compile(r"^Task\s+\d")
 # plan context (or part of the task above) until they were reported (issue 10).
 # Without a space the ID must start with a digit, so `### Tasks: overview` is no task.
 _NEAR_MISS = re.compile(r"^task(?:\s+|(?=\d))([^\s:]+)\s*:\s*(.*?)\s*$", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^\s*[-*]\s")
 _FIELD = re.compile(r"^\s*[-*]?\s*\*\*([^*:]+?)\s*:\s*\*\*\s*(.*?)\s*$|^\s*[-*]?\s*\*\*([^*:]+?)\*\*\s*:\s*(.*?)\s*$")
 
 
@@ -300,16 +301,35 @@ def _fields(
         raw_name = (m.group(1) or m.group(3)).strip()
         value = (m.group(2) if m.group(1) else m.group(4)) or ""
         key = FIELDS.get(raw_name.lower())
+        if _LIST_ITEM.match(lines[i]) and _is_option(raw_name, values.get("options", "")):
+            break  # a decision's options described one per item, even one named like a field
         if key is None:
+            near = _near_field(raw_name)
+            if _LIST_ITEM.match(lines[i]) and not near:
+                break  # `- **Postgres:** robust, needs a server`: a list in the description (issue 43)
             problems.append(
-                f"{path}:{i + 1}: unknown field '**{raw_name}:**'; known fields: "
-                f"{', '.join(n.capitalize() for n in FIELDS)}"
+                f"{path}:{i + 1}: unknown field '**{raw_name}:**'"
+                + (f" — did you mean '**{near}:**'?" if near else "")
+                + f"; known fields: {', '.join(n.capitalize() for n in FIELDS)}"
+                + ("" if near else "; a line of the description goes below a blank line after the fields")
             )
         else:
             values[key] = value.strip()
             where[key] = i + 1
         i += 1
     return values, where, i
+
+
+def _is_option(name: str, options: str) -> bool:
+    return name.strip().lower() in {o.strip(" `").lower() for o in options.split(",")}
+
+
+def _near_field(name: str) -> str:
+    """The known field a misspelt name was meant as (`Typ` → `Type`, `Depend on` → `Depends on`)."""
+    import difflib
+
+    found = difflib.get_close_matches(name.lower(), FIELDS, n=1, cutoff=0.75)
+    return found[0].capitalize() if found else ""
 
 
 def _late_fields(path: Path, lines: list[str], start: int, end: int, skip: set[int], warnings: list[str]) -> None:

@@ -49,6 +49,18 @@ def option_texts(task: Task) -> dict[str, str]:
     return {option: found.get(option.lower(), "") for option in task.options}
 
 
+def decision_text(task: Task) -> str:
+    """A decision's description without its `- **Option:** text` lines, which the report
+    shows once, beside each option."""
+    options = {o.lower() for o in task.options}
+    kept = [
+        line
+        for line in task.description.splitlines()
+        if not ((m := _OPTION_LINE.match(line)) and m.group("name").strip().lower() in options)
+    ]
+    return "\n".join(kept).strip()
+
+
 def blocked_by(task: Task, dependencies: list[str]) -> str:
     """What the run waits for, said specifically (the seed: "Blocked by is specific")."""
     kind, after = checkpoint_kind(task), ", ".join(dependencies) or "the plan's start"
@@ -95,4 +107,5 @@ def checkpoint_report(store: StateStore, plan: Plan, task: Task, main_branch: st
         status=_STATUS[checkpoint_kind(task)],
         blocked_by=blocked_by(task, [d.key for d in dependencies]),
         options=option_texts(task),
+        decision=decision_text(task),
     )

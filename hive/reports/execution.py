@@ -4,6 +4,7 @@ and evidence, rewritten by the run's main process as tasks finish."""
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -142,11 +143,18 @@ _TALLIED = (
 )
 
 
-def run_summary(paths: Paths, plans: tuple[Plan, ...], recorded: dict[str, TaskState], run_seconds: float) -> str:
+def run_summary(
+    paths: Paths,
+    plans: tuple[Plan, ...],
+    recorded: dict[str, TaskState],
+    run_seconds: float,
+    only: Collection[str] = (),
+) -> str:
     """A `doit` run's last line: `run finished in 12m04s — 5 done, 1 failed, 2 skipped, 1
-    awaiting you (`hive status`); report: .hive/report.md`."""
+    awaiting you (`hive status`); report: .hive/report.md`. `only`: the task keys the run was
+    asked for (`doit f:e`), whose tally it is; empty: every approved plan's."""
     sections, _ = _sections(paths, plans, recorded, with_notes=False)
-    shown = [r["shown"] for p in sections for r in p["rows"]]
+    shown = [r["shown"] for p in sections for r in p["rows"] if not only or r["key"] in only]
     told = ", ".join(f"{shown.count(state)} {words}" for state, words in _TALLIED if shown.count(state))
     report = display_path(paths.report)
     return f"run finished in {duration(run_seconds)} — {told or 'no tasks'} (`hive status`); report: {report}"

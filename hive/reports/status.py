@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from hive import executors
 from hive.errors import HiveError
 from hive.executors import AgentRef
 from hive.executors.standing import next_step, standing
-from hive.lifecycle import ORDER, Progress, Resume, State, progress, shown_state
+from hive.lifecycle import ORDER, Progress, Resume, State, TaskType, progress, shown_state
 from hive.output import duration, first_line, log_size
 from hive.plan import discovered
 from hive.project import Project, load_project
@@ -67,6 +67,7 @@ class TaskStatus:
     queue: str = ""  # what it does there
     # the reviews of its change ({round, attempt, by, reviewer, verdict, text, at, seconds}), oldest first
     reviews: tuple[dict[str, Any], ...] = ()
+    answer: str = ""  # a checkpoint's or gate's answer ("approved", "choice: SQLite", "done")
 
     @property
     def key(self) -> str:
@@ -81,7 +82,7 @@ def collect(
 ) -> list[TaskStatus]:
     """`project` and `states`, when the caller has just read them (the dashboard), are not read again;
     `only`: one task's key, for its row alone (its page on the dashboard)."""
-    project = project or load_project(root)
+    project = project or load_project(root, strict=False)
     paths = Paths(root)
     executor = executors.executor(project.config.executor, project.config, root)
     states = StateStore(paths).read_all() if states is None else states
@@ -170,6 +171,7 @@ def collect(
                     **_refused(paths.refused_file(plan.name, task.id)),
                     **(queued.get(plan.key(task.id), {}) if running else {}),
                     reviews=tuple({k: v for k, v in r.items() if k not in ("usage", "branch")} for r in st.reviews),
+                    answer=st.answer if task.is_checkpoint else "",
                 )
             )
     return rows
@@ -298,6 +300,12 @@ def discovered_items(root: Path) -> list[dict[str, Any]]:
     ]
 
 
+def render_errors(errors: Sequence[str]) -> str:
+    """An approved plan that does not parse, left out of what follows; `doit` refuses it."""
+    lines = ["An approved plan does not parse; it is left out below and `doit` will not start until it is fixed:"]
+    return "\n".join(lines + [f"  {line}" for line in errors]) + "\n"
+
+
 def render_discovered(items: list[dict[str, Any]]) -> str:
     if not items:
         return ""
@@ -317,7 +325,11 @@ def _headline(rows: list[TaskStatus], width: int) -> str:
     if not shown.total:
         return "no approved plan: `hive approve plans/<file>.md` to run one"
     filled = round(width * shown.done / shown.total)
-    others = "  ".join(f"{shown.states.count(State(s))} {s}" for s in ORDER if s != "done" and State(s) in shown.states)
+    skipping = sum(1 for r in rows if r.skipped_because and not r.draft and r.type != TaskType.GATE)
+    tally = {str(s): shown.states.count(State(s)) for s in ORDER if s != "done"}
+    tally[State.PLANNED] -= skipping  # a skipped task is planned, and shown as its rows show it
+    tally["skipped"] = skipping
+    others = "  ".join(f"{n} {s}" for s, n in tally.items() if n)
     line = f"[{'#' * filled}{'-' * (width - filled)}] {shown} done  {others}".rstrip()
     plans = sorted({r.plan for r in rows if not r.draft})
     if len(plans) > 1:
@@ -373,6 +385,8 @@ def _detail(r: TaskStatus) -> str:
         if r.session:
             extra.append(f"`hive attach {r.key}`")
         detail = ", ".join(extra) + (f" — {detail}" if detail else "")
+    elif r.state == State.DONE and r.answer:  # a checkpoint or gate changes no file: its answer is its news
+        detail = f"answered: {r.answer}"
     elif r.state == State.DONE and r.commit:
         detail = f"merged {r.commit[:10]}, {len(r.files)} file(s)"
     elif r.state in (State.BLOCKED, State.FAILED) and r.worktree:

@@ -230,13 +230,39 @@ def _installed(home: Path, path: str) -> tuple[Path, ...]:
 
 def _named(root: Path, argv: tuple[str, ...]) -> Iterable[Path]:
     """What this one runs from, of it under /tmp: the repository (its `.hive/bin/hive`, main's
-    objects), its program and the files its command line names (a script, the brief)."""
+    objects), its program with its interpreter, and the files its command line names (a
+    script, the brief)."""
     named = [root]
-    program = shutil.which(argv[0]) if argv else None
+    program = shutil.which(argv[0], path=os.environ.get("PATH")) if argv else None
     if program:
-        named.append(Path(os.path.realpath(program)).parent.parent)
+        named += program_home(program)
+        interpreter = shebang(program)
+        if interpreter:
+            named += program_home(interpreter)
     named += [Path(arg).parent for arg in argv[1:] if arg.startswith("/") and os.path.exists(arg)]
     return [p for p in named if _under_tmp(p)]
+
+
+def program_home(program: str) -> list[Path]:
+    """What a program needs beside it: its folder, and the prefix it is installed in
+    (`…/bin/claude` → `…`), but never all of /tmp (`/tmp/tools/agent.sh` → `/tmp/tools`:
+    its program bound back, issue 43)."""
+    real = Path(os.path.realpath(program))
+    return [p for p in (real.parent, real.parent.parent) if p != TMP and p != Path("/")]
+
+
+def shebang(program: str) -> str:
+    """The interpreter a script's `#!` line names (`#!/usr/bin/env X` names env; X is found
+    by PATH, which is bound already); "" for a binary or an unreadable file."""
+    try:
+        with open(program, "rb") as f:
+            first = f.read(256).split(b"\n", 1)[0]
+    except OSError:
+        return ""
+    if not first.startswith(b"#!"):
+        return ""
+    words = first[2:].decode(errors="replace").split()
+    return words[0] if words and words[0].startswith("/") else ""
 
 
 def _existing(paths: Iterable[str]) -> list[Path]:

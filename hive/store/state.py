@@ -80,6 +80,8 @@ class TaskState:
     # "human"), reviewer, verdict ("approved", "changes", "failed"), text, at, seconds, usage, branch}
     reviews: tuple[dict[str, Any], ...] = ()
     history: tuple[HistoryEntry, ...] = field(default=())
+    # its superseded attempts' branches (commits not in main) that Hive kept and has told of once
+    kept_branches: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -105,6 +107,7 @@ class TaskState:
         values["history"] = tuple(values.get("history", ()))
         values["checks"] = tuple(values.get("checks", ()))
         values["reviews"] = tuple(values.get("reviews", ()))
+        values["kept_branches"] = tuple(values.get("kept_branches", ()))
         return cls(**values)
 
 

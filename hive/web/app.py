@@ -78,7 +78,7 @@ def serve(root: Path, host: str, port: int, token: str, read_only: bool, announc
     import uvicorn  # only `hive web` pays for it
 
     check_bind(host, token)
-    load_project(root)
+    load_project(root, strict=False)  # a broken config is said now; a broken plan shows on the page
     sock = bind(host, port)
     port = sock.getsockname()[1]
     app = make_app(root, guard_for(host, port, token, read_only, csrf_secret(Paths(root).web_csrf)))

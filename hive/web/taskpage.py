@@ -15,6 +15,7 @@ from hive.lifecycle import RETRYABLE, State
 from hive.plan.model import Plan, Task
 from hive.project import load_project
 from hive.reports import status, tasklog
+from hive.reports.checkpoint import checkpoint_report
 from hive.reports.status import TaskStatus
 from hive.store import agent_signals, questions, usage
 from hive.store.names import parse_key
@@ -67,7 +68,7 @@ class TaskPage:
 def task_page(root: Path, key: str, states: StateCache | None = None) -> TaskPage:
     """`states`: the server's StateCache (a page drawn again at each change reads only what changed)."""
     plan_name, task_id = parse_key(key)
-    project = load_project(root)
+    project = load_project(root, strict=False)
     plan = project.plans.plan(plan_name)
     try:
         task = plan.task(task_id)
@@ -94,13 +95,20 @@ def task_page(root: Path, key: str, states: StateCache | None = None) -> TaskPag
         item=items[0] if items else None,
         can_retry=st.state in RETRYABLE,
         can_stop=st.state == State.IN_PROGRESS,
-        checkpoint=_read(paths.checkpoint_file(plan_name, task_id)) if st.state == State.AWAITING_HUMAN else "",
+        checkpoint=_checkpoint(project.config.main_branch, store, plan, task, st),
         commits=_merged(root, st.merge_commit) if st.state == State.DONE else (),
         brief=_read(paths.context_copy(plan_name, task_id, st.attempt)) if st.attempt else "",
         log=log,
         log_remote=remote,
         usage=usage.described(usage.task_totals(st)),
     )
+
+
+def _checkpoint(main_branch: str, store: StateStore, plan: Plan, task: Task, st: TaskState) -> str:
+    """A checkpoint's report as things stand now (the file is what the last run printed)."""
+    if st.state != State.AWAITING_HUMAN or not task.is_checkpoint:
+        return ""
+    return checkpoint_report(store, plan, task, main_branch)
 
 
 def _attempts(st: TaskState) -> tuple[AttemptRow, ...]:

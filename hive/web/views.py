@@ -103,6 +103,7 @@ class Dashboard:
     timeline: charts.Timeline
     cost: Cost
     running: tuple[str, ...]  # the keys of the tasks in progress
+    errors: tuple[str, ...] = ()  # the problems of approved plans not shown (they do not parse)
 
 
 @dataclass
@@ -115,7 +116,7 @@ class Cache:
 
 
 def dashboard(root: Path, cache: Cache | None = None) -> Dashboard:
-    project = load_project(root)
+    project = load_project(root, strict=False)
     paths = Paths(root)
     now = time.time()
     cache = cache or Cache(StateCache(paths))
@@ -136,6 +137,7 @@ def dashboard(root: Path, cache: Cache | None = None) -> Dashboard:
         timeline=charts.timeline(timeline.spans(paths, states, now, cache.signals)),
         cost=_cost(rows, states, spend, project.config.budget_task_usd),
         running=tuple(r.key for r in rows if r.state == State.IN_PROGRESS),
+        errors=project.plans.errors,
     )
 
 

@@ -66,7 +66,7 @@ def test_the_agent_waits_for_the_answer_and_goes_on_in_the_same_session(repo, tm
     r = repo.hive("answer", "a:1", "--choice", "sqlite")
     assert r.returncode == 0, r.stderr
     assert "hive: a:1: its agent has your answer and goes on" in r.stdout
-    assert run.wait() == 0, run.stderr()
+    assert run.wait() == 0, run.output()
     assert repo.file_on_main("db.txt") == "SQLite\n"
     assert repo.file_on_main("models.txt") == "m\n"
     assert repo.starts("a:1") == ["a:1"], "one attempt: the agent went on in its session"
@@ -87,8 +87,8 @@ def test_an_unanswered_question_holds_the_task_without_counting_and_the_answer_s
     assert r.returncode == 1
     assert "a:1 is awaiting_human: asked: Which database?" in r.stdout
     assert "answer it: `hive answer a:1 --choice Postgres`" in r.stdout
-    assert "hive: a:1: awaiting_human — asked: Which database?" in r.stderr
-    assert "— 1 done, 1 skipped, 1 awaiting you (`hive status`)" in r.stderr
+    assert "hive: a:1: awaiting_human — asked: Which database?" in r.stdout
+    assert "— 1 done, 1 skipped, 1 awaiting you (`hive status`)" in r.stdout
     assert repo.file_on_main("docs.txt") == "d\n", "the independent task ran"
     st = repo.state("a", "1")
     assert st["state"] == "awaiting_human" and st["resume"] == "answer"
@@ -101,12 +101,12 @@ def test_an_unanswered_question_holds_the_task_without_counting_and_the_answer_s
     approve = repo.hive("approve", "a:1")
     assert approve.returncode == 3 and "a:1's agent asked a question: answer it with `hive answer a:1" in approve.stderr
     r = repo.hive("answer", "a:1", "SQLite,", "it", "is", "small")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout
     assert "its agent is not waiting any more, so its next attempt starts with every question and answer" in r.stdout
     rows = {t["id"]: t for t in repo.status_json()["tasks"]}
     assert rows["1"]["question"] == "" and rows["1"]["reason"].startswith("answered — its next attempt goes on")
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout
     assert repo.file_on_main("db.txt") == "SQLite, it is small\n"
     assert repo.file_on_main("models.txt") == "m\n"
     assert repo.starts("a:1") == ["a:1", "a:1"]

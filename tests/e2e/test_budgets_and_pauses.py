@@ -51,7 +51,7 @@ def test_a_run_budget_stops_new_tasks_and_doit_says_so(repo):
     assert r.returncode == 1
     assert repo.state("b", "1")["state"] == "done"  # a running agent finishes
     assert repo.state("b", "2")["state"] == "planned" and repo.starts("b:2") == []
-    assert "budget reached ($1.00 of $0.50, [budget] run_usd)" in r.stderr
+    assert "budget reached ($1.00 of $0.50, [budget] run_usd)" in r.stdout
     totals = repo.status_json()["totals"]
     assert totals == {"tokens_in": 1, "tokens_out": 0, "cost_usd": 1.0}
 
@@ -117,7 +117,7 @@ def test_a_paused_task_shows_in_status_and_the_run_goes_on_by_itself(repo):
             run.proc.kill()
     st = repo.state("r", "1")
     assert (st["state"], st["attempts_used"]) == ("done", 1)  # max_attempts 1: the paused one did not count
-    assert "rate-limited until" in run.stderr()
+    assert "rate-limited until" in run.output()
 
 
 def test_a_run_killed_during_a_pause_is_resumed_by_the_next_run_after_the_pause(repo):

@@ -38,17 +38,17 @@ def test_human_verify_checkpoint_stops_reports_and_resumes_after_approval(repo):
         "### Current task\n\n**Task p:2:** Check the page\n**Status:** awaiting verification\n"
         "**Blocked by:** your check of what p:1 built",
     ):
-        assert expected in r.stderr, expected
+        assert expected in r.stdout, expected
     saved = (repo.root / ".hive" / "checkpoints" / "p" / "2.md").read_text()
     assert "CHECKPOINT REACHED: p:2" in saved
     assert repo.state("p", "2")["state"] == "awaiting_human"
     assert repo.starts() == ["p:1"]
     again = repo.doit()
-    assert again.returncode == 1 and "CHECKPOINT REACHED: p:2" in again.stderr, "an unanswered checkpoint is re-shown"
+    assert again.returncode == 1 and "CHECKPOINT REACHED: p:2" in again.stdout, "an unanswered checkpoint is re-shown"
     a = repo.hive("approve", "p:2")
     assert a.returncode == 0, a.stderr
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout
     assert repo.starts() == ["p:1", "p:3"]
     ctx = (repo.root / ".hive" / "fake" / "context-p_3-a1.md").read_text()
     assert "Decisions so far" in ctx and "p:2 (Check the page): approved" in ctx
@@ -74,9 +74,9 @@ def test_decision_checkpoint_needs_one_of_its_options_and_later_agents_see_the_c
     )
     r = repo.doit()
     assert r.returncode == 1
-    assert "**Options:** Postgres | SQLite" in r.stderr and "hive approve d:1 --choice SQLite" in r.stderr
-    assert "**Blocked by:** your choice between Postgres, SQLite" in r.stderr
-    assert "- **SQLite:** one file, nothing to run; one writer at a time" in r.stderr
+    assert "**Options:** Postgres | SQLite" in r.stdout and "hive approve d:1 --choice SQLite" in r.stdout
+    assert "**Blocked by:** your choice between Postgres, SQLite" in r.stdout
+    assert "- **SQLite:** one file, nothing to run; one writer at a time" in r.stdout
     bad = repo.hive("approve", "d:1", "--choice", "Mongo")
     assert bad.returncode == 3 and "'Mongo' is not one of its options" in bad.stderr
     assert "--choice Postgres" in bad.stderr
@@ -102,7 +102,7 @@ def test_human_action_checkpoint_is_answered_with_done(repo):
     """,
     )
     r = repo.doit()
-    assert r.returncode == 1 and "**What you need to do:**" in r.stderr and "hive approve h:1 --done" in r.stderr
+    assert r.returncode == 1 and "**What you need to do:**" in r.stdout and "hive approve h:1 --done" in r.stdout
     refused = repo.hive("approve", "h:1")
     assert refused.returncode == 3 and "--done" in refused.stderr
     assert repo.hive("approve", "h:1", "--done").returncode == 0
@@ -206,7 +206,7 @@ def test_checkpoint_marker_makes_a_gate_that_stops_until_approved(repo):
     )
     r = repo.doit()
     assert r.returncode == 1
-    assert "CHECKPOINT REACHED: g:_gate-1" in r.stderr and "hive approve g:_gate-1" in r.stderr
+    assert "CHECKPOINT REACHED: g:_gate-1" in r.stdout and "hive approve g:_gate-1" in r.stdout
     assert repo.starts() == ["g:1"]
     listing = repo.doit("list").stdout
     assert "g:_gate-1" in listing
@@ -233,7 +233,7 @@ def test_first_batch_gate_stops_after_the_tasks_without_dependencies(repo):
     """,
     )
     r = repo.doit()
-    assert r.returncode == 1 and "f:_gate-first-batch" in r.stderr
+    assert r.returncode == 1 and "f:_gate-first-batch" in r.stdout
     assert sorted(repo.starts()) == ["f:a", "f:b"]
     assert repo.hive("approve", "f:_gate-first-batch").returncode == 0
     assert repo.doit().returncode == 0
@@ -264,7 +264,7 @@ def test_hub_gate_fires_after_a_task_with_many_dependents_only(repo):
     )
     r = repo.doit()
     assert r.returncode == 1
-    assert "h:_gate-core" in r.stderr and "2 tasks depend on it" in r.stderr
+    assert "h:_gate-core" in r.stdout and "2 tasks depend on it" in r.stdout
     assert "_gate-x" not in repo.doit("list").stdout
     assert repo.hive("approve", "h:_gate-core").returncode == 0
     assert repo.doit().returncode == 0
@@ -290,7 +290,7 @@ def test_a_gate_after_tests_waits_for_the_matching_impl(repo):
     r = repo.doit()
     assert r.returncode == 1
     assert repo.starts() == ["t:1-tests", "t:1-impl"], "the pair is not split by the gate"
-    assert "t:_gate-1-tests" in r.stderr
+    assert "t:_gate-1-tests" in r.stdout
     assert repo.hive("approve", "t:_gate-1-tests").returncode == 0
     assert repo.doit().returncode == 0
 
@@ -352,8 +352,8 @@ def test_checkpoint_report_and_status_count_progress_the_same_way(repo):
     assert repo.doit().returncode == 1
     assert repo.hive("approve", "c:_gate-1").returncode == 0
     r = repo.doit()
-    assert r.returncode == 1 and "CHECKPOINT REACHED: c:2" in r.stderr
-    assert "**Progress:** 1/3 tasks complete" in r.stderr
+    assert r.returncode == 1 and "CHECKPOINT REACHED: c:2" in r.stdout
+    assert "**Progress:** 1/3 tasks complete" in r.stdout
     status = repo.hive("status").stdout
-    assert "] 1/3 done  1 awaiting_human  1 planned" in status.splitlines()[0], status
+    assert "] 1/3 done  1 awaiting_human  1 skipped" in status.splitlines()[0], status
     assert repo.status_json()["progress"] == {"done": 1, "total": 3}

@@ -34,7 +34,7 @@ def test_a_done_signal_sent_after_ctrl_c_shows_as_signalled_not_stuck(repo):
     assert "signalled `done`" in task["reason"] and "next `doit`" in task["reason"]
     assert "STUCK" not in repo.hive("status").stdout and "interrupted" not in task["reason"]
     r = repo.doit()
-    assert r.returncode == 0 and "signalled `done` while no run watched" in r.stderr, r.stderr
+    assert r.returncode == 0 and "signalled `done` while no run watched" in r.stdout, r.stdout
 
 
 def test_an_edited_blocked_task_is_reopened_by_status_and_by_doit_alike(repo):
@@ -53,10 +53,10 @@ def test_an_edited_blocked_task_is_reopened_by_status_and_by_doit_alike(repo):
     plan.write_text(plan.read_text().replace("Needs a human", "Use postgres"))
     assert repo.status_json()["tasks"][0]["state"] == "planned"
     listed = subprocess.run([sys.executable, "-m", "doit", "list"], cwd=repo.root, capture_output=True, text=True)
-    assert "pending (changed since blocked)" in listed.stdout
+    assert "planned (changed since blocked)" in listed.stdout
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
-    assert "re-opened because its text in the plan changed" in r.stderr
+    assert r.returncode == 0, r.stdout
+    assert "re-opened because its text in the plan changed" in r.stdout
     assert repo.file_on_main("db.txt") == "postgres\n"
 
 
@@ -75,8 +75,8 @@ def test_attempt_counts_after_retry_never_exceed_max_attempts(repo):
     assert repo.doit().returncode == 1
     assert repo.hive("retry", "c:1").returncode == 0
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
-    said = r.stderr
+    assert r.returncode == 0, r.stdout
+    said = r.stdout
     assert "(1 of 2 attempts used)" in said
     assert " of 2 attempts used" in said and "3 of 2" not in said and "4 of 2" not in said
 
@@ -149,7 +149,7 @@ def test_cleanup_leaves_hive_plan_sessions_alone(repo):
         files = [repo.root.parent / f"{stem}.{suffix}" for suffix in ("log", "exit", "env")]
         tmux.new_session(session, repo.root, tmux.Program(["sleep", "60"], dict(os.environ), files[2]), *files[:2])
     r = repo.hive("cleanup")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout
     assert "hive-plan-add-oauth" in tmux.sessions()
     assert "hive-w1-x-1-abcdef-a1" not in tmux.sessions(), "a task session no task uses is closed"
 

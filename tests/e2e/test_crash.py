@@ -46,10 +46,10 @@ def test_kill9_while_agents_run_then_rerun_reattaches_without_respawning(repo):
     assert {t["id"]: t["agent_alive"] for t in ghost if t["state"] == "in_progress"} == {"a": True, "b": True}
     assert all("no run is watching" in t["reason"] for t in ghost if t["state"] == "in_progress")
     rerun = repo.start_doit("-n", "2")
-    wait_for(lambda: rerun.stderr().count("re-attaching to its running agent") == 2, what="the re-attach")
+    wait_for(lambda: rerun.output().count("re-attaching to its running agent") == 2, what="the re-attach")
     repo.go()
-    assert rerun.wait() == 0, rerun.stderr()
-    assert "its agent keeps running in tmux session" in rerun.stderr()
+    assert rerun.wait() == 0, rerun.output()
+    assert "its agent keeps running in tmux session" in rerun.output()
     assert sorted(repo.starts()) == ["k:a", "k:b", "k:c"], "no agent was started twice"
     assert_finished_exactly_once(repo, {"k:a": "work a", "k:b": "work b", "k:c": "work c"})
 
@@ -62,8 +62,8 @@ def test_done_signal_sent_while_no_run_watches_is_merged_by_the_next_run(repo):
     repo.go()
     wait_for(lambda: len(list((repo.root / ".hive" / "signals").glob("*/signal.json"))) == 2, what="agents to signal")
     r = repo.doit("-n", "2")
-    assert r.returncode == 0, r.stderr
-    assert "signalled `done` while no run watched" in r.stderr
+    assert r.returncode == 0, r.stdout
+    assert "signalled `done` while no run watched" in r.stdout
     assert sorted(repo.starts()) == ["k:a", "k:b", "k:c"]
     assert_finished_exactly_once(repo, {"k:a": "work a", "k:b": "work b", "k:c": "work c"})
 
@@ -94,8 +94,8 @@ def test_kill9_with_agents_dead_gives_a_new_attempt_that_continues(repo):
     ghost = {t["id"]: t for t in repo.status_json()["tasks"]}["a"]
     assert ghost["state"] == "in_progress" and "interrupted" in ghost["reason"]
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
-    assert "interrupted: its agent is gone" in r.stderr
+    assert r.returncode == 0, r.stdout
+    assert "interrupted: its agent is gone" in r.stdout
     st = repo.state("k", "a")
     assert [h["outcome"] for h in st["history"]] == ["interrupted", "done"]
     assert st["attempts_used"] == 1, "an interrupted attempt does not count against max_attempts"
@@ -155,11 +155,11 @@ def test_kill9_of_doit_alone_stops_its_workers_and_the_next_run_reattaches(repo)
     os.kill(run.pid, signal.SIGKILL)  # only doit dies (the OOM killer's choice, say)
     run.wait(timeout=10)
     wait_for(lambda: not any(_alive(pid) for pid in workers), timeout=15, what="the workers to stop with doit")
-    assert "o:a: stopped watching — its agent keeps running in tmux session" in run.stderr()
+    assert "o:a: stopped watching — its agent keeps running in tmux session" in run.output()
     second = repo.start_doit("-n", "2")
-    wait_for(lambda: "re-attaching to its running agent" in second.stderr(), what="the re-attach")
+    wait_for(lambda: "re-attaching to its running agent" in second.output(), what="the re-attach")
     repo.go()
-    assert second.wait() == 0, second.stderr()
+    assert second.wait() == 0, second.output()
     assert repo.starts() == ["o:a", "o:b"]
     assert_finished_exactly_once(repo, {"o:a": "work a"})
 
@@ -173,12 +173,12 @@ def test_a_run_waits_for_a_task_another_process_is_running(repo):
     assert claim.try_acquire()
     run = repo.start_doit()
     wait_for(
-        lambda: f"another run (pid {os.getpid()}) is running it; waiting" in run.stderr(),
+        lambda: f"another run (pid {os.getpid()}) is running it; waiting" in run.output(),
         what="the run to wait for the claim",
     )
     assert run.running() and repo.starts() == []
     claim.release()
-    assert run.wait() == 0, run.stderr()
+    assert run.wait() == 0, run.output()
     assert repo.starts() == ["w:a"]
 
 
@@ -201,7 +201,7 @@ def test_two_doit_runs_at_once_never_run_a_task_twice(repo):
     repo.write_plan("two", body)
     first, second = repo.start_doit("-n", "2"), repo.start_doit("-n", "2")
     for run in (first, second):
-        assert run.wait() == 0, run.stderr()
+        assert run.wait() == 0, run.output()
     assert sorted(repo.starts()) == [f"two:{i}" for i in range(1, 6)]
     assert_finished_exactly_once(repo, {f"two:{i}": f"work {i}" for i in range(1, 6)})
 
@@ -212,7 +212,7 @@ def test_sigterm_stops_the_run_cleanly_and_leaves_the_agent_for_the_next_run(rep
     wait_for(lambda: repo.starts() == ["t:a"], what="the agent to start")
     run.proc.send_signal(signal.SIGTERM)
     assert run.wait(timeout=30) != 0
-    assert "keeps running in tmux session" in run.stderr() and "re-attaches" in run.stderr()
+    assert "keeps running in tmux session" in run.output() and "re-attaches" in run.output()
     st = repo.state("t", "a")
     assert st["state"] == "in_progress"
     repo.go()
@@ -232,7 +232,7 @@ def test_hive_stop_stops_the_agent_in_stages_and_blocks_the_task(repo):
     # the run keeps going ([execution] keep_going): s:b runs, and s:c, which waits for s:a, is skipped
     wait_for(lambda: repo.starts() == ["s:a", "s:b"], what="the run to go on with s:b")
     repo.go()
-    assert run.wait(timeout=60) == 1, run.stderr()
+    assert run.wait(timeout=60) == 1, run.output()
     st = repo.state("s", "a")
     assert st["state"] == "blocked" and "stopped by `hive stop`" in st["reason"]
     assert repo.state("s", "b")["state"] == "done" and repo.state("s", "c")["state"] == "planned"
@@ -246,8 +246,8 @@ def test_reconcile_reports_leftover_worktrees_with_the_command_to_remove_them(re
     repo.git("worktree", "add", "-q", "-b", "stray", str(stray))
     repo.write_plan("r", "### Task 1: x\nfake: signal done\n")
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
-    assert f"leftover worktree {stray}" in r.stderr and f"git worktree remove {stray}" in r.stderr
+    assert r.returncode == 0, r.stdout
+    assert f"leftover worktree {stray}" in r.stdout and f"git worktree remove {stray}" in r.stdout
     assert stray.exists(), "reconcile reports; it never deletes work it does not know"
 
 

@@ -95,3 +95,23 @@ def test_doit_counts_only_the_plans_it_runs_and_the_tasks_not_done(repo):
     repo.write_plan("work", PLAN, front="agent: ghost\n")
     again = repo.doit("work")
     assert again.returncode == 0 and "ghost" not in again.stderr, again.stderr
+
+
+def test_doctor_never_runs_an_agent_program_it_does_not_know(repo):
+    """Issue 43: `hive doctor` ran the user's own agent script as `--version`, in the checkout,
+    and it committed to main."""
+    tools = repo.root / "tools"
+    tools.mkdir()
+    agent = tools / "agent.sh"
+    agent.write_text('#!/bin/sh\necho work >> work.txt\ngit add work.txt && git commit -qm "agent work"\nexit 3\n')
+    agent.chmod(0o755)
+    repo.git("add", "tools")
+    repo.git("commit", "-qm", "the user's agent")
+    repo.configure(extra='\n[agents.mine]\ncommand = ["./tools/agent.sh"]\n')
+    repo.write_plan("work", "# Work\n\n### Task 1: Do it\nwork\n", front="agent: mine\n")
+    before = repo.main_log()
+    r = repo.hive("doctor")
+    assert repo.main_log() == before and not (repo.root / "work.txt").exists(), r.stdout
+    [line] = [line for line in r.stdout.splitlines() if line.startswith("✓ [mine] binary: ")]
+    assert "(not run: Hive asks only the agent CLIs it knows for their version)" in line, r.stdout
+    assert "✗" not in r.stdout, r.stdout

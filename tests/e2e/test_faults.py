@@ -193,8 +193,8 @@ def test_worktree_deleted_while_its_agent_runs_is_merged_from_its_branch(repo):
     wt = Path(repo.state("d", "1")["worktree"])
     subprocess.run(["rm", "-rf", str(wt)], check=True)
     repo.go()
-    assert run.wait() == 0, run.stderr()
-    assert "internal error" not in run.stderr() and "Traceback" not in run.stderr()
+    assert run.wait() == 0, run.output()
+    assert "internal error" not in run.output() and "Traceback" not in run.output()
     assert_finished_exactly_once(repo, {"d:1": "the work"})
     assert repo.file_on_main("w.txt") == "w\n"
 
@@ -249,7 +249,7 @@ def test_a_users_own_file_in_the_way_of_the_fast_forward_is_never_replaced(repo)
     assert r.returncode == 1
     st = repo.state("f", "1")
     assert st["state"] == "blocked" and "(untracked files in the way: w.txt)" in st["reason"]
-    assert "\n" not in st["reason"] and "f:1: blocked — could not update your checkout" in r.stderr
+    assert "\n" not in st["reason"] and "f:1: blocked — could not update your checkout" in r.stdout
     assert (repo.root / "w.txt").read_text() == "the user's own w.txt\n"
 
 

@@ -82,7 +82,7 @@ def test_every_trap_an_agent_leaves_fails_its_attempt_or_is_dropped_and_the_run_
         began = time.monotonic()
         assert repo.hive("status", timeout=15).returncode in (0, 1)
         assert time.monotonic() - began < 10
-    assert run.wait(timeout=240) == 1, run.stderr()
+    assert run.wait(timeout=240) == 1, run.output()
     began = time.monotonic()
     status = repo.status_json()
     assert time.monotonic() - began < 10
@@ -99,7 +99,7 @@ def test_every_trap_an_agent_leaves_fails_its_attempt_or_is_dropped_and_the_run_
             assert repo.file_on_main(f"work-{task_id}.txt") == "work\n"
     assert by_id["notes-big"]["notes"][-1]["text"] == "still sane"
     assert not [d for d in status["discovered"] if d["plan"] == "h"], "nothing it left was an item"
-    stderr = run.stderr()
+    stderr = run.output()
     assert "Traceback" not in stderr, stderr
     assert repo.git("status", "--porcelain") == checkout, "nothing of the user's checkout changed"
     assert sorted(p.name for p in home.iterdir()) == homes, "nor of their home"
@@ -144,8 +144,8 @@ def test_a_script_that_finished_while_no_run_watched_is_not_run_again(repo):
     exit_file = Paths(repo.root).exit_file("h", "s", 1)
     wait_for(exit_file.exists, timeout=60, what="the script to finish")
     r = repo.doit(timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert "its script finished (exit 0) in attempt 1 while no run watched" in r.stderr
+    assert r.returncode == 0, r.stdout
+    assert "its script finished (exit 0) in attempt 1 while no run watched" in r.stdout
     assert (repo.root / ".hive" / "fake" / "ran.txt").read_text() == "once\n", "it ran once"
     assert repo.file_on_main("s.txt") == "done\n"
     assert repo.state("h", "s")["attempt"] == 1
@@ -182,7 +182,7 @@ def test_a_change_to_hives_own_files_waits_for_a_human_and_reaches_main_only_whe
     repo.git("add", "-A")
     repo.git("commit", "-qm", "the plan")
     r = repo.doit("-n", "2")
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 1, r.stdout
     st = repo.state("p", "a")
     assert st["state"] == "awaiting_human" and st["resume"] == "held", st
     assert "changes Hive's own files: .hive/config.toml, dodo.py, plans/x.md" in st["reason"]
@@ -201,7 +201,7 @@ def test_a_change_to_hives_own_files_waits_for_a_human_and_reaches_main_only_whe
     # approve: merged as it is
     assert repo.hive("approve", "p:a").returncode == 0
     r = repo.doit("p:a")
-    assert repo.state("p", "a")["state"] == "done", r.stderr
+    assert repo.state("p", "a")["state"] == "done", r.stdout
     assert "pwned" in repo.file_on_main("dodo.py")
 
 

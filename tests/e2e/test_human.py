@@ -29,7 +29,7 @@ def test_discovered_work_waits_for_a_human_and_runs_only_once_approved(repo):
     plan_path = repo.root / "plans" / "w.md"
     before = plan_path.read_bytes()
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout
     data = repo.status_json()
     assert data["discovered"] == [
         {
@@ -225,13 +225,13 @@ def test_progress_line_on_a_terminal_and_quiet_otherwise(repo):
     )
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "doit"], cwd=repo.root, stdout=subprocess.DEVNULL, stderr=slave, start_new_session=True
+        [sys.executable, "-m", "doit"], cwd=repo.root, stdout=slave, stderr=slave, start_new_session=True
     )
     os.close(slave)
     out = read_pty(master).decode(errors="replace")
     proc.wait(timeout=60)
     os.close(master)
     assert proc.returncode == 0
-    assert "[0/2] running: p:1" in out and "[1/2] running: p:2" in out
+    assert "[0/2] running: p:1 " in out and "[1/2] running: p:2 " in out
     quiet = repo.doit("p:1")
-    assert "running:" not in quiet.stderr
+    assert "running:" not in quiet.stdout + quiet.stderr

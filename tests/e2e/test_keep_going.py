@@ -31,7 +31,7 @@ fake: signal done
 def test_a_blocked_task_skips_only_what_waits_for_it_and_everyone_says_why(repo):
     repo.write_plan("k", PLAN)
     r = repo.doit()
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 1, r.stdout
     assert repo.file_on_main("docs.txt") == "d\n", "the independent task ran despite the blocked one"
     assert repo.starts() == ["k:1", "k:4"] or repo.starts() == ["k:4", "k:1"]
     by_id = {t["id"]: t for t in repo.status_json()["tasks"]}
@@ -45,8 +45,8 @@ def test_a_blocked_task_skips_only_what_waits_for_it_and_everyone_says_why(repo)
     assert "**Status:** completed_with_failures" in report
     assert "⏭️ skipped" in report and "skipped: waits for k:1 (blocked)" in report
     assert "**Run time:** " in report and "## Merge commits" in report and "k:4 — Docs" in report
-    assert "hive: run finished in " in r.stderr
-    assert "— 1 done, 1 blocked, 2 skipped (`hive status`); report: .hive/report.md" in r.stderr
+    assert "hive: run finished in " in r.stdout
+    assert "— 1 done, 1 blocked, 2 skipped (`hive status`); report: .hive/report.md" in r.stdout
 
 
 def test_keep_going_false_stops_at_the_first_task_that_does_not_finish(repo):

@@ -253,3 +253,47 @@ def test_an_approval_is_for_the_branch_it_approved_not_for_the_attempt_after_it(
     assert (st["state"], st["resume"], st["attempt"]) == ("awaiting_human", "review", 2), st["reason"]
     assert repo.git("rev-parse", "main") == head, "attempt 2's work was merged without a review"
     assert repo.starts() == ["r:1", "r:1"]
+
+
+# A script starts each attempt afresh from main: its first attempt's commits are left on that
+# attempt's branch, superseded (the fake agent's attempts build on each other instead)
+SUPERSEDED = """
+### Task 1: Work twice
+**Type:** script
+```sh
+if [ ! -e "$HIVE_ROOT/.hive/fake/tried" ]; then
+  touch "$HIVE_ROOT/.hive/fake/tried"
+  echo "first try" > first.txt && git add first.txt && git commit -qm "first try"
+  exit 1
+fi
+echo "second try" > second.txt && git add second.txt && git commit -qm "second try"
+```
+"""
+
+
+def test_a_superseded_attempts_branch_is_told_once_and_hive_cleanup_deletes_it(repo):
+    """Issue 43: every `doit` warned of the branch of a done task's failed attempt, and
+    `hive cleanup --force` kept it."""
+    repo.write_plan("s", SUPERSEDED)
+    (repo.root / ".hive" / "fake").mkdir(exist_ok=True)
+    first = repo.doit()
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert repo.state("s", "1")["state"] == "done"
+    [branch] = [b for b in repo.git("branch", "--format=%(refname:short)").split() if b.startswith("hive/")]
+    assert branch.endswith("-a1") and "first try" in repo.git("log", "--format=%s", branch)
+    told = [line for line in first.stdout.splitlines() if "superseded attempts" in line]
+    assert told == [
+        f"hive: s:1: kept the branches of its superseded attempts, whose commits are not in main: {branch} — "
+        "`hive cleanup` deletes them"
+    ], first.stdout
+    again = repo.doit()
+    assert again.returncode == 0 and branch not in again.stdout + again.stderr, again.stdout
+    tip = repo.git("rev-parse", branch)
+    cleaned = repo.hive("cleanup")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert (
+        f"hive: s:1: deleted branch {branch} of a superseded attempt (`git branch {branch} {tip[:12]}` brings it back)"
+        in cleaned.stdout.splitlines()
+    ), cleaned.stdout
+    assert repo.git("branch", "--list", branch) == ""
+    assert repo.file_on_main("second.txt") == "second try\n" and repo.file_on_main("first.txt") is None

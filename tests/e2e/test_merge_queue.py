@@ -170,7 +170,7 @@ def test_tasks_that_finish_while_a_check_runs_are_verified_together_by_one_run(r
     run = repo.start_doit("-n", "5")
     batch = wait_for(lambda: gathered(repo), timeout=90, what="p:b..p:e to gather behind p:a's check")
     repo.go()
-    assert run.wait() == 0, run.stderr()
+    assert run.wait() == 0, run.output()
     assert_finished_exactly_once(repo, {f"p:{t}": f"part {t}" for t in "abcde"})
     runs = (repo.root / ".hive" / "fake" / "checks.log").read_text().split()
     assert runs == ["p:a", batch[-1]], "p:a's test_command, then the batch's, once, run by its last task"
@@ -197,7 +197,7 @@ def test_a_batch_that_fails_is_bisected_the_culprit_fails_and_the_rest_reach_mai
     run = repo.start_doit("-n", "5")
     batch = wait_for(lambda: gathered(repo), timeout=90, what="p:b..p:e to gather behind p:a's check")
     repo.go()
-    assert run.wait() != 0, run.stderr()  # the culprit failed
+    assert run.wait() != 0, run.output()  # the culprit failed
     st = repo.state("p", "c")
     assert st["state"] == "failed" and st["reason"] == "Verify failed (exit 1): exit 1", st["reason"]
     for t in "abde":  # (the culprit's worktree is kept for its next attempt)
@@ -225,7 +225,7 @@ def test_kill9_in_a_batch_loses_and_duplicates_nothing(repo: Repo, point: str):
     crashed = repo.start_doit("-n", "5", env={"HIVE_FAULT": point})
     wait_for(lambda: gathered(repo), timeout=90, what="p:b..p:e to gather behind p:a's check")
     repo.go()
-    assert crashed.wait() == -signal.SIGKILL, crashed.stderr()
+    assert crashed.wait() == -signal.SIGKILL, crashed.output()
     r = repo.doit("-n", "5", timeout=120)
     assert r.returncode == 0, r.stderr
     assert_finished_exactly_once(repo, {f"p:{t}": f"part {t}" for t in "abcde"})
@@ -244,7 +244,7 @@ def test_a_batch_whose_leader_is_gone_is_led_by_the_last_one_left_and_no_one_wai
     crashed = repo.start_doit("-n", "5", env={"HIVE_FAULT": "batch-checking"})
     batch = wait_for(lambda: gathered(repo), timeout=90, what="p:b..p:e to gather behind p:a's check")
     repo.go()
-    assert crashed.wait() == -signal.SIGKILL, crashed.stderr()  # as the batch's run began
+    assert crashed.wait() == -signal.SIGKILL, crashed.output()  # as the batch's run began
     leader, members = batch[-1], batch[:-1]
     r = repo.doit("-n", "5", *members, timeout=120)  # the leader's task does not run: its entry goes
     assert r.returncode == 0, r.stderr

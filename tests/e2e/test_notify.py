@@ -138,14 +138,14 @@ def test_an_unreachable_webhook_and_a_missing_command_only_warn(repo):
     assert r.returncode == 1  # task 2 is blocked, as without notifications
     assert repo.state("p", "1")["state"] == "done" and repo.file_on_main("a.txt") == "a\n"
     assert repo.state("p", "2")["state"] == "blocked"
-    warnings = [line for line in r.stderr.splitlines() if line.startswith("hive: warning: notify")]
+    warnings = [line for line in r.stdout.splitlines() if line.startswith("hive: warning: notify")]
     # two for the blocked task, two at the end of the run
-    assert len(warnings) == 4, r.stderr
+    assert len(warnings) == 4, r.stdout
     assert "hive: warning: notify command ['no-such-notifier-xyz'] failed: no-such-notifier-xyz: command not found" in (
-        r.stderr
+        r.stdout
     )
-    assert f"hive: warning: notify webhook http://127.0.0.1:{port}/hive could not be reached" in r.stderr
-    assert "Traceback" not in r.stderr
+    assert f"hive: warning: notify webhook http://127.0.0.1:{port}/hive could not be reached" in r.stdout
+    assert "Traceback" not in r.stdout + r.stderr
     log = (repo.root / ".hive" / "hive.log").read_text()
     assert "notify blocked p:2" in log and "notify run_finished" in log
 
@@ -154,8 +154,8 @@ def test_a_run_without_a_held_task_still_exits_0_when_the_notifier_fails(repo):
     repo.configure(extra='\n[notify]\ncommand = ["no-such-notifier-xyz"]\n')
     repo.write_plan("p", ONE_TASK_THAT_WORKS)
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
-    assert "hive: warning: notify command" in r.stderr
+    assert r.returncode == 0, r.stdout
+    assert "hive: warning: notify command" in r.stdout
 
 
 def test_events_chosen_in_the_config_are_the_ones_sent_task_done_and_run_started_included(repo, tmp_path):
@@ -281,4 +281,4 @@ def test_the_run_budget_is_told_once_and_a_task_over_its_budget_is_a_budget_even
     assert task["reason"] == "budget reached for this task ($1.00 of $0.50, [budget] task_usd)"
     assert run["task"] in ("b:2", "b:3") and run["command"] == "hive status"
     assert run["reason"] == "budget reached ($1.00 of $0.50, [budget] run_usd)"
-    assert r.stderr.count("not started — budget reached") == 2  # both refused, told once
+    assert r.stdout.count("not started — budget reached") == 2  # both refused, told once

@@ -155,11 +155,11 @@ def test_tasks_sharing_a_module_never_overlap(repo):
     """,
     )
     r = repo.doit("-n", "3")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout
     iv = intervals(repo)
     assert not overlap(iv["m:x"], iv["m:y"]), iv
     assert overlap(iv["m:z"], iv["m:y"]), "other tasks still run in parallel"
-    assert "waiting for another task in module 'src/models'" in r.stderr
+    assert "waiting for another task in module 'src/models'" in r.stdout
 
 
 def test_parallel_safe_no_runs_alone(repo):
@@ -202,8 +202,8 @@ def test_max_workers_caps_parallel_agents_with_a_clear_message(repo):
     """,
     )
     r = repo.doit("-n", "2")
-    assert r.returncode == 0, r.stderr
-    assert "doit -n 2, but [parallel] max_workers = 1" in r.stderr
+    assert r.returncode == 0, r.stdout
+    assert "doit -n 2, but [parallel] max_workers = 1" in r.stdout
     iv = intervals(repo)
     assert not overlap(iv["c:a"], iv["c:b"]), iv
     assert {repo.state("c", t)["worker"] for t in "ab"} == {"w1"}

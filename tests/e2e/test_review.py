@@ -34,7 +34,7 @@ fake: signal done
 def test_a_reviewer_asks_for_a_change_the_author_makes_it_and_the_reviewed_tree_merges(repo):
     repo.write_plan("r", REVIEWED, front="review: fake\n")
     r = repo.doit("-n", "2")
-    assert r.returncode == 0, r.stderr + repo.hive("logs", "r:1").stdout
+    assert r.returncode == 0, r.stdout + repo.hive("logs", "r:1").stdout
     assert repo.file_on_main("hello.txt") == "Hello, world\n", "the tree its second review approved"
     assert repo.file_on_main("other.txt") == "o\n"
     st = repo.state("r", "1")
@@ -50,7 +50,7 @@ def test_a_reviewer_asks_for_a_change_the_author_makes_it_and_the_reviewed_tree_
     reviewed = [e for e in repo.events() if e.get("event") == "reviewed"]
     assert [e["verdict"] for e in reviewed] == ["changes", "approved"]
     assert all(e["reviewer"] == "fake" for e in reviewed)
-    assert "review 1 by fake: changes" in r.stderr and "review 2 by fake: approved" in r.stderr
+    assert "review 1 by fake: changes" in r.stdout and "review 2 by fake: approved" in r.stdout
     first_parents = repo.git("log", "--first-parent", "--format=%s", "main").splitlines()
     assert sum("hive: merge r:1" in s for s in first_parents) == 1, "merged once, reviewed"
     shown = repo.hive("status").stdout

@@ -102,8 +102,8 @@ def test_editing_one_tasks_text_reopens_only_that_task(repo):
 def test_doit_list_shows_each_task_with_its_state(repo):
     repo.write_plan("d", DIAMOND)
     r = repo.doit("list")
-    assert r.returncode == 0, r.stderr
-    assert "d:1" in r.stdout and "Base" in r.stdout and "[pending]" in r.stdout
+    assert r.returncode == 0, r.stdout
+    assert "d:1" in r.stdout and "Base" in r.stdout and "[planned]" in r.stdout
     repo.doit("d:1")
     r = repo.doit("list")
     line = next(ln for ln in r.stdout.splitlines() if "d:1 " in ln)
@@ -421,6 +421,6 @@ def test_an_agent_silent_past_stuck_threshold_is_flagged_but_not_killed(repo):
     """,
     )
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
-    assert "no output for" in r.stderr and "hive attach q:1" in r.stderr
+    assert r.returncode == 0, r.stdout
+    assert "no output for" in r.stdout and "hive attach q:1" in r.stdout
     assert any(e["event"].startswith("stuck") for e in repo.events())

@@ -4,8 +4,11 @@ and the fake agent. As root nothing but the sandbox stops these writes (SANDBOX-
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
+import sys
 import uuid
 from pathlib import Path
 
@@ -159,8 +162,8 @@ def test_kill9_of_doit_with_sandboxed_agents_then_the_next_run_reattaches_and_me
     run.wait(timeout=10)
     repo.go()
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
-    assert "re-attaching" in r.stderr or "found its `hive done` signal" in r.stderr
+    assert r.returncode == 0, r.stdout
+    assert "re-attaching" in r.stdout or "found its `hive done` signal" in r.stdout
     assert repo.file_on_main("a.txt") == "a\n" and repo.file_on_main("b.txt") == "b\n"
     assert repo.starts() == ["s:1", "s:2"], "nothing ran twice"
     assert repo.git("log", "--format=%s", "main").count("committed in the sandbox before the crash") == 1
@@ -253,3 +256,57 @@ def test_a_verify_runs_in_the_sandbox_writing_only_the_checkout(repo, http_serve
     assert repo.file_on_main("a.txt") == "a\n"
     nothing_escaped(repo, home, tag)
     assert repo.status_json()["tasks"][0]["refused_hosts"] == [f"localhost:{http_server}"]
+
+
+def _program_in_tmp(tmp: Path) -> Path:
+    """An agent program right in a folder of /tmp, outside the repository (issue 43: its
+    sandbox's /tmp, its own, did not hold it)."""
+    program = tmp / "agent.sh"
+    program.write_text('#!/bin/sh\nexec "$@"\n')
+    program.chmod(0o755)
+    return program
+
+
+def test_an_agent_program_under_tmp_outside_the_repository_runs_in_the_sandbox(repo):
+    import tempfile
+
+    from conftest import FAKE_AGENT
+
+    tmp = Path(tempfile.mkdtemp(dir="/tmp", prefix="hive-tools-"))
+    try:
+        program = _program_in_tmp(tmp)
+        command = [str(program), sys.executable, str(FAKE_AGENT), "{context_file}"]
+        repo.configure(sandbox=ON, extra=f"\n[agents.mine]\ncommand = {json.dumps(command)}\n")
+        repo.write_plan(
+            "t", "# T\n\n### Task 1: W\nfake: write a.txt a\nfake: commit a\nfake: signal done\n", front="agent: mine\n"
+        )
+        doctor = repo.hive("doctor")
+        assert f"✓ [mine] in the sandbox: `{program}` is found in an agent's sandbox" in doctor.stdout, doctor.stdout
+        r = repo.doit()
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert repo.state("t", "1")["state"] == "done" and repo.file_on_main("a.txt") == "a\n"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_doit_refuses_to_start_an_agent_its_sandbox_cannot_see_and_says_why(repo):
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(dir="/tmp", prefix="hive-tools-"))
+    try:
+        program = _program_in_tmp(tmp)
+        repo.configure(
+            sandbox=ON + f"hide = [{json.dumps(str(tmp))}]\n",
+            extra=f'\n[agents.mine]\ncommand = ["{program}", "{{context_file}}"]\n',
+        )
+        repo.write_plan("t", "# T\n\n### Task 1: W\nfake: signal done\n", front="agent: mine\n")
+        r = repo.doit()
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert (
+            f"agent profile 'mine' (used by plan t task 1): `{program}` cannot start in an agent's sandbox" in r.stderr
+        )
+        assert repo.state("t", "1") == {"state": "planned"} and repo.worktrees() == []
+        doctor = repo.hive("doctor")
+        assert doctor.returncode == 1 and "✗ [mine] in the sandbox:" in doctor.stdout, doctor.stdout
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -37,8 +37,8 @@ def test_sigterm_and_ctrl_c_stop_doit_with_one_line_per_task_and_no_traceback(re
         os.kill(run.pid, signal.SIGTERM)
     else:
         os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
-    assert run.wait(timeout=30) == (143 if how == "sigterm" else 130), run.stderr()
-    err = run.stderr()
+    assert run.wait(timeout=30) == (143 if how == "sigterm" else 130), run.output()
+    err = run.output()
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     lines = [ln for ln in err.splitlines() if "stopped watching" in ln]
     assert sorted(ln.split(":")[1] + ":" + ln.split(":")[2] for ln in lines) == sorted(
@@ -60,8 +60,8 @@ def test_worker_threads_stop_like_worker_processes_and_the_next_run_goes_on(repo
         os.kill(run.pid, signal.SIGTERM)
     else:
         os.killpg(run.pid, signal.SIGINT)
-    assert run.wait(timeout=30) == (143 if how == "sigterm" else 130), run.stderr()
-    err = run.stderr()
+    assert run.wait(timeout=30) == (143 if how == "sigterm" else 130), run.output()
+    err = run.output()
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     lines = sorted(ln for ln in err.splitlines() if "stopped watching" in ln)
     assert len(lines) == 3 and all("keeps running in tmux session" in ln for ln in lines), err
@@ -91,12 +91,12 @@ def test_the_progress_line_is_cleared_before_the_stop_lines(repo):
     proc = subprocess.Popen(
         [sys.executable, "-m", "doit", "-n", "2"],
         cwd=repo.root,
-        stdout=subprocess.DEVNULL,
+        stdout=slave,
         stderr=slave,
         start_new_session=True,
     )
     os.close(slave)
-    out = read_pty(master, until=b"running: s:a, s:b")
+    out = read_pty(master, until=b", s:b ")  # `running: s:a 1s, s:b 0.8s`
     wait_for(lambda: len(repo.starts()) == 2, what="two agents to start")
     os.kill(proc.pid, signal.SIGTERM)
     out += read_pty(master)
@@ -104,8 +104,9 @@ def test_the_progress_line_is_cleared_before_the_stop_lines(repo):
     os.close(master)
     text = out.decode(errors="replace")
     before = text[: text.index("stopped watching")]
-    last_progress = before.rfind("running: s:a, s:b")
+    last_progress = before.rfind("running: s:a ")
     assert last_progress >= 0 and "\r\x1b[2K" in before[last_progress:], repr(before[-200:])
+    assert "running:" not in text[text.index("stopped watching") :], "drawn again after the stop"
     assert "Traceback" not in text
 
 
@@ -146,10 +147,10 @@ def test_hive_stop_ends_an_agent_that_traps_signals_and_its_escaped_child(repo):
         assert f"sending {sig}" in r.stdout, r.stdout
     assert "agent stopped (no process of it is left)" in r.stdout
     assert agent_processes(repo, "s:a") == {} and not _alive(child)
-    assert run.wait(timeout=60) == 1, run.stderr()
+    assert run.wait(timeout=60) == 1, run.output()
     # the run watching the task stops it in the same stages at the same moment: whichever
     # of the two gets to SIGKILL first sends it
-    assert "sending SIGKILL" in r.stdout + run.stderr(), (r.stdout, run.stderr())
+    assert "sending SIGKILL" in r.stdout + run.output(), (r.stdout, run.output())
     assert repo.state("s", "a")["state"] == "blocked"
 
 
@@ -171,7 +172,7 @@ def test_a_timeout_ends_every_process_of_the_agent(repo, sandbox: str):
     assert st["state"] == "failed" and st["reason"].startswith("timeout")
     assert agent_processes(repo, "t:a") == {}, "none is left, the escaped child neither"
     if sandbox == UNSANDBOXED:  # (a sandboxed child's pid is its pid namespace's)
-        assert "sending SIGKILL" in r.stderr
+        assert "sending SIGKILL" in r.stdout
         assert not _alive(int((repo.root / ".hive" / "fake" / "child-t_a-a1.pid").read_text()))
 
 
@@ -188,8 +189,8 @@ def test_an_agent_that_ignores_hangup_after_hive_done_is_ended_before_the_merge(
     """,
     )
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
-    assert "sending SIGTERM" in r.stderr and "sending SIGKILL" in r.stderr
+    assert r.returncode == 0, r.stdout
+    assert "sending SIGTERM" in r.stdout and "sending SIGKILL" in r.stdout
     assert agent_processes(repo, "d:a") == {}
     assert_finished_exactly_once(repo, {"d:a": "work a"})
 

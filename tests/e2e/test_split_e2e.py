@@ -61,7 +61,7 @@ def test_a_too_big_task_split_by_the_planner_runs_as_its_parts_once_approved(rep
     path = _too_big(repo)
     before = path.read_text()
     r = repo.hive("plan", "--split", "r:2")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout
     assert "plans/r.md: task 2 is now tasks 2.1, 2.2" in r.stdout
     assert "3 now depend on 2.1, 2.2 instead of 2" in r.stdout
     assert "set back to draft" in r.stdout and "hive approve plans/r.md" in r.stdout
@@ -77,11 +77,11 @@ def test_a_too_big_task_split_by_the_planner_runs_as_its_parts_once_approved(rep
     brief = next((repo.root / ".hive" / "planning").glob("split-r-2-*[0-9a-f].md")).read_text()
     assert "three tools in one" in brief and "fake: signal too-big" in brief, "the reason and the task's text"
     draft = repo.doit()
-    assert "hive approve plans/" in draft.stderr and repo.starts() == ["r:1", "r:2"], "a draft plan does not run"
+    assert "hive approve plans/" in draft.stdout and repo.starts() == ["r:1", "r:2"], "a draft plan does not run"
     a = repo.hive("approve", "plans/r.md")
     assert a.returncode == 0, a.stderr
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout
     assert repo.starts() == ["r:1", "r:2", "r:2.1", "r:2.2", "r:3"]
     for key in ("2.1", "2.2", "3"):
         assert repo.state("r", key)["state"] == "done"

@@ -52,7 +52,7 @@ def test_a_tasks_agent_checks_and_teardown_share_its_ports_and_compose_project(r
     """,
     )
     r = repo.doit()
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout
     block, project = " ".join(map(str, ports(1))), names.compose_project("e", "1")
     assert repo.file_on_main("env.txt") == f"HIVE_PORT=41010\nHIVE_PORTS={block}\nCOMPOSE_PROJECT_NAME={project}\n"
     one, two = repo.state("e", "1")["worktree"], repo.state("e", "2")["worktree"]
@@ -63,8 +63,8 @@ def test_a_tasks_agent_checks_and_teardown_share_its_ports_and_compose_project(r
         f"e:2|1|41010|{block}|{names.compose_project('e', '2')}|{crashed}|README.md env.txt ",
         f"e:2|2|41010|{block}|{names.compose_project('e', '2')}|{two}|README.md env.txt two.txt ",
     ]
-    assert r.stderr.count("e:2: warning: [worktrees] teardown failed (exit 3)") == 2, r.stderr
-    assert "no such service: db" in r.stderr
+    assert r.stdout.count("e:2: warning: [worktrees] teardown failed (exit 3)") == 2, r.stdout
+    assert "no such service: db" in r.stdout
     assert repo.state("e", "2")["state"] == "done", "a failed teardown never fails its task"
     assert not Path(one).exists() and not Path(two).exists() and repo.worktrees() == []
 

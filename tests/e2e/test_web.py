@@ -84,7 +84,7 @@ def test_a_run_seen_and_answered_from_the_page(repo, web: Web, page: Page, artif
     checkpoint = page.locator('li[data-kind="checkpoint"][data-task="a:2"]')
     checkpoint.wait_for()
     assert "human-verify: waits for your check of what a:1 built" in checkpoint.inner_text()
-    assert run.wait(timeout=120) == 1, run.stderr()  # stopped at the checkpoint; a:4 ran meanwhile
+    assert run.wait(timeout=120) == 1, run.output()  # stopped at the checkpoint; a:4 ran meanwhile
     page.wait_for_selector('g[data-task="a:4"][data-state="done"]')
     page.screenshot(path=artifacts / "2-checkpoint.png", full_page=True)
 
@@ -104,7 +104,7 @@ def test_a_run_seen_and_answered_from_the_page(repo, web: Web, page: Page, artif
     page.screenshot(path=artifacts / "3-question.png", full_page=True)
     question.locator("button", has_text="SQLite").click()
     page.wait_for_selector("#said >> text=a:3: its agent has your answer and goes on")
-    assert run.wait(timeout=120) == 0, run.stderr()
+    assert run.wait(timeout=120) == 0, run.output()
     assert repo.file_on_main("db.txt") == "SQLite\n", "the agent went on with the answer"
     assert repo.starts("a:3") == ["a:3"], "in the same session"
     page.wait_for_selector('g[data-task="a:3"][data-state="done"]')

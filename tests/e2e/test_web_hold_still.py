@@ -92,7 +92,7 @@ def test_a_half_typed_answer_keeps_its_text_focus_and_place_when_a_new_item_arri
     page.keyboard.type("st")
     page.keyboard.press("Enter")
     page.wait_for_selector("#said >> text=h:q: its agent has your answer and goes on")
-    assert run.wait(timeout=120) == 1, run.stderr()  # it stops at the checkpoint
+    assert run.wait(timeout=120) == 1, run.output()  # it stops at the checkpoint
     assert repo.file_on_main("db.txt") == "Postgres, with a twist\n"
     assert all(repo.state("h", f"b{n}")["state"] == "done" for n in range(1, 9)), "a busy run around it"
 
@@ -181,7 +181,7 @@ def test_without_javascript_answer_approve_retry_and_stop_work_and_come_back(rep
         assert "stopped" in page.inner_text("#said")
     finally:
         context.close()
-    assert run.wait(timeout=120) == 1, run.stderr()
+    assert run.wait(timeout=120) == 1, run.output()
     assert repo.file_on_main("db.txt") == "SQLite, please\n"
     assert repo.state("n", "c")["state"] == "done" and repo.state("n", "f")["state"] == "planned"
     assert repo.state("n", "s")["state"] == "blocked"
@@ -214,5 +214,5 @@ def test_after_hive_web_restarts_an_answer_from_the_open_page_goes_through(repo,
     finally:
         err = stop_web(second.proc)
     assert "Traceback" not in err, err
-    assert run.wait(timeout=120) == 0, run.stderr()
+    assert run.wait(timeout=120) == 0, run.output()
     assert repo.file_on_main("port.txt") == "8080\n"

@@ -132,7 +132,7 @@ def test_a_plan_of_ten_tasks_runs_on_both_nodes_and_merges_each_once(repo: Repo,
     assert_finished_exactly_once(repo, {f"p:{i}": f"part {i}" for i in range(1, 11)})
     for i in range(1, 11):
         assert repo.file_on_main(f"part{i}.txt") == f"part {i}\n"
-    nodes = set().union(*started_on(r.stderr).values())
+    nodes = set().union(*started_on(r.stdout).values())
     assert nodes == set(NODE_IPS), f"agents ran on {nodes}"  # both worker nodes, never the head
     # what the agents wrote on the nodes is here: notes, output, and nothing of Hive's on main
     notes = list((repo.root / ".hive" / "notes").glob("*.jsonl"))
@@ -158,8 +158,8 @@ def test_a_plan_of_ten_tasks_runs_on_both_nodes_and_merges_each_once(repo: Repo,
     started = time.monotonic()
     r = repo.doit(timeout=120)
     assert r.returncode == 1
-    assert "no node of the Ray cluster offers the resource 'gpu_agent'" in r.stderr
-    assert "Traceback" not in r.stderr and time.monotonic() - started < 60
+    assert "no node of the Ray cluster offers the resource 'gpu_agent'" in r.stdout
+    assert "Traceback" not in r.stdout + r.stderr and time.monotonic() - started < 60
 
 
 def test_a_worker_node_killed_mid_run_loses_nothing(repo: Repo, ray_cluster: LocalRayCluster, tmp_path: Path):
@@ -195,11 +195,11 @@ fake: signal done
         killed = ray_cluster.kill_node(NODE_IPS[state["node"]])
         assert killed
         go.write_text("")
-        assert run.wait(timeout=240) == 0, run.stderr()
+        assert run.wait(timeout=240) == 0, run.output()
     finally:
         if run.running():
             run.proc.kill()
-    err = run.stderr()
+    err = run.output()
     assert re.search(r"p:1: failed — interrupted: its Ray node 127\.0\.0\.\d .*", err), err
     assert "p:1: attempt 2 started" in err
     assert started_on(err)["p:1"] == set(NODE_IPS)  # it went on on the other node
@@ -276,8 +276,8 @@ fake: signal done
     wait_for(lambda: "signalled done" in repo.hive("logs", "p:1").stdout, timeout=60, what="output through the actor")
     assert "last words" not in _log(repo)
     r = repo.doit(timeout=180)
-    assert r.returncode == 0, r.stderr
-    assert "re-attaching to its running agent" in r.stderr, r.stderr  # not a new attempt
+    assert r.returncode == 0, r.stdout
+    assert "re-attaching to its running agent" in r.stdout, r.stdout  # not a new attempt
     assert_finished_exactly_once(repo, {"p:1": "watched work"})
     assert repo.state("p", "1")["attempt"] == 1  # the same attempt, not a new one
     log = _log(repo)
@@ -313,16 +313,16 @@ def test_a_stopped_run_stops_watching_remote_agents_and_the_next_run_reattaches(
         os.killpg(run.pid, signal.SIGINT)
     else:
         os.kill(run.pid, signal.SIGTERM)
-    assert run.wait(timeout=60) == code, run.stderr()
-    err = run.stderr()
+    assert run.wait(timeout=60) == code, run.output()
+    err = run.output()
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     lines = [ln for ln in err.splitlines() if "stopped watching" in ln]
     assert len(lines) == workers and all("keeps running in ray session" in ln for ln in lines), err
     go.write_text("")
     r = repo.doit("-n", "2", timeout=180)
-    assert r.returncode == 0, r.stderr
-    again = r.stderr.count("re-attaching to its running agent") + r.stderr.count("signalled `done`")
-    assert again == len(running), r.stderr
+    assert r.returncode == 0, r.stdout
+    again = r.stdout.count("re-attaching to its running agent") + r.stdout.count("signalled `done`")
+    assert again == len(running), r.stdout
     assert_finished_exactly_once(repo, {"p:a": "work a", "p:b": "work b"})
     assert [repo.state("p", t)["attempt"] for t in "ab"] == [1, 1]
     assert leftovers(ray_cluster) == []
@@ -378,10 +378,10 @@ class LongTask:
         wait_for(lambda: not (set(processes_of([b"HIVE_ATTEMPT=1"])) & self.agent), timeout=30, what="the agent ended")
 
     def finish_after_a_second_attempt(self) -> str:
-        wait_for(lambda: "p:1: attempt 2 started" in self.run.stderr(), timeout=90, what="a second attempt")
+        wait_for(lambda: "p:1: attempt 2 started" in self.run.output(), timeout=90, what="a second attempt")
         self.go.write_text("")
-        assert self.run.wait(timeout=120) == 0, self.run.stderr()
-        return self.run.stderr()
+        assert self.run.wait(timeout=120) == 0, self.run.output()
+        return self.run.output()
 
 
 @SHARED
@@ -440,7 +440,7 @@ def test_with_the_clusters_head_gone_status_and_doit_say_so_at_once(
         assert row["reason"].startswith(f"cannot tell how its agent is: {unreachable}"), row
         run = repo.doit(timeout=30)
         assert run.returncode != 0
-        assert unreachable in run.stderr and "Traceback" not in run.stderr, run.stderr
+        assert unreachable in run.stdout and "Traceback" not in run.stdout + run.stderr, run.stdout
 
 
 SANDBOXED = """

@@ -42,7 +42,7 @@ def test_without_the_token_the_run_says_what_to_set_and_with_it_the_plan_runs(
     r = repo.doit("-n", "2", env={"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN}, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert_finished_exactly_once(repo, {"p:1": "part 1", "p:2": "part 2"})
-    assert started_on(r.stderr) == {"p:1": {"127.0.0.3"}, "p:2": {"127.0.0.3"}}, r.stderr
+    assert started_on(r.stdout) == {"p:1": {"127.0.0.3"}, "p:2": {"127.0.0.3"}}, r.stdout
 
 
 CONNECT = """

@@ -128,12 +128,12 @@ def test_a_rate_limit_pauses_the_task_then_it_resumes_by_itself(repo, cli_paths,
     model_server.rate_limit_requests, model_server.rate_limit_retry_after = RATE_LIMITS[profile]
     env = set_up(repo, profile, model_server, cli_paths)
     r = repo.doit(env=env, timeout=300)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout
     st = repo.state("web", "1")
     assert (st["state"], st["attempts_used"]) == ("done", 1), st  # the paused attempt did not count
     assert [h["outcome"] for h in st["history"]] == ["paused", "done"], repo.hive("logs", "web:1").stdout
     assert "rate limited" in st["history"][0]["reason"]
-    assert "rate-limited until" in r.stderr  # the run said what it waited for
+    assert "rate-limited until" in r.stdout  # the run said what it waited for
     assert [e["to"] for e in repo.events() if e["task"] == "web:1"].count("paused") == 1
 
 
@@ -179,13 +179,13 @@ def test_an_agent_asks_its_human_mid_task_and_uses_the_answer(repo, cli_paths, m
     run = repo.start_doit(env=env)
 
     def asked() -> bool:
-        assert run.running(), run.stderr()
+        assert run.running(), run.output()
         return repo.status_json()["tasks"][0]["question"] == "Which database?"
 
     wait_for(asked, timeout=120, what=f"{profile}'s question in `hive status`")
     r = repo.hive("answer", "web:1", "--choice", "SQLite")
     assert "its agent has your answer and goes on" in r.stdout, r.stdout + r.stderr
-    assert run.wait(timeout=300) == 0, run.stderr() + repo.hive("logs", "web:1").stdout
+    assert run.wait(timeout=300) == 0, run.output() + repo.hive("logs", "web:1").stdout
     assert repo.file_on_main("db.txt") == "SQLite", "the model wrote what its tool call told it"
     st = repo.state("web", "1")
     assert (st["state"], st["attempts_used"]) == ("done", 1), st

@@ -49,7 +49,7 @@ def stuck_server(tmp_path: Path) -> subprocess.Popen[bytes]:
     return server
 
 
-def test_a_server_stuck_in_its_exit_is_told_again_and_the_next_session_starts(tmp_path: Path, monkeypatch, capsys):
+def test_a_server_stuck_in_its_exit_is_told_again_and_the_next_session_starts(tmp_path: Path, monkeypatch, capfd):
     monkeypatch.setattr(tmux, "REFUSAL_PATIENCE", 0.5)
     server = stuck_server(tmp_path)
     assert procfs.listening_on(tmux.socket_path()) == [server.pid]
@@ -58,7 +58,7 @@ def test_a_server_stuck_in_its_exit_is_told_again_and_the_next_session_starts(tm
     pid = tmux.new_session("after", tmp_path, program, tmp_path / "log", tmp_path / "exit")
 
     assert server.wait(timeout=10) == -15  # told to exit with SIGTERM, what kill-server sends
-    said = capsys.readouterr().err
+    said = capfd.readouterr().out
     assert f"hive: the tmux server (pid {server.pid}) on {tmux.socket_path()} refuses every client" in said
     assert procfs.pid_alive(pid)
     assert tmux.sessions() == ["after"]

@@ -10,7 +10,7 @@ import shutil
 from doctor_helpers import context, custom, preflight_checks, program
 
 from hive.agent_clis.claude import root_check
-from hive.checks import FAIL, OK, WARN
+from hive.checks import FAIL, OK
 from hive.doctor import agents
 from hive.doctor.agents import binary_check, locate
 
@@ -49,15 +49,32 @@ def test_a_command_given_as_a_path_is_checked_as_a_file(tmp_path):
     assert check.fix == "install it or set [agents.a] command in .hive/config.toml"
 
 
-def test_a_version_that_cannot_be_read_fails_a_known_cli_and_warns_for_others(tmp_path):
+def test_a_version_that_cannot_be_read_fails_a_known_cli(tmp_path):
     bin_dir = tmp_path / "bin"
     program(bin_dir, "gemini", "echo 'node: not found' >&2; exit 127")
-    program(bin_dir, "bot", "exit 2")
     known = binary_check(context("gemini", tmp_path, tmp_path, str(bin_dir)))
     assert known.status == FAIL and "exited with 127: node: not found" in known.detail
     assert "npm install -g @google/gemini-cli" in known.fix
-    other = binary_check(context(custom("bot", "bot"), tmp_path, tmp_path, str(bin_dir)))
-    assert other.status == WARN and "`bot --version` exited with 2" in other.detail
+
+
+def test_a_program_hive_does_not_know_is_found_and_never_run(tmp_path):
+    """A user's own agent script ran as `--version` and committed to main (issue 43)."""
+    marker = tmp_path / "ran"
+    bot = program(tmp_path / "bin", "bot", f"touch {marker}; exit 2")
+    other = binary_check(context(custom("bot", "bot"), tmp_path, tmp_path, str(tmp_path / "bin")))
+    assert other.status == OK and other.detail.startswith(f"{bot} (not run:")
+    assert not marker.exists()
+
+
+def test_a_known_clis_version_is_asked_outside_the_users_checkout(tmp_path):
+    bin_dir = tmp_path / "bin"
+    program(bin_dir, "codex", 'pwd > "$HOME/where"; echo codex-cli 0.5')
+    home = tmp_path / "home"
+    home.mkdir()
+    check = binary_check(context("codex", tmp_path, tmp_path, str(bin_dir), HOME=str(home)))
+    assert check.status == OK and "codex-cli 0.5" in check.detail
+    ran_in = (home / "where").read_text().strip()
+    assert ran_in != str(tmp_path) and not ran_in.startswith(str(tmp_path) + "/"), ran_in
 
 
 def test_a_version_that_hangs_is_cut_short(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hive.checks import FAIL, OK
+from hive.checks import FAIL, OK, WARN
 from hive.doctor.diagnose import diagnose
 
 CONFIG = f"""
@@ -40,6 +40,17 @@ def test_without_an_approved_plan_the_default_profile_is_checked(root):
     assert checks["agents"].status == OK and "default profile 'bot'" in checks["agents"].detail
     assert checks["[bot] binary"].status == OK and "Python" in checks["[bot] binary"].detail
     assert not [c for c in checks.values() if c.status == FAIL]
+
+
+def test_a_default_profile_no_task_uses_only_warns(root):
+    """A repository whose plans are scripts needs no agent's login (issue 43)."""
+    (root / ".hive" / "config.toml").write_text(CONFIG.replace('default = "bot"', 'default = "codex"'))
+    plan = "---\nstatus: approved\n---\n# S\n\n### Task 1: One\n**Type:** script\n```sh\ntrue\n```\n"
+    (root / "plans" / "s.md").write_text(plan)
+    checks = diagnose(root)
+    assert not [c for c in checks if c.status == FAIL], checks
+    codex = [c for c in checks if c.profile == "codex" and c.status == WARN]
+    assert codex and all(c.detail.endswith("; no task uses this profile yet") for c in codex), checks
 
 
 def test_profiles_of_approved_plans_are_checked_with_the_tasks_using_them(root):

@@ -80,26 +80,26 @@ def test_the_run_budget_is_told_once_per_run(tmp_path, monkeypatch):
     assert {(e["event"], e["command"]) for e in events} == {("budget", "hive status")}
 
 
-def test_a_failed_notification_is_one_warning_line_and_a_log_entry(tmp_path, capsys):
+def test_a_failed_notification_is_one_warning_line_and_a_log_entry(tmp_path, capfd):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     config = Config(notify={"command": ("no-such-notifier-xyz",), "webhook": f"http://127.0.0.1:{port}/"})
     notify.task_held(task_run(tmp_path, config), TaskState("p", "1", "failed", reason="crashed"))
-    lines = capsys.readouterr().err.splitlines()
+    lines = capfd.readouterr().out.splitlines()
     assert len(lines) == 2 and all(line.startswith("hive: warning: notify ") for line in lines), lines
     assert "no-such-notifier-xyz: command not found" in lines[0] and "could not be reached" in lines[1]
     log = Paths(tmp_path).debug_log.read_text()
     assert "notify failed p:1" in log and "command not found" in log and "could not be reached" in log
 
 
-def test_a_bug_while_notifying_is_logged_not_raised(tmp_path, monkeypatch, capsys):
+def test_a_bug_while_notifying_is_logged_not_raised(tmp_path, monkeypatch, capfd):
     def bug(*args: object) -> list[str]:
         raise KeyError("oops")
 
     monkeypatch.setattr("hive.notify.emit.deliver", bug)
     config = dataclasses.replace(Config(), notify={"webhook": "http://127.0.0.1:9/"})
     notify.run_finished(Project(tmp_path, config, PlanSet((PLAN,))), {})
-    err = capsys.readouterr().err
+    err = capfd.readouterr().out
     assert err.startswith("hive: warning: internal error while notifying: KeyError('oops')")
     assert "Traceback" in Paths(tmp_path).debug_log.read_text()

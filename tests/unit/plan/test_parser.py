@@ -549,3 +549,33 @@ def test_keeping_blank_lines_does_not_change_the_hash_of_a_task_written_before(t
     task = parse(tmp_path, text)[0].task("1")
     old = [task.title, task.type, "Intro.\n\nMore.", task.acceptance, task.verify]
     assert task.text_hash == hashlib.sha256(json.dumps(old).encode()).hexdigest()[:16]
+
+
+def test_a_decisions_option_list_under_its_fields_is_description_as_the_docs_write_it(tmp_path):
+    """docs/checkpoints.md: `- **Postgres:** pros` lines right under `**Options:**` (issue 43)."""
+    plan, problems = parse(
+        tmp_path,
+        """
+        ### Task 1: Pick a database
+        **Type:** checkpoint:decision
+        **Options:** Postgres, SQLite, Files
+        - **Postgres:** robust, needs a server
+        - **SQLite:** simple
+        - **Files:** an option named like a field
+        """,
+    )
+    assert problems == []
+    task = plan.task("1")
+    assert task.options == ("Postgres", "SQLite", "Files") and task.files == ()
+    assert task.description.splitlines() == [
+        "- **Postgres:** robust, needs a server",
+        "- **SQLite:** simple",
+        "- **Files:** an option named like a field",
+    ]
+
+
+def test_a_misspelt_field_is_an_error_that_names_the_field_meant(tmp_path):
+    plan, problems = parse(tmp_path, "### Task 1: A\n**Typ:** script\n\n```sh\necho\n```\n")
+    only_problem(problems, plan.path, 2, "unknown field '**Typ:**' — did you mean '**Type:**'?")
+    plan, problems = parse(tmp_path, "### Task 1: A\n- **Depend on:** 2\n")
+    only_problem(problems, plan.path, 2, "did you mean '**Depends on:**'?")

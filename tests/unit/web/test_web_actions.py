@@ -62,7 +62,7 @@ def test_a_checkpoint_rejected_reopens_the_task_before_it_with_the_feedback(git_
     assert empty.status_code == 400 and "a rejection needs its reason" in empty.text
     assert saved(git_repo, "p", "2")["state"] == "awaiting_human", "nothing changed"
     r = post(git_repo, "approve", key="p:2", reject="the heading is <wrong>")
-    assert r.status_code == 200 and "p:1 re-opened (done → planned) with your feedback" in r.text
+    assert r.status_code == 200 and "p:1: re-opened (done → planned) with your feedback" in r.text
     assert "&lt;wrong&gt;" not in r.text and saved(git_repo, "p", "1")["feedback"] == "the heading is <wrong>"
 
 

@@ -154,14 +154,15 @@ def test_the_cost_section_sums_the_tasks_and_holds_the_run_to_its_budget(git_rep
     assert "$1.50" in html and "<polyline" in html and "the latest run spent $1.50 of its $1.00" in html
 
 
-def test_an_invalid_plan_shows_its_problems_and_the_live_page_keeps_the_rest(git_repo: Path):
+def test_an_invalid_plan_shows_its_problems_beside_every_valid_plan(git_repo: Path):
+    """One typo in a plan blinded the whole dashboard (issue 43): the others are still shown."""
     root = shop(git_repo)
-    (root / "plans" / "shop.md").write_text("---\nstatus: approved\n---\n### Task 1: A\n**Depends on:** 9\n")
+    (root / "plans" / "broken.md").write_text("---\nstatus: approved\n---\n### Task 1: A\n**Typ:** script\n")
     r = client(root).get("/")
-    assert r.status_code == 503 and "depends on unknown task" in r.text
-    site = client(root).app.state.site
-    drawn = site.render("")
-    assert list(drawn.sections) == ["summary"] and "depends on unknown task" in drawn.sections["summary"]
+    assert r.status_code == 200 and "did you mean &#39;**Type:**&#39;?" in r.text
+    assert nodes(r.text)["shop:1"] == "done"
+    drawn = client(root).app.state.site.render("")
+    assert "unknown field" in drawn.sections["summary"] and "shop:1" in drawn.sections["plans"]
 
 
 def test_a_bug_while_drawing_is_an_internal_error_with_its_traceback_in_the_log(
