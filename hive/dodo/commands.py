@@ -4,6 +4,7 @@ uptodate check (always none for Hive's) and the rank Hive keeps its queue in (hi
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 LEGEND = (
@@ -20,20 +21,12 @@ def explained() -> None:
     if getattr(execute, "hive_wrapped", False):
         return
 
-    # doit passes a command's options by the names of `_execute`'s parameters: doit 0.37's, spelt out
-    def _execute(
-        self: Any,
-        subtasks: bool = False,
-        quiet: bool = True,
-        status: bool = False,
-        private: bool = False,
-        list_deps: bool = False,
-        template: str | None = None,
-        sort: str = "name",
-        pos_args: list[str] | None = None,
-    ) -> Any:
-        code = execute(self, subtasks, quiet, status, private, list_deps, template, sort, pos_args)
-        if status:
+    # doit passes a command's options by the names of `_execute`'s parameters (inspect.signature,
+    # which follows functools.wraps to the original's)
+    @functools.wraps(execute)
+    def _execute(self: Any, **options: Any) -> Any:
+        code = execute(self, **options)
+        if options.get("status"):
             self.outstream.write(f"\n{LEGEND}\n")
         return code
 

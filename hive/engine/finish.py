@@ -3,10 +3,12 @@ finished work, clean up only what git proves is safe."""
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Any
 
+from hive import logcap
 from hive.adapters import worktrees
 from hive.engine import hold
 from hive.engine.attempt import bring_back, drop_private_gitdirs, retire_worktree, spare_for, worktree_for_merge
@@ -103,6 +105,7 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None, 
         # a human's `hive approve` takes the change as it is
         hold=hold.NONE if outcome.approved else hold.rules(h.cfg),
         review=Reviewer(h, worker, reviewer) if (reviewer := reviewer_of(h)) and not outcome.approved else None,
+        log_check=functools.partial(_log_check, h),
         spot=Spot(
             h.key,
             h.paths.claim_lock(h.plan_name, h.task.id),
@@ -229,6 +232,13 @@ def record_merged(h: TaskContext, st: TaskState, commit: str, files: tuple[str, 
         feedback="",
         event="merged",
     )
+
+
+def _log_check(h: TaskContext, label: str, command: str, code: int, output: str) -> None:
+    """A check's output in the task's log, under a header of its own (`hive logs` shows it)."""
+    log, cap = h.paths.log_file(h.plan_name, h.task.id), h.cfg.log_max_mb * logcap.MB
+    logcap.section(log, f"{h.key} {label} (exit {code}): {command}", cap)
+    logcap.append(log, output.encode(errors="replace") + (b"" if output.endswith("\n") or not output else b"\n"), cap)
 
 
 def tidy_up(h: TaskContext, st: TaskState, spare: Path | None = None) -> None:

@@ -88,6 +88,8 @@ class MergeRequest:
     hold: hold.Rules = hold.NONE  # what its change may not do without a human (none once one approved it)
     # its change's review, once its checks pass (engine/review.py); None: not reviewed
     review: Callable[[ReviewAsk], Reviewed] | None = None
+    # where each check's whole output goes as it ends (the task's log: `hive logs` shows it, issue 43)
+    log_check: Callable[[str, str, int, str], None] | None = None  # (label, command, exit code, output)
 
 
 class MergeStatus(StrEnum):
@@ -439,6 +441,8 @@ def _run_checks(
     passed: list[tuple[str, str, str]] = []
     for label, command in checks:
         check = req.sandbox.run(command, req.worktree, req.env, req.check_timeout)
+        if req.log_check is not None:
+            req.log_check(label, command, check.code, check.output)
         if check.code != 0:
             return (f"{label} failed (exit {check.code}): {command}", tail(check.output, 30)), tuple(passed)
         passed.append((label, command, tail(check.output, 30)))

@@ -9,6 +9,7 @@ grace, stall, timeout) are unit-tested without waiting for them.
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import time
 from collections.abc import Callable
@@ -358,10 +359,17 @@ def _agent_exited(watch: Watch, status: int | None, tail: str, early: bool) -> O
     """An agent that exited without a signal, and without trouble its output explains."""
     if status == 127:
         said = last_words(tail) or f"`{watch.command}`"
+        # a program that is here but was not found where the agent ran (its sandbox, a node) is
+        # not one to install (issue 43)
+        there = os.sep in watch.command and os.path.exists(watch.command)
+        fix = (
+            f"`{watch.command}` exists here, but not where its agent ran: see `hive doctor`"
+            if there
+            else "install it or fix the agent profile's command in .hive/config.toml"
+        )
         return Outcome(
             Kind.AGENT_ERROR,
-            f"command not found (exit 127: {said}); install it or fix the agent profile's command in "
-            f".hive/config.toml, then `hive retry` (`hive doctor` checks)",
+            f"command not found (exit 127: {said}); {fix}, then `hive retry` (`hive doctor` checks)",
             tail,
         )
     if status == 0:

@@ -165,3 +165,50 @@ def test_the_checkpoint_report_is_as_things_stand_at_each_run_and_lists_each_opt
     assert repo.doit().returncode == 0
     [row] = [line for line in repo.hive("status").stdout.splitlines() if line.startswith("  d:2 ")]
     assert row.rstrip().endswith("answered: choice: SQLite"), row
+
+
+def test_the_polish_a_new_user_noticed(repo):
+    """`hive logs` holds a failed Verify's output; `doit list --status` says what its letters mean;
+    `doit info` shows no internals; `hive retry a b` retries both, and a planned task says what
+    it waits for; `hive --help` puts the people's verbs first."""
+    repo.write_plan(
+        "p",
+        """
+    ### Task a: Checked
+    **Verify:** echo the-verify-said-this; exit 1
+    fake: write a.txt a
+    fake: commit a
+    fake: signal done
+
+    ### Task b: Blocked
+    fake: signal blocked needs a key
+
+    ### Task c: After a
+    **Depends on:** a
+    fake: signal done
+    """,
+    )
+    assert repo.doit().returncode == 1
+    logs = repo.hive("logs", "p:a")
+    assert "the-verify-said-this" in logs.stdout and "p:a Verify (exit 1)" in logs.stdout, logs.stdout
+    listed = repo.doit("list", "--status")
+    assert "R: not done, runs at the next `doit` · U: up to date (done)" in listed.stdout, listed.stdout
+    info = repo.doit("info", "p:c")
+    assert "args=" not in info.stdout and "hive_rank" not in info.stdout and "meta" not in info.stdout, info.stdout
+    waits = repo.hive("retry", "p:c")
+    assert waits.returncode == 3
+    assert (
+        "p:c is planned; only failed, blocked, too_big tasks can be retried — it is skipped: waits for p:a (failed)"
+        in (waits.stderr)
+    )
+    both = repo.hive("retry", "p:a", "p:b")
+    assert both.returncode == 0, both.stderr
+    assert [line.split(" (")[0] for line in both.stdout.splitlines()[:2]] == [
+        "hive: p:a: re-opened",
+        "hive: p:b: re-opened",
+    ]
+    usage = repo.hive("--help").stdout
+    assert usage.index("  status") < usage.index("run by agents (their brief says when):") < usage.index("  done ")
+    assert (
+        "(default: 80)" in repo.hive("logs", "--help").stdout and "(default: 8765" in repo.hive("web", "--help").stdout
+    )
