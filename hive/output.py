@@ -10,6 +10,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TextIO, cast
 
 from hive import logcap
 
@@ -36,6 +37,7 @@ def emit(text: str) -> None:
     stream = sys.__stdout__
     if stream is None:
         return
+    text = safe(text)
     try:
         stream.write(CLEAR_LINE + text if live() else text)
         stream.flush()
@@ -82,6 +84,43 @@ def shown_line(line: str) -> str:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# what may drive or deceive a terminal: control characters (escape sequences set its title, write
+# the clipboard with OSC 52, clear or hide text) and the invisible marks that reorder what is shown
+# (bidirectional overrides); a newline and a tab stay
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def safe(text: str) -> str:
+    """Text bound for a human's terminal, of which an agent may have written any part (a note, a
+    reason, a question, a review, a file name): every control character shown escaped (`\\x1b`),
+    the words kept (issue 44). The one sanitiser: `emit` and the `hive` command's output pass
+    everything through it; the dashboard escapes by construction and JSON escapes itself."""
+    return _UNSAFE.sub(_escaped, text)
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+class SafeStream:
+    """A text stream whose every write passes through `safe`: what the `hive` command prints
+    (hive.cli.main installs it over stdout and stderr), so no verb can forget it."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    @classmethod
+    def over(cls, stream: TextIO) -> TextIO:
+        """`stream` made safe (once: a stream already safe is kept as it is)."""
+        return stream if isinstance(stream, cls) else cast(TextIO, cls(stream))
+
+    def write(self, text: str) -> int:
+        self._stream.write(safe(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, buffer, encoding, ...
+        return getattr(self._stream, name)
 
 
 def plain(text: str) -> str:

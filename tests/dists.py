@@ -64,22 +64,29 @@ def tree_hash(files: list[str]) -> str:
     return h.hexdigest()[:16]
 
 
+def version() -> str:
+    """The version a build of this checkout carries (setuptools-scm: its commit, and whether the
+    tree was modified): the copy built below has no git history to tell it."""
+    return run([sys.executable, "-m", "setuptools_scm"], "python -m setuptools_scm", cwd=ROOT, env=None).strip()
+
+
 def built() -> tuple[Path, Path]:
     """(wheel, sdist) of the current tree, building them if the cache has not got them."""
     files = tree_files()
-    target = CACHE / tree_hash(files)
+    named = version()
+    target = CACHE / f"{tree_hash(files)}-{hashlib.sha256(named.encode()).hexdigest()[:8]}"
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not target.is_dir():
-            _build(files, target)
+            _build(files, target, named)
     wheels, sdists = sorted(target.glob("*.whl")), sorted(target.glob("*.tar.gz"))
     if len(wheels) != 1 or len(sdists) != 1:
         raise BuildError(f"{target} holds {wheels + sdists}, not one wheel and one sdist")
     return wheels[0], sdists[0]
 
 
-def _build(files: list[str], target: Path) -> None:
+def _build(files: list[str], target: Path, named: str) -> None:
     work = Path(tempfile.mkdtemp(prefix="build.", dir=CACHE))
     try:
         src = work / "src"
@@ -91,7 +98,8 @@ def _build(files: list[str], target: Path) -> None:
             else:
                 shutil.copy2(ROOT / rel, dest)
         # sdist first, then the wheel built from it (build's default with neither flag)
-        run([sys.executable, "-m", "build", "--outdir", str(work / "dist"), str(src)], "python -m build")
+        env = {**install_env(), "SETUPTOOLS_SCM_PRETEND_VERSION_FOR_HIVE_AGENTS": named}
+        run([sys.executable, "-m", "build", "--outdir", str(work / "dist"), str(src)], "python -m build", env=env)
         os.rename(work / "dist", target)  # atomic: a complete build or none
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -160,7 +160,11 @@ def follow(context: Path, root: Path, task: str, attempt: str, log_dir: Path) ->
     for d in directives:
         if not d:
             continue
-        verb, args = d[0], [a.replace("{answer}", answer) for a in d[1:]]
+        # `\x1b` and `\x07` written in a directive are those bytes: a hostile agent's text (issue 44)
+        verb, args = (
+            d[0],
+            [a.replace("{answer}", answer).replace("\\x1b", "\x1b").replace("\\x07", "\x07") for a in d[1:]],
+        )
         if verb == "write":
             p = Path(args[0])
             p.parent.mkdir(parents=True, exist_ok=True)

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hive import crashsafe
@@ -21,6 +22,11 @@ _TRUE = ("1", "yes", "true", "on")  # what doit takes as true in DOIT_SEEK_FILE
 
 
 def main(argv: list[str] | None = None) -> int:
+    with _safe_output():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)  # `--version` and `--help` print (and exit) here
@@ -46,6 +52,21 @@ def main(argv: list[str] | None = None) -> int:
         for line in failure.message.splitlines():
             print(f"hive: error: {line}", file=sys.stderr)
         return EXIT_USER_ERROR
+
+
+@contextlib.contextmanager
+def _safe_output() -> Iterator[None]:
+    """Everything a verb prints passes through one sanitiser (hive.output.safe): text an agent
+    wrote cannot drive the user's terminal (issue 44). `hive logs --raw` writes the bytes as
+    logged to the buffer beneath, as asked."""
+    from hive.output import SafeStream
+
+    before = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream.over(sys.stdout), SafeStream.over(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = before
 
 
 def _reader_gone() -> int:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hive import executors
+from hive import __version__, executors
+from hive.about import DISTRIBUTION
 from hive.checks import Check, fail, ok
 from hive.doctor.hosts import agent_checks, on_every_host, sandbox_check
 from hive.doctor.profiles_used import ProfileUse, not_done, profiles_in_use
@@ -20,12 +21,14 @@ from hive.store.paths import Paths
 
 
 def diagnose(root: Path) -> list[Check]:
-    """Every check, in the order printed."""
+    """Every check, in the order printed; the first names this Hive's build (its commit), as a
+    bug report needs it."""
+    build = ok("hive", f"{DISTRIBUTION} {__version__}")
     try:
         config = load_repo_config(root)
     except HiveError as e:
-        return [_unreadable("config", e), *tool_checks(tmux_here=True)]
-    checks: list[Check] = []
+        return [build, _unreadable("config", e), *tool_checks(tmux_here=True)]
+    checks: list[Check] = [build]
     plans: tuple[Plan, ...] = ()
     try:
         plans = _load_plans(root, config)

@@ -5,6 +5,7 @@ commit on main), so losing `.doit.db` re-runs nothing."""
 from __future__ import annotations
 
 from hive.lifecycle import State, shown_state, verdict
+from hive.output import safe
 from hive.plan.done import StateView
 from hive.plan.model import Plan, Task
 
@@ -30,7 +31,7 @@ class DoneCheck:
             why = self.view.verdict(self.key, self.text_hash)
         except Exception as e:  # noqa: BLE001 — `doit info` must still show the task
             return f"hive: {self.key}: its state cannot be read ({e})"
-        return f"hive: {self.key} is done" if why.done else f"hive: {self.key} is not done: {why.reason}"
+        return f"hive: {self.key} is done" if why.done else safe(f"hive: {self.key} is not done: {why.reason}")
 
 
 class AllDone:
@@ -60,7 +61,7 @@ def describe(plan: Plan, task: Task, view: StateView, skipped: str = "") -> str:
         state = f"planned (changed since {st.state})"
     else:
         state = st.state + (f": {_short(st.reason)}" if st.reason and st.state != State.DONE else "")
-    return f"{task.title}  [{state}]"
+    return safe(f"{task.title}  [{state}]")  # `doit list` prints it: a reason may be an agent's
 
 
 def _short(text: str, n: int = 60) -> str:

@@ -16,7 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from clis import install_env
-from dists import built, run
+from dists import ROOT, built, run
+from dists import version as dist_version
 
 
 def _install(dist: Path, venv: Path) -> Path:
@@ -53,7 +54,10 @@ def test_the_wheel_and_the_sdist_installed_not_editable_run_the_demo_and_the_doc
 
         version = _hive(bin_dir, "--version", cwd=isolated)
         assert version.returncode == 0, version.stderr
-        assert version.stdout.startswith("hive-agents "), version.stdout
+        # the build names the commit it was made from (issue 44), and whether the tree was modified
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+        said = version.stdout.splitlines()[0]
+        assert said == f"hive-agents {dist_version()}" and f"+g{commit[:7]}" in said, (said, commit)
 
         demo = isolated / f"demo-{kind}"
         r = _hive(bin_dir, "demo", "--dir", str(demo), cwd=isolated)

@@ -63,8 +63,9 @@ def test_profiles_of_approved_plans_are_checked_with_the_tasks_using_them(root):
 def test_a_bad_config_is_a_failed_check_and_the_tools_are_still_checked(root):
     (root / ".hive" / "config.toml").write_text("[merge]\nmain_branch = 3\n")
     checks = diagnose(root)
-    assert checks[0].name == "config" and checks[0].status == FAIL and "main_branch" in checks[0].detail
-    assert [c.name for c in checks[1:]] == ["git", "tmux"]
+    assert checks[0].name == "hive" and checks[0].detail.startswith("hive-agents ")  # which build: its commit
+    assert checks[1].name == "config" and checks[1].status == FAIL and "main_branch" in checks[1].detail
+    assert [c.name for c in checks[2:]] == ["git", "tmux"]
 
 
 def test_a_bad_approved_plan_is_a_failed_check_and_the_rest_goes_on(root):
