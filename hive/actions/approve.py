@@ -199,21 +199,12 @@ def _reject(store: StateStore, plan: Plan, task: Task, key: str, text: str, targ
 
 def _answer_review(store: StateStore, st: TaskState, key: str, reject: str | None) -> str:
     """A branch that waits for a human's look: a review (`auto_merge = false`), or a change Hive
-    held (engine/hold.py; its next attempt is told why, as its history says, and the human's words)."""
+    held (engine/hold.py; its next attempt is told why, as its history says, and the human's words).
+    `--reject` sends it back as `hive changes` does: one way back to its author, a human's review."""
     if reject is not None:
-        store.update(
-            st.plan,
-            st.id,
-            expect=(State.AWAITING_HUMAN,),
-            state=State.PLANNED,
-            resume="",
-            feedback=reject,
-            attempts_used=0,
-            reason="",
-            event=f"review rejected: {reject}",
-        )
-        then = next_run(store.paths, f"starts a new attempt from branch {st.branch}")
-        return f"{key}: sent back with your feedback — {then}"
+        from hive.actions.review import send_back
+
+        return send_back(store.paths.root, key, reject)
     store.update(
         st.plan,
         st.id,

@@ -4,12 +4,12 @@ as a reviewer agent's does (engine/review.py)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from hive.actions.runs import next_run
 from hive.errors import HiveError
 from hive.lifecycle import Resume, State
+from hive.reviews import Review, Verdict
 from hive.store.names import parse_key
 from hive.store.paths import Paths
 from hive.store.state import StateStore
@@ -29,18 +29,7 @@ def send_back(root: Path, key: str, text: str) -> str:
             f"{key} is {st.state}, not waiting for a review of its change; `hive changes` sends back a task "
             f"awaiting review (`hive status` shows which)"
         )
-    review = {
-        "round": len(st.reviews) + 1,
-        "attempt": st.attempt,
-        "by": "human",
-        "reviewer": "you",
-        "verdict": "changes",
-        "text": text.strip(),
-        "at": round(time.time(), 3),
-        "seconds": 0.0,
-        "usage": {},
-        "branch": "",
-    }
+    review = Review.new(st.reviews, st.attempt, Verdict.CHANGES, text)
     store.update(
         plan,
         task_id,
@@ -51,7 +40,7 @@ def send_back(root: Path, key: str, text: str) -> str:
         reason="",
         reviews=(*st.reviews, review),
         event="reviewed",
-        details={"verdict": "changes", "reviewer": "you", "text": review["text"], "seconds": 0.0, "cost": None},
+        details=review.details(),
     )
     then = next_run(paths, f"starts its next attempt from branch {st.branch}")
     return f"{key}: sent back to its author with your review — {then}"

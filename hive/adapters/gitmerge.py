@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from hive.adapters import proc
 from hive.adapters.git import _NO_HOOKS, _env, _locked_retry, _out, git
@@ -57,12 +58,17 @@ def signs_commits(root: Path | str) -> bool:
     return git(root, "config", "--type=bool", "commit.gpgSign", check=False).stdout.strip() == "true"
 
 
-def tips(root: Path | str, ref: str) -> tuple[str, str, str] | None:
-    """(`ref`'s commit, the HEAD commit of the checkout at `root`, the ref it has checked
-    out ("HEAD" if detached)) in one git command; None if any of them cannot be read."""
+class Tips(NamedTuple):
+    main: str  # the ref's commit
+    head: str  # the HEAD commit of the checkout at the repository's root
+    checked_out: str  # the ref that checkout has checked out ("HEAD" if detached)
+
+
+def tips(root: Path | str, ref: str) -> Tips | None:
+    """`ref` and the checkout at `root`, in one git command; None if any of them cannot be read."""
     res = git(root, "rev-parse", f"{ref}^{{commit}}", "HEAD", "--symbolic-full-name", "HEAD", check=False)
     lines = res.stdout.split()
-    return (lines[0], lines[1], lines[2]) if res.code == 0 and len(lines) == 3 else None
+    return Tips(lines[0], lines[1], lines[2]) if res.code == 0 and len(lines) == 3 else None
 
 
 def ff_merge(cwd: Path | str, rev: str) -> proc.Result:

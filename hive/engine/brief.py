@@ -15,6 +15,7 @@ from hive.output import clean_tail
 from hive.plan.model import Plan
 from hive.render import render
 from hive.reports.dependencies import DependencyResult
+from hive.reviews import Review, Verdict
 from hive.store import agent_signals
 from hive.store.paths import Paths
 from hive.store.questions import Question
@@ -29,7 +30,7 @@ class Continuation:
     log_tail: str = ""
     feedback: str = ""
     failed_check: str = ""  # what the Verify / test_command that failed the last attempt printed
-    reviews: tuple[dict[str, Any], ...] = ()  # the reviews that sent the earlier attempts back (engine/review.py)
+    reviews: tuple[Review, ...] = ()  # the reviews that sent the earlier attempts back (engine/review.py)
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def continuation(paths: Paths, root: Path, st: TaskState) -> Continuation:
         log_tail=_previous_output(paths, st),
         feedback=st.feedback,
         failed_check=_failed_check(st),
-        reviews=tuple(r for r in st.reviews if r.get("verdict") == "changes" and r.get("attempt", 0) < st.attempt),
+        reviews=tuple(r for r in st.reviews if r.verdict == Verdict.CHANGES and r.attempt < st.attempt),
     )
 
 

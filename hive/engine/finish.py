@@ -14,11 +14,12 @@ from hive.engine import hold
 from hive.engine.attempt import bring_back, drop_private_gitdirs, retire_worktree, spare_for, worktree_for_merge
 from hive.engine.limits import hold_profile, pause_until
 from hive.engine.merge import Checked, MergeRequest, MergeResult, MergeStatus, Recorders, Spot, merge
-from hive.engine.review import Reviewer, changes_sent, end_reviewers, reviewer_of
+from hive.engine.review import Reviewer, end_reviewers, reviewer_of
 from hive.engine.task import TaskContext, Worker
 from hive.engine.taskenv import teardown_of, variables
 from hive.lifecycle import Ended, Kind, Outcome, Resume, State, Worktree
 from hive.output import first_line, prefixed, say
+from hive.reviews import CheckRun, Review, changes_sent
 from hive.sandbox import policy
 from hive.store import names
 from hive.store.state import TaskState
@@ -158,7 +159,7 @@ def _reviewed(h: TaskContext, st: TaskState, result: MergeResult) -> TaskState:
     if result.status == MergeStatus.REVIEW_FAILED:
         reason = f"its review failed twice ({first_line(result.reason)}) — `{said}"
         return h.end(st, State.AWAITING_HUMAN, reason, resume=Resume.REVIEW)
-    sent = changes_sent(h.read())  # its reviewer recorded the latest review itself
+    sent = changes_sent(st.reviews)  # the merge step recorded the latest review
     if sent > h.cfg.max_reviews:
         reason = (
             f"its reviews asked for changes {sent} times ([merge] max_reviews = {h.cfg.max_reviews}); the latest: "
@@ -177,7 +178,9 @@ class _Records:
         self.h, self.st, self.reason = h, st, reason
 
     def recorders(self) -> Recorders:
-        return Recorders(self.intent, self.merged, self.forget, self.checked, self.note, self.checking, self.reviewing)
+        return Recorders(
+            self.intent, self.merged, self.forget, self.checked, self.note, self.checking, self.reviewing, self.reviewed
+        )
 
     def intent(self, commit: str) -> None:
         self.st = self.h.update((State.IN_PROGRESS,), merging=commit, event="merging")
@@ -190,10 +193,8 @@ class _Records:
 
     def checked(self, c: Checked) -> None:
         # a batch's run is recorded by its leader, with the tasks it verified
-        record = {"base": c.base, "seconds": round(c.seconds, 3), "passed": c.passed} | (
-            {"batch": list(c.batch)} if c.batch else {}
-        )
-        details = {**record, "merged": c.merged}
+        record = CheckRun(c.base, round(c.seconds, 3), c.passed, c.batch)
+        details = {**record.to_json(), "merged": c.merged}
         self.st = self.h.update(
             (State.IN_PROGRESS,), event="checked", details=details, checks=(*self.st.checks, record)
         )
@@ -206,6 +207,13 @@ class _Records:
 
     def reviewing(self) -> None:  # where its check ends and its review begins (hive timeline)
         self.h.store.mark(self.st, "reviewing")
+
+    def reviewed(self, review: Review) -> None:
+        h = self.h
+        reviews = (*self.st.reviews, review)
+        self.st = h.update((State.IN_PROGRESS,), reviews=reviews, event="reviewed", details=review.details())
+        said = f" — {first_line(review.text)}" if review.text else ""
+        say(f"{h.key}: review {review.round} by {review.reviewer}: {review.verdict}{said}")
 
     def note(self, text: str) -> None:
         say(f"{self.h.key}: {text}")

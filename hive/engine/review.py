@@ -4,10 +4,11 @@ the change (sandboxed like any agent, in the task's checkout at that commit; wha
 is thrown away) and says `hive done` (it merges) or `hive changes --reason "…"` (its author tries
 again, the review in its brief). A reviewer that crashes, times out or says neither is tried once
 more; then the task waits for a human. Every review — an agent's or a human's (`hive changes
-plan:ID`) — is kept in the task's state (`TaskState.reviews`) and is a `reviewed` event.
+plan:ID`) — is kept in the task's state (`TaskState.reviews`, a `hive.reviews.Review`) and is a
+`reviewed` event; an agent's is written by the merge step's recorder, the task's one writer.
 
 A review runs inside the merge step, off the merge lock and in a check slot, as the checks do
-(engine/merge.py calls `Reviewer`). A run killed while one runs finds it again next time: its
+(engine/merge calls `Reviewer`). A run killed while one runs finds it again next time: its
 verdict if it gave one meanwhile, else its agent if it still runs (watched again), else it starts
 anew. A verdict is recorded once: a merge built again on a new main, for the same branch commit,
 keeps the approval its change got."""
@@ -33,17 +34,17 @@ from hive.engine.supervise import Hooks, Watch, wait
 from hive.engine.task import TaskContext, Worker
 from hive.engine.taskenv import variables
 from hive.executors import AgentRef, Launch
-from hive.lifecycle import Kind, State
+from hive.lifecycle import Kind
 from hive.output import first_line, prefixed, say
 from hive.plan.model import NO_REVIEW
 from hive.render import render
+from hive.reviews import By, Review, Verdict
 from hive.sandbox import gitdir, policy
 from hive.store import agent_signals, names
 from hive.store.files import atomic_write
 from hive.store.state import TaskState
 from hive.store.usage import attempt_entry, task_totals, usd
 
-APPROVED, CHANGES, FAILED = "approved", "changes", "failed"
 TRIES = 2  # a review that failed (crashed, timed out, said neither) is tried once more
 DIFF_SHOWN = 200_000  # bytes of the diff in a reviewer's brief (it can ask git for the rest)
 OUTPUT_SHOWN = 3000  # characters of each check's output
@@ -56,11 +57,6 @@ def reviewer_of(h: TaskContext) -> str:
         if said:
             return "" if said == NO_REVIEW else said
     return ""
-
-
-def changes_sent(st: TaskState) -> int:
-    """How many rounds of changes reviews have sent back to its author."""
-    return sum(1 for r in st.reviews if r.get("verdict") == CHANGES)
 
 
 @dataclass(frozen=True)
@@ -85,44 +81,29 @@ class Reviewer:
         st = h.read()
         kept = _kept(st, ask.branch)
         if kept is not None:  # this very change's verdict, recorded before a restart
-            return Reviewed(kept["verdict"], kept.get("text", ""))
+            return Reviewed(kept.verdict, kept.text)
         round_ = len(st.reviews) + 1
         why = ""
         for number in range(1, TRIES + 1):
             began = time.time()
             verdict, text, usage = self._try(st, ask, round_, number)
-            if verdict != FAILED:
-                return self._record(round_, verdict, text, began, usage, ask.branch)
+            if verdict != Verdict.FAILED:
+                return self._verdict(st, verdict, text, began, usage, ask.branch)
             why = text
             say(
                 f"{h.key}: its review {round_} failed ({first_line(text)})"
                 + ("; trying it again" if number < TRIES else "")
             )
-        return self._record(round_, FAILED, why, began, {}, ask.branch)
+        return self._verdict(st, Verdict.FAILED, why, began, {}, ask.branch)
 
-    def _record(
-        self, round_: int, verdict: str, text: str, began: float, usage: dict[str, Any], branch: str
+    def _verdict(
+        self, st: TaskState, verdict: Verdict, text: str, began: float, usage: dict[str, Any], branch: str
     ) -> Reviewed:
-        h = self.h
-        st = h.read()
-        review = {
-            "round": round_,
-            "attempt": st.attempt,
-            "by": "agent",
-            "reviewer": self.profile.name,
-            "verdict": verdict,
-            "text": text,
-            "at": round(time.time(), 3),
-            "seconds": round(time.time() - began, 3),
-            "usage": usage,
-            "branch": branch,
-        }
-        details = {k: review[k] for k in ("verdict", "reviewer", "text", "seconds")} | {"cost": usage.get("cost_usd")}
-        h.update((State.IN_PROGRESS,), reviews=(*st.reviews, review), event="reviewed", details=details)
-        say(f"{h.key}: review {round_} by {self.profile.name}: {verdict}" + (f" — {first_line(text)}" if text else ""))
-        return Reviewed(verdict, text)
+        """The verdict, with the review the merge step records (the task's one writer)."""
+        record = Review.new(st.reviews, st.attempt, verdict, text, self.profile.name, began, usage, branch)
+        return Reviewed(verdict, text, record)
 
-    def _try(self, st: TaskState, ask: ReviewAsk, round_: int, number: int) -> tuple[str, str, dict[str, Any]]:
+    def _try(self, st: TaskState, ask: ReviewAsk, round_: int, number: int) -> tuple[Verdict, str, dict[str, Any]]:
         """One reviewer agent's verdict: (APPROVED | CHANGES | FAILED, its words or why it failed, usage)."""
         h = self.h
         name = names.review_name(h.plan_name, h.task.id, st.attempt, round_, number)
@@ -140,7 +121,7 @@ class Reviewer:
         if found is None and h.executor.locate(ref.name) is None:
             if t.signal.parent.exists():  # started by a run that stopped, and gone since without a verdict
                 agent.stop(h.cfg.stop_patience, True, prefixed(say, f"{h.key} review"))
-                return FAILED, "its agent was gone when the run came back to it, without a verdict", {}
+                return Verdict.FAILED, "its agent was gone when the run came back to it, without a verdict", {}
             agent = self._start(st, ask, t, ref, round_, wt)
         meter = _Meter(h, self.profile)
         if found is not None:  # it gave its verdict while no run watched
@@ -152,12 +133,12 @@ class Reviewer:
         _throw_away(wt, ask.merged)
         gitdir.remove(h.paths.hive / "gitdirs" / t.name)
         if kind == Kind.DONE:
-            return APPROVED, reason, meter.entry
+            return Verdict.APPROVED, reason, meter.entry
         if kind == Kind.CHANGES and reason.strip():
-            return CHANGES, reason, meter.entry
+            return Verdict.CHANGES, reason, meter.entry
         if kind == Kind.CHANGES:
-            return FAILED, "it asked for changes without saying which", meter.entry
-        return FAILED, reason or f"its agent ended ({kind}) without a verdict", meter.entry
+            return Verdict.FAILED, "it asked for changes without saying which", meter.entry
+        return Verdict.FAILED, reason or f"its agent ended ({kind}) without a verdict", meter.entry
 
     def _start(self, st: TaskState, ask: ReviewAsk, t: _Try, ref: AgentRef, round_: int, wt: Path) -> Any:
         h = self.h
@@ -262,7 +243,7 @@ class Reviewer:
             files=git.changed_files(h.root, ask.base, ask.merged),
             diff=diff[:DIFF_SHOWN],
             cut=max(0, len(diff) - DIFF_SHOWN),
-            checks=[(label, command, output[-OUTPUT_SHOWN:]) for label, command, output in ask.checks],
+            checks=[(c.label, c.command, c.output[-OUTPUT_SHOWN:]) for c in ask.checks],
             notes=notes[-10:],
             reviews=st.reviews,
             hive=h.hive_command,
@@ -296,15 +277,11 @@ def _number(attempt: int, round_: int, number: int) -> int:
     return attempt * 1000 + round_ * 10 + number
 
 
-def _kept(st: TaskState, branch: str) -> dict[str, Any] | None:
+def _kept(st: TaskState, branch: str) -> Review | None:
     """The verdict this attempt's change already got, if a review of this very branch commit was
     recorded (a run stopped after it: a verdict is recorded once)."""
     return next(
-        (
-            dict(r)
-            for r in reversed(st.reviews)
-            if r.get("attempt") == st.attempt and r.get("branch") == branch and r.get("by") == "agent"
-        ),
+        (r for r in reversed(st.reviews) if r.attempt == st.attempt and r.branch == branch and r.by == By.AGENT),
         None,
     )
 

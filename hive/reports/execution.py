@@ -14,6 +14,7 @@ from hive.plan.model import Plan
 from hive.plan.parser import display_path
 from hive.render import render
 from hive.reports import skipped
+from hive.reviews import CheckRun
 from hive.store import agent_signals
 from hive.store.files import atomic_write
 from hive.store.paths import Paths
@@ -104,13 +105,7 @@ def _sections(
             for n in noted.get((plan.name, task.id), ())
         ]
         reviews = [
-            {
-                "key": plan.key(task.id),
-                "round": r.get("round", "?"),
-                "by": "you" if r.get("by") == "human" else str(r.get("reviewer", "")),
-                "verdict": r.get("verdict", ""),
-                "text": _cell(str(r.get("text", ""))),
-            }
+            {"key": plan.key(task.id), "round": r.round, "by": r.shown_by, "verdict": r.verdict, "text": _cell(r.text)}
             for task in plan.tasks
             for r in recorded_of[task.id].reviews
         ]
@@ -177,12 +172,11 @@ def _evidence(st: TaskState, state: str) -> str:
     return text
 
 
-def _check(run: dict[str, Any]) -> str:
+def _check(run: CheckRun) -> str:
     """One run of a task's checks: `passed on 3f2a9c1e04 in 1.2 s`, and the tasks of a batch it verified."""
-    verdict = "passed" if run.get("passed") else "failed"
-    batch = run.get("batch") or ()
-    together = f" (a batch of {len(batch)}: {', '.join(map(str, batch))})" if batch else ""
-    return f"{verdict} on {str(run.get('base', ''))[:10]} in {float(run.get('seconds', 0)):.1f} s{together}"
+    verdict = "passed" if run.passed else "failed"
+    together = f" (a batch of {len(run.batch)}: {', '.join(run.batch)})" if run.batch else ""
+    return f"{verdict} on {run.base[:10]} in {run.seconds:.1f} s{together}"
 
 
 def _files(files: tuple[str, ...]) -> str:

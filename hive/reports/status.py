@@ -170,7 +170,7 @@ def collect(
                     **_question(plan.key(task.id), asked),
                     **_refused(paths.refused_file(plan.name, task.id)),
                     **(queued.get(plan.key(task.id), {}) if running else {}),
-                    reviews=tuple({k: v for k, v in r.items() if k not in ("usage", "branch")} for r in st.reviews),
+                    reviews=tuple(r.shown() for r in st.reviews),
                     answer=st.answer if task.is_checkpoint else "",
                 )
             )

@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 from hive.crashsafe import uninterruptible
 from hive.errors import HiveError
 from hive.lifecycle import INTERRUPTED, TRANSITIONS, Ended, Resume, State
+from hive.reviews import CheckRun, Review
 from hive.store.files import append_line, atomic_write, locked
 from hive.store.names import task_key
 from hive.store.paths import Paths
@@ -72,13 +73,10 @@ class TaskState:
     resume_at: float = 0.0  # paused (rate-limited) until then
     pauses: int = 0  # rate limits in a row (the back-off grows with them)
     usage: dict[str, Any] = field(default_factory=dict)  # the running attempt's tokens and cost (usage.py)
-    # each run of its checks in its latest merge step ({base, seconds, passed}, and `batch`: the
-    # tasks a run verified together, when it led a batch): the merge queue verifies a task again
-    # when what was ahead of it changed, or to bisect a batch that failed (engine/merge.py)
-    checks: tuple[dict[str, Any], ...] = ()
-    # every review of its change, oldest first (engine/review.py): {round, attempt, by ("agent" or
-    # "human"), reviewer, verdict ("approved", "changes", "failed"), text, at, seconds, usage, branch}
-    reviews: tuple[dict[str, Any], ...] = ()
+    # each run of its checks in its latest merge step: the merge queue verifies a task again when
+    # what was ahead of it changed, or to bisect a batch that failed (engine/merge)
+    checks: tuple[CheckRun, ...] = ()
+    reviews: tuple[Review, ...] = ()  # every review of its change, oldest first (engine/review.py)
     history: tuple[HistoryEntry, ...] = field(default=())
     # its superseded attempts' branches (commits not in main) that Hive kept and has told of once
     kept_branches: tuple[str, ...] = ()
@@ -93,7 +91,11 @@ class TaskState:
         return self.resume in (Resume.MERGE, Resume.MERGING)
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), indent=1, sort_keys=True)
+        data = dataclasses.asdict(self) | {
+            "checks": [c.to_json() for c in self.checks],
+            "reviews": [r.to_json() for r in self.reviews],
+        }
+        return json.dumps(data, indent=1, sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TaskState:
@@ -105,8 +107,8 @@ class TaskState:
         values["resume"] = Resume(values.get("resume", Resume.NOTHING))
         values["files"] = tuple(values.get("files", ()))
         values["history"] = tuple(values.get("history", ()))
-        values["checks"] = tuple(values.get("checks", ()))
-        values["reviews"] = tuple(values.get("reviews", ()))
+        values["checks"] = tuple(CheckRun.from_json(c) for c in values.get("checks", ()))
+        values["reviews"] = tuple(Review.from_json(r) for r in values.get("reviews", ()))
         values["kept_branches"] = tuple(values.get("kept_branches", ()))
         return cls(**values)
 

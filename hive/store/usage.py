@@ -109,8 +109,8 @@ def attempts(st: TaskState, since: float = 0.0) -> Iterable[Mapping[str, Any]]:
     if st.usage and st.started_at >= since:
         yield st.usage
     for review in st.reviews:  # its reviewers' tokens and cost count as its own (budgets too)
-        if review.get("usage") and float(review.get("at") or 0) >= since:
-            yield review["usage"]
+        if review.usage and review.at >= since:
+            yield review.usage
 
 
 def task_totals(st: TaskState, since: float = 0.0) -> Totals:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from conftest import git
 
-from hive.engine.merge import MergeRequest, _unexpected_deletions
+from hive.engine.merge import MergeRequest
+from hive.engine.merge import unexpected_deletions as _unexpected_deletions
 
 
 def test_auto_merge_off_waits_for_review_then_approve_merges(repo):

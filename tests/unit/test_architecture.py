@@ -65,7 +65,7 @@ def graphs() -> tuple[nx.DiGraph, nx.DiGraph]:
     for name, path in MODULES.items():
         for target in _imports(path):
             modules.add_edge(name, target)
-            if _package(name) != _package(target) and "hive" not in (name, target):
+            if "hive" not in (name, target) and _package(name) != _package(target):
                 packages.add_edge(_package(name), _package(target), via=f"{name} -> {target}")
     return modules, packages
 
