@@ -123,7 +123,7 @@ def stopped_by() -> int | None:
 
 @contextlib.contextmanager
 def uninterruptible() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM until the block ends (then they take effect), so a git
+    """ProfilePause Ctrl-C and SIGTERM until the block ends (then they take effect), so a git
     command is never killed half-way and "main moved" and "state says done" are never
     separated by a clean stop. Needs `install()` (done by the CLI and by doit's dodo)."""
     _here.depth += 1

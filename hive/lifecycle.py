@@ -10,10 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from hive.store.state import TaskState
+from typing import Protocol
 
 
 class TaskType(StrEnum):
@@ -260,7 +257,21 @@ class Outcome:
         return streak >= FREE_INTERRUPTIONS
 
 
-def shown_state(st: TaskState, text_hash: str) -> State:
+class Recorded(Protocol):
+    """What the verdicts below read of a task's recorded state (store.state.TaskState is one):
+    the bottom floor names what it needs, and imports nothing of the store above it (issue 44)."""
+
+    @property
+    def state(self) -> str: ...
+    @property
+    def task_hash(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def merge_commit(self) -> str: ...
+
+
+def shown_state(st: Recorded, text_hash: str) -> State:
     """The state of a task whose plan text now hashes to `text_hash`: a finished task
     whose text changed is pending again (a running one stays running)."""
     if st.task_hash in ("", text_hash) or st.state == State.IN_PROGRESS:
@@ -325,7 +336,7 @@ class Verdict:
 
 
 def verdict(
-    st: TaskState | None, text_hash: str, on_main: Callable[[str], bool] | None, main_branch: str = "main"
+    st: Recorded | None, text_hash: str, on_main: Callable[[str], bool] | None, main_branch: str = "main"
 ) -> Verdict:
     """The one definition of done: recorded done for the task's current text, with its
     merge commit on main (not checked when `on_main` is None: a summary without git)."""

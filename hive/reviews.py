@@ -36,6 +36,7 @@ class Review:
     seconds: float = 0.0  # how long the reviewer took
     usage: dict[str, Any] = field(default_factory=dict)  # its reviewer's tokens and cost (store.usage)
     branch: str = ""  # the branch commit it read: a verdict is that change's, kept across a restart
+    via: str = ""  # a human's: the command that sent it, when not `hive changes` (`hive approve --reject`)
 
     @classmethod
     def new(
@@ -101,6 +102,7 @@ class Review:
             seconds=float(data.get("seconds", 0.0)),
             usage=dict(data.get("usage") or {}),
             branch=str(data.get("branch", "")),
+            via=str(data.get("via", "")),
         )
 
 

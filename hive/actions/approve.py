@@ -204,7 +204,7 @@ def _answer_review(store: StateStore, st: TaskState, key: str, reject: str | Non
     if reject is not None:
         from hive.actions.review import send_back
 
-        return send_back(store.paths.root, key, reject)
+        return send_back(store.paths.root, key, reject, via="hive approve --reject")
     store.update(
         st.plan,
         st.id,

@@ -7,7 +7,7 @@ from pathlib import Path
 from hive.actions.runs import next_run
 from hive.errors import HiveError
 from hive.lifecycle import RETRYABLE, Resume, State
-from hive.store.files import HeldLock
+from hive.store.files import FileLock
 from hive.store.names import parse_key
 from hive.store.paths import Paths
 from hive.store.state import StateStore
@@ -38,7 +38,7 @@ def retry(root: Path, key: str, force: bool = False) -> str:
     paths = Paths(root)
     store = StateStore(paths)
     st = store.read(plan, task_id)
-    holder = HeldLock(paths.claim_lock(plan, task_id)).holder()
+    holder = FileLock(paths.claim_lock(plan, task_id)).holder()
     if holder:
         raise HiveError(f"{key} is being run right now by pid {holder}; stop that run first")
     allowed = RETRYABLE + ((State.DONE,) if force else ())

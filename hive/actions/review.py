@@ -4,6 +4,7 @@ as a reviewer agent's does (engine/review.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from hive.actions.runs import next_run
@@ -15,9 +16,10 @@ from hive.store.paths import Paths
 from hive.store.state import StateStore
 
 
-def send_back(root: Path, key: str, text: str) -> str:
+def send_back(root: Path, key: str, text: str, via: str = "") -> str:
     """Send the task awaiting a review (`auto_merge = false`, a change Hive held, or one whose
-    reviews a human must settle) back to its author with `text`."""
+    reviews a human must settle) back to its author with `text`: the one way back, for `hive
+    changes` and `hive approve --reject` (`via`) alike."""
     if not text.strip():
         raise HiveError(f'hive changes {key} needs --reason "what must change": its author reads it first')
     plan, task_id = parse_key(key)
@@ -29,7 +31,7 @@ def send_back(root: Path, key: str, text: str) -> str:
             f"{key} is {st.state}, not waiting for a review of its change; `hive changes` sends back a task "
             f"awaiting review (`hive status` shows which)"
         )
-    review = Review.new(st.reviews, st.attempt, Verdict.CHANGES, text)
+    review = replace(Review.new(st.reviews, st.attempt, Verdict.CHANGES, text), via=via)
     store.update(
         plan,
         task_id,

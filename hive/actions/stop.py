@@ -15,7 +15,7 @@ from hive.executors.base import Report
 from hive.lifecycle import Kind, Outcome, State
 from hive.output import prefixed
 from hive.project import load_repo_config
-from hive.store.files import HeldLock, atomic_write
+from hive.store.files import FileLock, atomic_write
 from hive.store.names import parse_key
 from hive.store.paths import Paths
 from hive.store.state import StateStore, TaskState
@@ -49,7 +49,7 @@ def stop(root: Path, key: str | None, report: Report) -> int:
 
 
 def _record_if_unwatched(paths: Paths, store: StateStore, st: TaskState, report: Report) -> None:
-    claim = HeldLock(paths.claim_lock(st.plan, st.id))
+    claim = FileLock(paths.claim_lock(st.plan, st.id))
     if not claim.try_acquire():
         return  # the run watching it records the outcome
     try:

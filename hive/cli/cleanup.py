@@ -17,7 +17,7 @@ from hive.lifecycle import State
 from hive.project import load_repo_config
 from hive.settings.config import Config
 from hive.store import names
-from hive.store.files import HeldLock
+from hive.store.files import FileLock
 from hive.store.paths import Paths, find_root
 from hive.store.state import StateStore, TaskState
 
@@ -30,7 +30,7 @@ def cleanup(root: Path, force: bool = False) -> list[str]:
     states = StateStore(paths).read_all()
     running = set()
     for st in states.values():
-        claim = HeldLock(paths.claim_lock(st.plan, st.id))
+        claim = FileLock(paths.claim_lock(st.plan, st.id))
         if not claim.try_acquire():
             running.add(st.session)
             continue

@@ -17,7 +17,7 @@ from hive.lifecycle import State
 from hive.project import Project
 from hive.settings.config import Config
 from hive.store import names, usage
-from hive.store.files import HeldLock
+from hive.store.files import FileLock
 from hive.store.paths import LOCAL_EXCLUDES, Paths
 from hive.store.state import StateStore, TaskState
 
@@ -80,7 +80,7 @@ def _worth_a_look(st: TaskState, sessions: set[str], branches: set[str]) -> bool
 def _reconcile_task(
     paths: Paths, config: Config, executor: Executor, st: TaskState, sessions: set[str], branches: set[str]
 ) -> list[str]:
-    claim = HeldLock(paths.claim_lock(st.plan, st.id))
+    claim = FileLock(paths.claim_lock(st.plan, st.id))
     if not claim.try_acquire():
         return (
             [f"{st.key}: being run by another doit (pid {claim.holder()}); this run waits for it"]

@@ -201,7 +201,7 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
             return
         now = time.time()
         names = ", ".join(f"{name} {duration(now - at)}" for name, at in sorted(self.running.items())) or "-"
-        line = f"[{len(self.finished)}/{self.total}] running: {names}" + self._holds()
+        line = f"[{len(self.finished)}/{self.total}] running: {names}" + self._paused_profiles()
         self._draw(CLEAR_LINE + line[:200])
 
     def _tick(self) -> None:
@@ -235,17 +235,17 @@ class HiveReporter(ConsoleReporter):  # type: ignore[misc]  # doit has no type h
         self.ticking = False
         self._clear()
 
-    def _holds(self) -> str:
+    def _paused_profiles(self) -> str:
         """Rate-limited profiles the run waits for, e.g. " · claude rate-limited until 14:05:00"."""
         if self.project is None:
             return ""
-        from hive.engine.limits import holds
+        from hive.engine.limits import profile_pauses
 
         now = time.time()
         return "".join(
-            f" · {hold.profile} rate-limited until {time.strftime('%H:%M:%S', time.localtime(hold.until))}"
-            for hold in holds(self.project.paths)
-            if hold.until > now
+            f" · {pause.profile} rate-limited until {time.strftime('%H:%M:%S', time.localtime(pause.until))}"
+            for pause in profile_pauses(self.project.paths)
+            if pause.until > now
         )
 
     def _clear(self) -> None:

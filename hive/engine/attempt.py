@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hive import agent_clis, agentshim, logcap, notify
+from hive import agent_clis, notify
 from hive.adapters import git, worktrees
-from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
 from hive.crashsafe import crash_point
-from hive.engine import hold, review
+from hive.engine import launch, review
 from hive.engine.brief import (
     ContextInput,
     Resolve,
@@ -22,19 +20,19 @@ from hive.engine.brief import (
     prompt,
     render_context,
 )
+from hive.engine.bringback import bring_back, drop_private_gitdirs
 from hive.engine.limits import AttemptMeter, task_budget_left
 from hive.engine.supervise import Hooks, Watch, wait
 from hive.engine.task import TaskContext, Worker
-from hive.engine.taskenv import teardown_of, variables
+from hive.engine.taskenv import teardown_of
 from hive.errors import HiveError
-from hive.executors import AgentRef, Checkout, Launch
+from hive.executors import AgentRef, Checkout
 from hive.lifecycle import Outcome, Resume, State
 from hive.output import clean_tail, duration, say
-from hive.plan import discovered
 from hive.reports.dependencies import dependency_results
-from hive.sandbox import gitdir, policy
-from hive.store import agent_signals, names, questions
-from hive.store.files import NotAFile, atomic_write
+from hive.sandbox import policy
+from hive.store import names, questions
+from hive.store.files import atomic_write
 from hive.store.questions import Question
 from hive.store.state import TaskState
 
@@ -49,7 +47,6 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
     resolve = _resolve(h, st, start_point, base)
     plan, tid = h.plan_name, h.task.id
     wt = h.executor.worktree_base(root, h.cfg.worktree_base) / names.worktree_dir(worker.id, plan, tid, attempt)
-    log = h.paths.log_file(plan, tid)
     # Recorded before anything is created, so a crash at any later line leaves a
     # record that names what to resume or clean up.
     st = h.update(
@@ -74,7 +71,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         permanent=False,
         resume_at=0.0,
         usage={},
-        log_offset=logcap.section(log, f"{h.key} attempt {attempt} ({worker.id})", h.cfg.log_max_mb * logcap.MB),
+        log_offset=launch.log_section(h, f"{h.key} attempt {attempt} ({worker.id})"),
     )
     crash_point("after-claim")
     drop_private_gitdirs(h, attempt)
@@ -113,34 +110,34 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         if caps.remote_checkout  # only a host elsewhere rebuilds the worktree: no git call for it here
         else None
     )
-    argv = _command(h, st, brief)
-    unset: tuple[str, ...] = SCRUBBED_ENV
-    beside: tuple[str, ...] = ()
     # made here (h.sandboxed), or by the host that runs it (a remote executor, unless mode = "off")
     remote_sandbox = caps.remote_checkout and h.cfg.sandbox_mode != "off"
     rules = _sandbox_rules(h, env) if h.sandboxed or remote_sandbox else None
+    sandbox = None
     if rules is not None and h.sandboxed:
         # the branch starts at main (a sha, known) or at the last attempt's commits (asked)
         tip = base if start_point == base else git.rev_parse(root, start_point)
-        confined = _in_sandbox(h, st, wt, argv, {st.branch: tip, h.cfg.main_branch: base}, rules)
-        argv, env, unset = [*confined.prefix, *argv], {**env, **confined.env}, unset + confined.unset
-        beside = confined.beside
-    agent = h.executor.start(
-        Launch(
+        sandbox = launch.Sandbox(
+            rules,
+            h.paths.private_gitdir(plan, tid, attempt),
+            {st.branch: tip, h.cfg.main_branch: base},
+            excludes,
+            attempt=policy.Attempt(h.paths, plan, tid, attempt, wt, ()),
+        )
+    agent = launch.start(
+        h,
+        launch.Start(
             AgentRef.of(h.root, st),
-            argv,
+            _command(h, st, brief),
             env,
             wt,
-            log,
+            brief,
             h.paths.exit_file(plan, tid, attempt),
             h.paths.env_file(plan, tid, attempt),
-            brief,
-            unset=unset,
+            sandbox=sandbox,
             checkout=checkout,
-            sandbox=rules if caps.remote_checkout else None,  # its host makes the sandbox there
-            beside=beside,
-            log_cap=h.cfg.log_max_mb * logcap.MB,
-        )
+            remote_rules=rules if caps.remote_checkout else None,  # its host makes the sandbox there
+        ),
     )
     # the clocks (spawn grace, timeout) start now: a remote executor may have queued it for a free host
     started: dict[str, Any] = {"started_at": time.time()} if caps.remote_checkout else {}
@@ -162,82 +159,6 @@ def _sandbox_rules(h: TaskContext, env: dict[str, str]) -> policy.Rules:
         return policy.rules(h.cfg)
     profile = h.profile()
     return policy.agent_rules(h.cfg, profile.state_paths, agent_clis.reach(profile, {**os.environ, **env}), env)
-
-
-def _in_sandbox(
-    h: TaskContext, st: TaskState, wt: Path, argv: list[str], refs: dict[str, str], rules: policy.Rules
-) -> policy.Confined:
-    """How `argv` runs in the attempt's sandbox here, committing into its own git directory
-    (with `refs`: its branch, and main)."""
-    private = h.paths.private_gitdir(h.plan_name, h.task.id, st.attempt)
-    shown = gitdir.create(private, wt, st.branch, refs, h.paths.excludes_file(h.plan_name, h.task.id, st.attempt))
-    attempt = policy.Attempt(h.paths, h.plan_name, h.task.id, st.attempt, wt, tuple(argv), shown, private)
-    return policy.agent(rules, attempt)
-
-
-@dataclass(frozen=True)
-class Brought:
-    """What bringing an attempt's commits back found wrong ("": nothing)."""
-
-    bad: str = ""  # its private git directory holds what is not git's (the attempt fails: BAD_FILE)
-    held: str = ""  # its commits add files over [merge] max_file_mb: not brought back, kept for a human
-
-
-def bring_back(h: TaskContext, st: TaskState, approved: bool = False, keep_big: bool = False) -> Brought:
-    """A sandboxed attempt's commits, from its own git directory into its branch (before
-    Hive touches either), then its private directory is gone: the attempt is over. What it
-    discovered is filed in its plan's folder. Nothing is brought back from a directory holding
-    what git must not read (a FIFO, a symbolic link...: `bad`), nor files over [merge]
-    max_file_mb unless a human `approved` them (`held`: its directory is kept with `keep_big`,
-    for `hive approve` to take them; else they are dropped, and said so)."""
-    who = agent_signals.AgentIdentity(h.root, h.plan_name, h.task.id, st.attempt)
-    if discovered.take_found(who):
-        say(f"{h.key}: filed what its agent discovered (`hive status` lists it for your review)")
-    private = h.paths.private_gitdir(h.plan_name, h.task.id, st.attempt)
-    if not private.exists():
-        return Brought()
-    found = Brought()
-    if st.worktree and st.branch:
-        limit = None if approved else h.cfg.max_file_bytes
-        try:
-            said = gitdir.bring_back(h.root, Path(st.worktree), private, st.branch, limit)
-            if said:
-                say(f"{h.key}: {said}")
-        except NotAFile as e:
-            # kept until its failure is recorded and the next attempt starts (drop_private_gitdirs):
-            # a run killed before then must find it bad again, not find nothing and merge the rest
-            found = Brought(bad=f"its private git directory holds {_inside(e.path, private)}, which is {e.what}")
-            say(f"{h.key}: its commits were not brought back: {found.bad}")
-            return found
-        except gitdir.TooBig as e:
-            found = Brought(held=hold.reason((), e.files, h.cfg.max_file_mb))
-            if keep_big:
-                return found
-            say(f"{h.key}: its commits were not brought back: they {found.held}")
-    gitdir.remove(private)
-    return found
-
-
-def drop_private_gitdirs(h: TaskContext, below: int) -> None:
-    """The private git directories of the task's attempts before `below` that are left: those
-    `bring_back` kept as the evidence of a failure (a FIFO in them), or of an attempt cut short."""
-    folder = h.paths.private_gitdir(h.plan_name, h.task.id, 1).parent
-    prefix = names.stem(h.plan_name, h.task.id) + "-a"
-    try:
-        left = [n for n in os.listdir(folder) if n.startswith(prefix)]
-    except FileNotFoundError:
-        return
-    for name in left:
-        number = name[len(prefix) :].removesuffix(".gitfile")
-        if number.isdigit() and int(number) < below:
-            gitdir.remove(folder / f"{prefix}{number}")
-
-
-def _inside(path: Path, folder: Path) -> str:
-    try:
-        return str(path.relative_to(folder))
-    except ValueError:
-        return str(path)
 
 
 def start_merge_only(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
@@ -377,25 +298,15 @@ def _command(h: TaskContext, st: TaskState, brief: Path) -> list[str]:
 
 
 def _agent_env(h: TaskContext, st: TaskState, wt: Path, worker: Worker) -> dict[str, str]:
-    ceilings = [str(wt.parent), *filter(None, os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep))]
-    env = {
-        **variables(h.plan_name, h.task.id, h.root, worker.number),  # the Ray executor ships these to its node
-        "HIVE_ATTEMPT": str(st.attempt),
-        "HIVE_WORKTREE": str(wt),
-        agentshim.SIGNAL_FILE: str(h.paths.signal_file(h.plan_name, h.task.id, st.attempt)),  # `hive done` writes here
-        "PATH": f"{agent_signals.ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}",
-        # the agent's own git never looks above its worktree: with the worktree's .git gone
-        # (deleted under it), `git add -A` found the user's checkout around worktrees/ and
-        # staged every change of theirs (seen in the soak)
-        "GIT_CEILING_DIRECTORIES": os.pathsep.join(ceilings),
-    }
+    own: dict[str, str] = {}
     if not h.executor.capabilities.remote_checkout:
         # `hive ask` waits this long; on a host elsewhere its question would not reach this
         # machine's human (not shipped yet), so there it says to use `hive blocked`
-        env["HIVE_ASK_WAIT"] = f"{h.cfg.ask_wait:g}"
+        own["HIVE_ASK_WAIT"] = f"{h.cfg.ask_wait:g}"
     if not h.is_script:
-        env.update(dict(h.profile().env))
-    return env
+        own.update(dict(h.profile().env))
+    signal = h.paths.signal_file(h.plan_name, h.task.id, st.attempt)
+    return launch.agent_env(h, worker.number, wt, st.attempt, signal, own)
 
 
 def watch(h: TaskContext, st: TaskState) -> Outcome:

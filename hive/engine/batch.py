@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hive.store import queue
-from hive.store.files import HeldLock
+from hive.store.files import FileLock
 from hive.store.queue import Entry
 
 JOIN_PATIENCE = 5.0  # how long a batch not full waits for a task about to join it (queue.joining)
@@ -25,7 +25,7 @@ class Run:
     """A run of checks about to start: the group it verifies, and the check slot it holds."""
 
     group: tuple[Entry, ...]
-    slot: HeldLock | None
+    slot: FileLock | None
 
     @property
     def batch(self) -> tuple[str, ...]:
@@ -47,11 +47,11 @@ def waits(entries: list[Entry], key: str, batch: int, waited: float) -> str:
     return f"waiting for {behind} to join its batch" if behind else ""
 
 
-def take_slot(slots: tuple[Path, ...]) -> tuple[bool, HeldLock | None]:
+def take_slot(slots: tuple[Path, ...]) -> tuple[bool, FileLock | None]:
     """(free?, the slot taken): one of `slots` ([merge] max_checks) if one is free; none: no cap."""
     if not slots:
         return True, None
-    held = next((lock for path in slots if (lock := HeldLock(path)).try_acquire()), None)
+    held = next((lock for path in slots if (lock := FileLock(path)).try_acquire()), None)
     return held is not None, held
 
 

@@ -19,7 +19,7 @@ from hive.store.state import TaskState
 class Step(StrEnum):
     DONE = "done"  # nothing to do
     MERGED_ALREADY = "merged"  # its merge reached main before the last run stopped: record it
-    HOLD = "hold"  # waits for a human
+    STOPPED = "stopped"  # stays as it is (failed, blocked, too big, waiting for a human): the run says why
     CHECKPOINT = "checkpoint"  # a checkpoint reached: stop for a human
     NEW = "new"  # start a new attempt
     ATTACH = "attach"  # its agent still runs: watch it again
@@ -70,10 +70,10 @@ def decide(st: TaskState, facts: Facts, is_checkpoint: bool, max_attempts: int) 
     if st.state in HELD:
         # an agent's question (`hive ask`) that has its answer: the next attempt goes on with it
         answered = st.state == State.AWAITING_HUMAN and st.resume == Resume.ANSWER and facts.answered
-        return Decision(Step.NEW if answered else Step.HOLD)
+        return Decision(Step.NEW if answered else Step.STOPPED)
     # an interrupted attempt was given back when it was recorded (attempts_used): nothing here reads its reason
     if st.state == State.FAILED and (st.permanent or st.attempts_used >= max_attempts):
-        return Decision(Step.HOLD)
+        return Decision(Step.STOPPED)
     if is_checkpoint:
         return Decision(Step.CHECKPOINT)
     if st.only_merge:

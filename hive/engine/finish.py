@@ -11,8 +11,9 @@ from typing import Any
 from hive import logcap
 from hive.adapters import worktrees
 from hive.engine import hold
-from hive.engine.attempt import bring_back, drop_private_gitdirs, retire_worktree, spare_for, worktree_for_merge
-from hive.engine.limits import hold_profile, pause_until
+from hive.engine.attempt import retire_worktree, spare_for, worktree_for_merge
+from hive.engine.bringback import bring_back, drop_private_gitdirs
+from hive.engine.limits import pause_profile, pause_until
 from hive.engine.merge import Checked, MergeRequest, MergeResult, MergeStatus, Recorders, Spot, merge
 from hive.engine.review import Reviewer, end_reviewers, reviewer_of
 from hive.engine.task import TaskContext, Worker
@@ -57,7 +58,7 @@ def finish(h: TaskContext, st: TaskState, outcome: Outcome, worker: Worker) -> T
     if rule.state == State.PAUSED:
         until = pause_until(outcome.resume_at, st.pauses, time.time(), h.cfg.rate_limit_backoff)
         changes.update(resume_at=until, pauses=st.pauses + 1)
-        hold_profile(h.paths, h.profile().name, until, reason)
+        pause_profile(h.paths, h.profile().name, until, reason)
         reason += f"; resumes at {time.strftime('%H:%M:%S', time.localtime(until))}"
     return h.end(st, rule.state, reason, outcome.output_tail, note, **changes)
 

@@ -22,7 +22,7 @@ from hive.store.state import TaskState
 from hive.store.usage import attempt_entry, run_started, task_totals, totals_of, usd
 
 MAX_PAUSE = 3600.0
-WAIT_SLICE = 1.0  # a paused run looks again this often: the hold or the task may change meanwhile
+WAIT_SLICE = 1.0  # a paused run looks again this often: the profile's pause or the task may change meanwhile
 
 
 def model_of(profile: AgentProfile) -> str:
@@ -75,7 +75,7 @@ def pause_until(resume_at: float, pauses: int, now: float, backoff: float = 60.0
 
 
 @dataclass(frozen=True)
-class Hold:
+class ProfilePause:
     """A rate-limited profile: no task starts on it before `until`."""
 
     profile: str
@@ -83,43 +83,43 @@ class Hold:
     reason: str = ""
 
 
-def hold_profile(paths: Paths, profile: str, until: float, reason: str) -> None:
-    """Hold `profile` until `until` (a later hold wins)."""
+def pause_profile(paths: Paths, profile: str, until: float, reason: str) -> None:
+    """Pause `profile` until `until` (a later pause wins)."""
     with locked(paths.locks / "holds.lock"):
-        current = read_hold(paths.hold_file(profile))
+        current = read_pause(paths.pause_file(profile))
         if current and current.until >= until:
             return
-        atomic_write(paths.hold_file(profile), json.dumps({"profile": profile, "until": until, "reason": reason}))
+        atomic_write(paths.pause_file(profile), json.dumps({"profile": profile, "until": until, "reason": reason}))
 
 
-def holds(paths: Paths) -> list[Hold]:
-    """Every profile's hold."""
-    found = (read_hold(path) for path in sorted(paths.hold_file("x").parent.glob("*.json")))
-    return [hold for hold in found if hold is not None]
+def profile_pauses(paths: Paths) -> list[ProfilePause]:
+    """Every rate-limited profile's pause."""
+    found = (read_pause(path) for path in sorted(paths.pause_file("x").parent.glob("*.json")))
+    return [pause for pause in found if pause is not None]
 
 
-def read_hold(path: Path) -> Hold | None:
+def read_pause(path: Path) -> ProfilePause | None:
     try:
         data = json.loads(path.read_text())
-        return Hold(str(data["profile"]), float(data["until"]), str(data.get("reason", "")))
+        return ProfilePause(str(data["profile"]), float(data["until"]), str(data.get("reason", "")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def wait_for_profile(h: TaskContext, profile: str) -> None:
-    """Wait while the profile is held or this task is paused, saying once what for."""
+    """Wait while the profile or this task is paused, saying once what for."""
     said = 0.0
     while True:
         st = h.read()
-        hold = read_hold(h.paths.hold_file(profile))
+        pause = read_pause(h.paths.pause_file(profile))
         own = st.resume_at if st.state == State.PAUSED else 0.0
-        until = max(own, hold.until if hold else 0.0)
+        until = max(own, pause.until if pause else 0.0)
         now = time.time()
         if until <= now or st.state not in (State.PAUSED, State.PLANNED, State.FAILED):
             return
         if until != said:
             said = until
-            why = f" ({hold.reason})" if hold and hold.reason else ""
+            why = f" ({pause.reason})" if pause and pause.reason else ""
             say(
                 f"{h.key}: waiting — agent profile {profile!r} is rate-limited until "
                 f"{time.strftime('%H:%M:%S', time.localtime(until))} (in {duration(until - now)}){why}"

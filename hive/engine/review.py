@@ -22,18 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hive import agent_clis, agentshim, logcap
+from hive import agent_clis
 from hive.adapters import git
-from hive.adapters.proc import SCRUBBED_ENV
 from hive.agent_clis import reader
 from hive.agent_clis.profile import AgentProfile
 from hive.agent_clis.stream import Usage
+from hive.engine import launch
 from hive.engine.limits import model_of
 from hive.engine.merge import ReviewAsk, Reviewed
 from hive.engine.supervise import Hooks, Watch, wait
 from hive.engine.task import TaskContext, Worker
-from hive.engine.taskenv import variables
-from hive.executors import AgentRef, Launch
+from hive.executors import AgentRef
 from hive.lifecycle import Kind
 from hive.output import first_line, prefixed, say
 from hive.plan.model import NO_REVIEW
@@ -146,62 +145,28 @@ class Reviewer:
         brief = h.paths.hive / "contexts" / f"{t.name}.md"
         atomic_write(brief, self._brief(st, ask, round_))
         argv = self.profile.argv(_prompt(h.key, str(brief), h.hive_command), str(brief))
-        env = {
-            **variables(h.plan_name, h.task.id, h.root, self.worker.number),
-            "HIVE_ATTEMPT": str(t.number),
-            "HIVE_WORKTREE": str(wt),
-            agentshim.SIGNAL_FILE: str(t.signal),
-            agent_signals.REVIEW_VARIABLE: t.name,
-            "PATH": f"{agent_signals.ensure_shim(h.paths)}{os.pathsep}{os.environ.get('PATH', '')}",
-            "GIT_CEILING_DIRECTORIES": str(wt.parent),
-            **dict(self.profile.env),
-        }
-        unset: tuple[str, ...] = SCRUBBED_ENV
-        beside: tuple[str, ...] = ()
+        own = {agent_signals.REVIEW_VARIABLE: t.name, **dict(self.profile.env)}
+        env = launch.agent_env(h, self.worker.number, wt, t.number, t.signal, own)
         t.signal.parent.mkdir(parents=True, exist_ok=True)
-        if h.sandboxed:
-            confined = self._confined(st, ask, t, wt, argv, env)
-            argv, env, unset, beside = (
-                [*confined.prefix, *argv],
-                {**env, **confined.env},
-                unset + confined.unset,
-                confined.beside,
-            )
-        log = h.paths.log_file(h.plan_name, h.task.id)
-        title = f"{h.key} review {round_} ({self.profile.name})"
-        self.log_offset = logcap.section(log, title, h.cfg.log_max_mb * logcap.MB)
-        launch = Launch(
-            ref,
-            argv,
-            env,
-            wt,
-            log,
-            t.exit_file,
-            h.paths.hive / "run" / f"{t.name}.env",
-            brief,
-            unset=unset,
-            beside=beside,
-            log_cap=h.cfg.log_max_mb * logcap.MB,
-        )
+        self.log_offset = launch.log_section(h, f"{h.key} review {round_} ({self.profile.name})")
         say(f"{h.key}: review {round_} started — agent {self.profile.name} reads its change ({ask.merged[:10]})")
-        return h.executor.start(launch)
+        env_file = h.paths.hive / "run" / f"{t.name}.env"
+        sandbox = self._sandbox(st, ask, t, env) if h.sandboxed else None
+        return launch.start(h, launch.Start(ref, argv, env, wt, brief, t.exit_file, env_file, sandbox=sandbox))
 
-    def _confined(
-        self, st: TaskState, ask: ReviewAsk, t: _Try, wt: Path, argv: list[str], env: dict[str, str]
-    ) -> policy.Confined:
+    def _sandbox(self, st: TaskState, ask: ReviewAsk, t: _Try, env: dict[str, str]) -> launch.Sandbox:
         """Its sandbox: it writes the checkout (thrown away after), its own folder for its verdict
         and a git directory of its own at the merge commit; it reaches its CLI's hosts."""
         h = self.h
-        private = h.paths.hive / "gitdirs" / t.name
-        excludes = h.paths.excludes_file(h.plan_name, h.task.id, st.attempt)
-        shown = gitdir.create(private, wt, st.branch, {st.branch: ask.merged, h.cfg.main_branch: ask.base}, excludes)
         reach = agent_clis.reach(self.profile, {**os.environ, **env})
-        rules = policy.agent_rules(h.cfg, self.profile.state_paths, reach, env)
-        own = (wt, t.signal.parent, private)
-        box = policy.Box(
-            h.root, tuple(argv), own, t.name, h.paths.refused_file(h.plan_name, h.task.id), ((shown, wt / ".git"),)
+        return launch.Sandbox(
+            policy.agent_rules(h.cfg, self.profile.state_paths, reach, env),
+            h.paths.hive / "gitdirs" / t.name,
+            {st.branch: ask.merged, h.cfg.main_branch: ask.base},
+            h.paths.excludes_file(h.plan_name, h.task.id, st.attempt),
+            own=(t.signal.parent,),
+            name=t.name,
         )
-        return policy.confine(rules, box)
 
     def _watch(self, agent: Any, t: _Try, meter: _Meter) -> Watch:
         h = self.h

@@ -30,7 +30,7 @@ from hive.lifecycle import STATES, Ended, Kind, Outcome, Resume, State, verdict
 from hive.output import emit, first_line, prefixed, say
 from hive.reports.checkpoint import checkpoint_kind, checkpoint_report, how_to_answer
 from hive.store import questions
-from hive.store.files import HeldLock, atomic_write
+from hive.store.files import FileLock, atomic_write
 from hive.store.paths import Paths
 from hive.store.questions import asked_lines
 from hive.store.state import TaskState, history_entry
@@ -85,7 +85,7 @@ class TaskRunner:
                 f"{h.key}: branch {h.cfg.main_branch!r} does not exist or has no commits; "
                 f"commit something first or set [merge] main_branch in .hive/config.toml"
             )
-        claim = HeldLock(h.paths.claim_lock(h.plan_name, h.task.id))
+        claim = FileLock(h.paths.claim_lock(h.plan_name, h.task.id))
         claim.acquire(on_wait=lambda pid: say(f"{h.key}: another run (pid {pid}) is running it; waiting for it"))
         try:
             return self._run_claimed()
@@ -104,7 +104,7 @@ class TaskRunner:
         if st.state == State.IN_PROGRESS:
             # an error while merging is retried as a merge: the agent's work is on its branch
             st = h.end(st, State.FAILED, f"error: {message}", resume=st.resume if st.only_merge else "")
-            notify.task_held(h, st)
+            notify.task_stopped(h, st)
         return TaskFailed(f"{h.key}: {message}")
 
     def _run_claimed(self) -> bool | TaskFailed:
@@ -115,10 +115,10 @@ class TaskRunner:
             st = self._apply(d, st)
             if d.step in (Step.DONE, Step.MERGED_ALREADY):
                 return True
-            if d.step == Step.HOLD:
-                return self._held(st, news=False)  # held over from an earlier run: already told
+            if d.step == Step.STOPPED:
+                return self._stopped(st, news=False)  # stopped in an earlier run: already told
             if d.step == Step.CHECKPOINT:
-                return self._held(self._checkpoint())
+                return self._stopped(self._checkpoint())
             if d.step == Step.NEW:
                 over = run_budget_reached(h)
                 if over:
@@ -143,7 +143,7 @@ class TaskRunner:
             if STATES[State(st.state)].retried and not st.permanent and st.attempts_used < h.cfg.max_attempts:
                 say(self._again(st))
                 continue
-            return self._held(st)
+            return self._stopped(st)
 
     def _again(self, st: TaskState) -> str:
         """What the run says as it starts the task's next attempt."""
@@ -253,7 +253,7 @@ class TaskRunner:
         """Tasks sharing a Module never overlap, and a `Parallel-safe: no` task runs
         alone: locks, so the rule holds across workers and across doit processes."""
         h = self.h
-        alone = HeldLock(h.paths.parallel_lock, shared=h.task.parallel_safe)
+        alone = FileLock(h.paths.parallel_lock, shared=h.task.parallel_safe)
         alone.acquire(
             on_wait=lambda _: say(
                 f"{h.key}: waiting — "
@@ -266,7 +266,7 @@ class TaskRunner:
         )
         held.callback(alone.release)
         if h.task.module:
-            module = HeldLock(h.paths.module_lock(h.task.module))
+            module = FileLock(h.paths.module_lock(h.task.module))
             module.acquire(
                 on_wait=lambda pid: say(
                     f"{h.key}: waiting for another task in module {h.task.module!r} (pid {pid}) to finish"
@@ -274,10 +274,10 @@ class TaskRunner:
             )
             held.callback(module.release)
 
-    def _held(self, st: TaskState, news: bool = True) -> TaskFailed:
+    def _stopped(self, st: TaskState, news: bool = True) -> TaskFailed:
         key = self.h.key
         if news:
-            notify.task_held(self.h, st)
+            notify.task_stopped(self.h, st)
         if st.state == State.AWAITING_HUMAN and self.h.task.is_checkpoint:
             emit(f"\n{self._write_report()}\n")
         lines = [f"{key} is {st.state}: {st.reason}", STATES[State(st.state)].hint.format(key=key)]

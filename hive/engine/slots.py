@@ -11,7 +11,7 @@ from hive.adapters import worktrees
 from hive.engine.task import Worker
 from hive.output import say
 from hive.store import names
-from hive.store.files import HeldLock
+from hive.store.files import FileLock
 from hive.store.paths import Paths
 
 
@@ -19,9 +19,9 @@ class Slot:
     """`with Slot(...) as worker:` waits for a free slot; its number is the worker's."""
 
     def __init__(self, paths: Paths, size: int, key: str) -> None:
-        self.locks = [HeldLock(paths.slot_lock(i)) for i in range(1, size + 1)]
+        self.locks = [FileLock(paths.slot_lock(i)) for i in range(1, size + 1)]
         self.key = key
-        self.held: HeldLock | None = None
+        self.held: FileLock | None = None
 
     def __enter__(self) -> Worker:
         said = False
@@ -46,7 +46,7 @@ def idle_spares(paths: Paths, base: Path, act: Callable[[Path], str | None]) -> 
     Returns what `act` said."""
     said = []
     for path in worktrees.spares(paths.root, base):
-        slot = HeldLock(paths.slot_lock(names.spare_owner(path.name)))
+        slot = FileLock(paths.slot_lock(names.spare_owner(path.name)))
         if not slot.try_acquire():
             continue
         try:

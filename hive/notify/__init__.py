@@ -10,6 +10,6 @@ a webhook), for the events `[notify] events` names.
 
 from __future__ import annotations
 
-from hive.notify.emit import question, run_budget, run_finished, run_started, task_done, task_held, task_paused
+from hive.notify.emit import question, run_budget, run_finished, run_started, task_done, task_paused, task_stopped
 
-__all__ = ["question", "run_budget", "run_finished", "run_started", "task_done", "task_held", "task_paused"]
+__all__ = ["question", "run_budget", "run_finished", "run_started", "task_done", "task_paused", "task_stopped"]

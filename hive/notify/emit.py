@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from hive.project import Project
 
 
-def task_held(h: TaskContext, st: TaskState) -> None:
+def task_stopped(h: TaskContext, st: TaskState) -> None:
     """The run stops at this task: failed for good, blocked, too big, over its budget,
     or waiting for a human (a checkpoint, a gate, a review)."""
     event = events.held_event(h.task, st, h.cfg.budget_task_usd)

@@ -20,7 +20,7 @@ from hive.project import Project, load_project
 from hive.reports import skipped
 from hive.sandbox import network
 from hive.store import agent_signals, questions, queue, usage
-from hive.store.files import HeldLock
+from hive.store.files import FileLock
 from hive.store.names import task_key
 from hive.store.paths import Paths
 from hive.store.questions import Question, asked_lines
@@ -119,7 +119,7 @@ def collect(
                 continue
             notes = tuple(noted.get((plan.name, task.id), ()))
             running = st.state == State.IN_PROGRESS
-            holder = HeldLock(paths.claim_lock(plan.name, task.id)).holder() if running else None
+            holder = FileLock(paths.claim_lock(plan.name, task.id)).holder() if running else None
             alive, where = False, None
             if running and not cannot_ask:
                 try:
@@ -180,7 +180,7 @@ def collect(
 def merge_queue(paths: Paths, max_checks: int, batch: int = 1) -> dict[str, dict[str, Any]]:
     """task key -> its place in the merge queue and what it does there (store/queue.py)."""
     entries = queue.regroup(queue.living(queue.load(paths.queue)))
-    slots = {HeldLock(paths.check_slot(n)).holder() for n in range(1, max_checks + 1)}
+    slots = {FileLock(paths.check_slot(n)).holder() for n in range(1, max_checks + 1)}
     out = {}
     position = {e.key: n for n, e in enumerate(entries, 1)}
     for group in queue.groups(entries):
@@ -189,7 +189,7 @@ def merge_queue(paths: Paths, max_checks: int, batch: int = 1) -> dict[str, dict
             if len(group) > 1:
                 doing = _in_batch(entries, group, e, batch)
             else:
-                doing = _alone(entries, e, batch, checking=not max_checks or HeldLock(Path(e.claim)).holder() in slots)
+                doing = _alone(entries, e, batch, checking=not max_checks or FileLock(Path(e.claim)).holder() in slots)
             out[e.key] = {"queue_position": n, "queue": f"merge queue #{n} of {len(entries)}: {doing}"}
     return out
 

@@ -106,7 +106,7 @@ def append_line(path: Path, line: str) -> None:
 
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive flock on `path` (the kernel frees it if we die)."""
+    """ProfilePause an exclusive flock on `path` (the kernel frees it if we die)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -116,7 +116,7 @@ def locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-class HeldLock:
+class FileLock:
     """A non-blocking flock kept for as long as a process runs something
     (a task claim, a worker slot); records the holder's pid for messages."""
 

@@ -64,8 +64,9 @@ class Paths:
     def salvage(self) -> Path:
         return self.hive / "salvage"
 
-    def hold_file(self, profile: str) -> Path:
-        """A rate-limited agent profile's hold: no task starts on it before its time."""
+    def pause_file(self, profile: str) -> Path:
+        """A rate-limited agent profile's pause: no task starts on it before its time (folder `holds/`, as
+        older runs wrote it)."""
         slug = re.sub(r"[^A-Za-z0-9._-]", "_", profile)
         if slug != profile:
             slug += "-" + hashlib.sha1(profile.encode()).hexdigest()[:8]

@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from hive.store.files import HeldLock, atomic_write
+from hive.store.files import FileLock, atomic_write
 
 # what is known of an entry's checks: to run, running (its group takes no one more), passed, failed
 PENDING, CHECKING, PASSED, FAILED = "", "checking", "passed", "failed"
@@ -81,7 +81,7 @@ def save(path: Path, entries: list[Entry]) -> None:
 
 def living(entries: list[Entry]) -> list[Entry]:
     """Those whose worker still runs (a worker killed leaves its task's claim free)."""
-    return [e for e in entries if HeldLock(Path(e.claim)).holder() is not None]
+    return [e for e in entries if FileLock(Path(e.claim)).holder() is not None]
 
 
 def find(entries: list[Entry], key: str) -> Entry | None:

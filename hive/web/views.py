@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hive.adapters.procfs import pid_alive
-from hive.engine.limits import holds
+from hive.engine.limits import profile_pauses
 from hive.lifecycle import Progress, State, TaskType
 from hive.output import duration, first_line
 from hive.plan import discovered
@@ -145,7 +145,7 @@ def _attention(
     project: Project, paths: Paths, rows: list[TaskStatus], states: Mapping[str, TaskState], spend: Spend, now: float
 ) -> list[Item]:
     asked = _waiting(paths, {r.key: (r.plan, r.id) for r in rows if r.question})
-    pauses = [(h.profile, h.until, h.reason) for h in holds(paths)]
+    pauses = [(h.profile, h.until, h.reason) for h in profile_pauses(paths)]
     found = [(d, _mtime(d.path)) for d in discovered.pending(paths)]
     extra = attention.paused_profiles(pauses, now) + attention.budget(spend) + attention.discovered(found)
     return attention.items(project.plans.plans, rows, states, asked, project.config.budget_task_usd, extra)

@@ -18,7 +18,7 @@ Stat = tuple[int, int]  # size, modification time (ns)
 def stamp(paths: Paths, watch: Iterable[str]) -> tuple[Hashable, Hashable]:
     """(the state's stamp, the output's) — see hive.web.live."""
     files = tuple(_stat(p) for p in (paths.events, paths.run_record, paths.config))
-    folders = (paths.plans, paths.state, paths.questions, paths.hold_file("x").parent, paths.discovered)
+    folders = (paths.plans, paths.state, paths.questions, paths.pause_file("x").parent, paths.discovered)
     return (files, tuple(_entries(f) for f in folders)), tuple(_stat(Path(w)) for w in watch)
 
 

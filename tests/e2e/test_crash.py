@@ -165,11 +165,11 @@ def test_kill9_of_doit_alone_stops_its_workers_and_the_next_run_reattaches(repo)
 
 
 def test_a_run_waits_for_a_task_another_process_is_running(repo):
-    from hive.store.files import HeldLock
+    from hive.store.files import FileLock
     from hive.store.paths import Paths
 
     repo.write_plan("w", "### Task a: One\nfake: signal done\n")
-    claim = HeldLock(Paths(repo.root).claim_lock("w", "a"))
+    claim = FileLock(Paths(repo.root).claim_lock("w", "a"))
     assert claim.try_acquire()
     run = repo.start_doit()
     wait_for(

@@ -160,3 +160,35 @@ def test_a_reviewer_that_fails_twice_and_reviews_past_max_reviews_wait_for_a_hum
     assert [v["verdict"] for v in pleased["reviews"]] == ["changes", "changes"]
     assert repo.hive("approve", "m:1").returncode == 0  # a human takes it as it is: no review again
     assert repo.doit("m:1").returncode == 0 and repo.file_on_main("a.txt") == "a\n"
+
+
+SHOWN = "HIVE_TASK HIVE_ROOT HIVE_PORT HIVE_WORKTREE GIT_CEILING_DIRECTORIES CLAUDECODE ANTHROPIC_API_KEY"
+ENVIRONMENTS = """
+### Task 1: Leave its environment
+**Review:** fake
+fake: write-env {fake}/author.env {shown}
+fake: write a.txt a
+fake: commit a
+fake: signal done
+fake-review: write-env {fake}/reviewer.env {shown}
+fake-review: signal done fine
+"""
+
+
+def test_an_author_and_its_reviewer_get_the_environment_one_launcher_gives(repo):
+    """Issue 44: starting an agent was written twice, and the reviewer's copy dropped the user's own
+    GIT_CEILING_DIRECTORIES. One launcher (engine/launch.py) starts both."""
+    fake = repo.root / ".hive" / "fake"
+    repo.write_plan("e", ENVIRONMENTS.format(fake=fake, shown=SHOWN))
+    r = repo.doit(env={"GIT_CEILING_DIRECTORIES": "/srv/users-own", "CLAUDECODE": "1", "ANTHROPIC_API_KEY": "sk-x"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    author, reviewer = ({} for _ in range(2))
+    for found, name in ((author, "author.env"), (reviewer, "reviewer.env")):
+        found.update(line.split("=", 1) for line in (fake / name).read_text().splitlines())
+    for env in (author, reviewer):
+        assert env["HIVE_TASK"] == "e:1" and env["HIVE_ROOT"] == str(repo.root) and env["HIVE_PORT"].isdigit()
+        ceilings = env["GIT_CEILING_DIRECTORIES"].split(os.pathsep)
+        assert ceilings[0] == str(repo.root / "worktrees") and "/srv/users-own" in ceilings, env
+        assert env["CLAUDECODE"] == "<unset>"  # a nested agent's marker is never passed on
+        assert env["ANTHROPIC_API_KEY"] == "<unset>"  # nor a credential, in the sandbox
+    assert author["HIVE_WORKTREE"] == reviewer["HIVE_WORKTREE"], "the reviewer reads the author's checkout"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hive.engine import batch
-from hive.store.files import HeldLock
+from hive.store.files import FileLock
 from hive.store.queue import CHECKING, Entry
 
 SUITE = ("test_command", "make test")
@@ -40,7 +40,7 @@ def test_a_batch_not_full_waits_a_while_for_the_task_about_to_join_it():
 def test_a_run_takes_a_free_check_slot_or_none_with_no_cap(tmp_path: Path):
     slots = (tmp_path / "slot1", tmp_path / "slot2")
     assert batch.take_slot(()) == (True, None)
-    other = HeldLock(slots[0])
+    other = FileLock(slots[0])
     assert other.try_acquire()
     try:
         free, held = batch.take_slot(slots)

@@ -128,7 +128,7 @@ ROWS = [
         st(State.FAILED, attempts_used=1, reason="not logged in", permanent=True),
         Facts(),
         False,
-        Decision(Step.HOLD),
+        Decision(Step.STOPPED),
     ),
     Row(
         "a rate-limited task goes on (after its pause)",
@@ -139,22 +139,22 @@ ROWS = [
     ),
     Row("done", st(State.DONE), Facts(), False, Decision(Step.DONE)),
     Row("done checkpoint stays done", st(State.DONE), Facts(), True, Decision(Step.DONE)),
-    Row("blocked waits", st(State.BLOCKED), Facts(), False, Decision(Step.HOLD)),
-    Row("too big waits", st(State.TOO_BIG), Facts(), False, Decision(Step.HOLD)),
-    Row("awaiting a human waits", st(State.AWAITING_HUMAN), Facts(), True, Decision(Step.HOLD)),
+    Row("blocked waits", st(State.BLOCKED), Facts(), False, Decision(Step.STOPPED)),
+    Row("too big waits", st(State.TOO_BIG), Facts(), False, Decision(Step.STOPPED)),
+    Row("awaiting a human waits", st(State.AWAITING_HUMAN), Facts(), True, Decision(Step.STOPPED)),
     Row(
         "failed out of attempts waits",
         st(State.FAILED, attempts_used=MAX, reason="crashed"),
         Facts(),
         False,
-        Decision(Step.HOLD),
+        Decision(Step.STOPPED),
     ),
     Row(
         "failed beyond attempts waits",
         st(State.FAILED, attempts_used=MAX + 1, reason="crashed"),
         Facts(),
         False,
-        Decision(Step.HOLD),
+        Decision(Step.STOPPED),
     ),
     Row(
         "failed with attempts left retries",
@@ -175,7 +175,7 @@ ROWS = [
         st(State.FAILED, attempts_used=MAX, reason=INTERRUPTED),
         Facts(),
         False,
-        Decision(Step.HOLD),
+        Decision(Step.STOPPED),
     ),
     Row("planned checkpoint stops for a human", st(State.PLANNED), Facts(), True, Decision(Step.CHECKPOINT)),
     Row(
@@ -198,7 +198,7 @@ ROWS = [
         st(State.AWAITING_HUMAN, resume=Resume.ANSWER, reason="asked: which database?"),
         Facts(answered=False),
         False,
-        Decision(Step.HOLD),
+        Decision(Step.STOPPED),
     ),
     Row(
         "an answered question starts the attempt that goes on with it",
@@ -212,7 +212,7 @@ ROWS = [
         st(State.AWAITING_HUMAN, resume=Resume.REVIEW),
         Facts(answered=True),
         False,
-        Decision(Step.HOLD),
+        Decision(Step.STOPPED),
     ),
 ]
 

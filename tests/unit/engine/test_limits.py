@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hive.engine.limits import MAX_PAUSE, Hold, hold_profile, holds, pause_until, read_hold
+from hive.engine.limits import MAX_PAUSE, ProfilePause, pause_profile, pause_until, profile_pauses, read_pause
 from hive.store.paths import Paths
 
 
@@ -18,11 +18,11 @@ def test_a_reset_time_the_cli_gave_wins_else_the_back_off_doubles_up_to_an_hour(
 
 def test_a_hold_is_per_profile_and_a_later_one_wins(tmp_path: Path):
     paths = Paths(tmp_path)
-    hold_profile(paths, "claude", 500.0, "rate limited")
-    hold_profile(paths, "claude", 400.0, "earlier")  # does not shorten it
-    assert read_hold(paths.hold_file("claude")) == Hold("claude", 500.0, "rate limited")
-    assert read_hold(paths.hold_file("codex")) is None
-    hold_profile(paths, "my agent/../x", 1.0, "odd name")
-    assert read_hold(paths.hold_file("my agent/../x")) == Hold("my agent/../x", 1.0, "odd name")
+    pause_profile(paths, "claude", 500.0, "rate limited")
+    pause_profile(paths, "claude", 400.0, "earlier")  # does not shorten it
+    assert read_pause(paths.pause_file("claude")) == ProfilePause("claude", 500.0, "rate limited")
+    assert read_pause(paths.pause_file("codex")) is None
+    pause_profile(paths, "my agent/../x", 1.0, "odd name")
+    assert read_pause(paths.pause_file("my agent/../x")) == ProfilePause("my agent/../x", 1.0, "odd name")
     assert all(p.parent == paths.hive / "holds" for p in (paths.hive / "holds").iterdir())
-    assert [h.profile for h in holds(paths)] == ["claude", "my agent/../x"]
+    assert [h.profile for h in profile_pauses(paths)] == ["claude", "my agent/../x"]

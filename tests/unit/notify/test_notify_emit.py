@@ -48,7 +48,7 @@ def test_nothing_is_run_without_a_notify_section(tmp_path, monkeypatch):
     # that raised could never fail this test (it once passed with every event sent)
     sent: list[dict] = []
     monkeypatch.setattr("hive.notify.emit.deliver", lambda payload, *args: sent.append(payload) or [])
-    notify.task_held(task_run(tmp_path, Config()), TaskState("p", "1", "blocked"))
+    notify.task_stopped(task_run(tmp_path, Config()), TaskState("p", "1", "blocked"))
     notify.run_finished(Project(tmp_path, Config(), PlanSet((PLAN,))), {})
     assert sent == []
     notify.run_finished(Project(tmp_path, Config(notify={"webhook": "http://127.0.0.1:9/"}), PlanSet((PLAN,))), {})
@@ -58,8 +58,8 @@ def test_nothing_is_run_without_a_notify_section(tmp_path, monkeypatch):
 def test_a_held_task_is_told_and_a_done_one_is_not(tmp_path):
     out = tmp_path / "got.jsonl"
     h = task_run(tmp_path, recording(out))
-    notify.task_held(h, TaskState("p", "1", "blocked", reason="blocked: no key"))
-    notify.task_held(h, TaskState("p", "1", "done"))
+    notify.task_stopped(h, TaskState("p", "1", "blocked", reason="blocked: no key"))
+    notify.task_stopped(h, TaskState("p", "1", "done"))
     (event,) = received(out)
     assert (event["event"], event["task"], event["command"]) == ("blocked", "p:1", "hive retry p:1")
 
@@ -85,7 +85,7 @@ def test_a_failed_notification_is_one_warning_line_and_a_log_entry(tmp_path, cap
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     config = Config(notify={"command": ("no-such-notifier-xyz",), "webhook": f"http://127.0.0.1:{port}/"})
-    notify.task_held(task_run(tmp_path, config), TaskState("p", "1", "failed", reason="crashed"))
+    notify.task_stopped(task_run(tmp_path, config), TaskState("p", "1", "failed", reason="crashed"))
     lines = capfd.readouterr().out.splitlines()
     assert len(lines) == 2 and all(line.startswith("hive: warning: notify ") for line in lines), lines
     assert "no-such-notifier-xyz: command not found" in lines[0] and "could not be reached" in lines[1]

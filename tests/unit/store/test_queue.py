@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hive.store import queue
-from hive.store.files import HeldLock
+from hive.store.files import FileLock
 from hive.store.queue import FAILED, PASSED, Entry
 
 
@@ -34,7 +34,7 @@ def test_each_is_built_on_main_or_on_the_merge_commit_of_the_one_ahead(tmp_path:
 
 
 def test_the_entry_of_a_worker_that_died_is_dropped_and_the_record_survives_a_torn_file(tmp_path: Path):
-    held = HeldLock(tmp_path / "alive.lock")
+    held = FileLock(tmp_path / "alive.lock")
     assert held.try_acquire()
     try:
         checks = (("Verify", "make check"), ("test_command", "make test"))  # its batch's leader reads them
@@ -53,8 +53,8 @@ def test_status_tells_each_queued_task_its_place_and_what_it_waits_for(tmp_path:
     from hive.store.paths import Paths
 
     paths = Paths(tmp_path)
-    claims = {t: HeldLock(tmp_path / f"{t}.lock") for t in "abcd"}
-    slot = HeldLock(paths.check_slot(1))
+    claims = {t: FileLock(tmp_path / f"{t}.lock") for t in "abcd"}
+    slot = FileLock(paths.check_slot(1))
     try:
         for lock in [*claims.values(), slot]:
             assert lock.try_acquire()  # this process is every worker, and holds the one check slot
@@ -167,7 +167,7 @@ def test_status_says_which_batch_verifies_and_when_one_is_bisected(tmp_path: Pat
     from hive.store.paths import Paths
 
     paths = Paths(tmp_path)
-    claims = {t: HeldLock(tmp_path / f"{t}.lock") for t in "abcdef"}
+    claims = {t: FileLock(tmp_path / f"{t}.lock") for t in "abcdef"}
     try:
         for lock in claims.values():
             assert lock.try_acquire()
