@@ -218,9 +218,21 @@ def attach_argv(name: str) -> list[str]:
     return [*base_argv(), "attach-session", "-t", f"={name}"]
 
 
-def attach(name: str, replace_process: bool = False) -> int:
+def attach(name: str, replace_process: bool = False, hint: str = "") -> int:
     """Attach the user's terminal to a session (Hive's own server, so it also works
-    from inside the user's tmux). With `replace_process`, become tmux (`hive attach`)."""
+    from inside the user's tmux). With `replace_process`, become tmux (`hive attach`).
+    `hint`: shown in the session's status line while it is attached, which tmux draws itself —
+    a line printed just before attaching can be lost: tmux flushes the terminal's pending
+    output as it takes it over (tcflush TCOFLUSH), and on Linux a pty then drops what its line
+    discipline has not queued for the terminal yet (the fresh-machine flake of issue 44)."""
+    if hint:  # one tmux command: three options of the session
+        target, shown = f"={name}:", hint.replace("#", "##")  # `#` starts a tmux format
+        _tmux(
+            *("set-option", "-t", target, "status", "on", ";"),
+            *("set-option", "-t", target, "status-left-length", str(len(hint) + 2), ";"),
+            *("set-option", "-t", target, "status-left", shown),
+            check=False,
+        )
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
     if replace_process:
         os.execvpe("tmux", attach_argv(name), env)

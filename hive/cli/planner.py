@@ -76,8 +76,9 @@ def interact(s: PlanningSession) -> None:
     planner = s.agent()
     if sys.stdin.isatty() and sys.stdout.isatty():
         if s.running():  # an agent that died at once left no session to attach to
-            print("hive: you are back here when it exits (C-b d leaves it running in the background)", flush=True)
-            planner.attach()
+            hint = "hive: you are back here when it exits (C-b d leaves it running in the background)"
+            print(hint, flush=True)
+            planner.attach(hint=hint)
         return
     while s.running():
         stall = stall_match(s.stall_patterns, planner.screen(50))

@@ -176,8 +176,8 @@ class Agent(Protocol):
         """The command a human runs to watch the agent."""
         ...
 
-    def attach(self, replace_process: bool = False) -> int:
-        """Put the user's terminal on the agent."""
+    def attach(self, replace_process: bool = False, hint: str = "") -> int:
+        """Put the user's terminal on the agent; `hint`: a line shown with it the whole time."""
         ...
 
 

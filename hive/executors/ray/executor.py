@@ -326,7 +326,7 @@ class RayAgent:
             return []
         return ["ssh", "-t", link.ip, "tmux", "-L", link.socket, "attach-session", "-t", self.name]
 
-    def attach(self, replace_process: bool = False) -> int:  # noqa: ARG002 — the protocol's; it only says where
+    def attach(self, replace_process: bool = False, hint: str = "") -> int:  # noqa: ARG002 — the protocol's; it only says where
         """The agent runs on another machine: say how to watch it there."""
         argv = self.attach_argv()
         if not argv:

@@ -122,5 +122,5 @@ class TmuxAgent:
     def attach_argv(self) -> list[str]:
         return tmux.attach_argv(self.ref.name)
 
-    def attach(self, replace_process: bool = False) -> int:
-        return tmux.attach(self.ref.name, replace_process)
+    def attach(self, replace_process: bool = False, hint: str = "") -> int:
+        return tmux.attach(self.ref.name, replace_process, hint)
