@@ -131,7 +131,7 @@ def new_session(
     output (hive.logcap). Returns the pane's process id."""
     exit_file.parent.mkdir(parents=True, exist_ok=True)
     env = {**program.env, "HIVE_EXIT_FILE": str(exit_file)}
-    atomic_write_bytes(program.env_file, envexec.encode(env), mode=0o600)
+    atomic_write_bytes(program.env_file, envexec.encode(env), mode=0o600, durable=False)
     launcher = [
         sys.executable,
         "-I",  # isolated, and -S: no site (nor Hive's venv) to import, only envexec's stdlib

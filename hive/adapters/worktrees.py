@@ -216,7 +216,7 @@ def set_excludes(root: Path, worktree: Path, excludes: Path, names: list[str]) -
     """Keep Hive's files (the context file, copied secrets) out of the agent's commits,
     for this worktree only, while still honouring the user's global ignores."""
     lines = [git.global_excludes(root).rstrip(), "# Hive: never commit these", *[f"/{n}" for n in names]]
-    atomic_write(excludes, "\n".join(line for line in lines if line) + "\n")
+    atomic_write(excludes, "\n".join(line for line in lines if line) + "\n", durable=False)
     git.set_worktree_excludes(root, worktree, excludes)
 
 
@@ -248,7 +248,7 @@ def place_context(worktree: Path, name: str, text: str, tracked: bool) -> None:
     never committed over (its text is inside the brief)."""
     if tracked:
         git.skip_worktree(worktree, name)
-    atomic_write(worktree / name, text)
+    atomic_write(worktree / name, text, durable=False)
 
 
 def retire_context(worktree: Path, name: str) -> None:

@@ -282,7 +282,7 @@ def _brief(h: TaskContext, st: TaskState, wt: Path, resolve: Resolve | None = No
         )
     )
     worktrees.place_context(wt, name, text, tracked=original is not None)
-    atomic_write(h.paths.context_copy(h.plan_name, h.task.id, st.attempt), text)
+    atomic_write(h.paths.context_copy(h.plan_name, h.task.id, st.attempt), text, durable=False)
     return wt / name
 
 

@@ -246,7 +246,7 @@ class TaskRunner:
         checkpoint shows today's progress, not the first run's (issue 43)."""
         h = self.h
         report = checkpoint_report(h.store, h.job.plan, h.task, h.cfg.main_branch)
-        atomic_write(h.paths.checkpoint_file(h.plan_name, h.task.id), report)
+        atomic_write(h.paths.checkpoint_file(h.plan_name, h.task.id), report, durable=False)
         return report
 
     def _exclusion(self, held: ExitStack) -> None:

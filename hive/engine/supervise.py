@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from hive import crashsafe, logcap
+from hive.adapters import inotify
 from hive.agent_clis.profile import stall_match
 from hive.agent_clis.stream import StreamReader, Trouble, TroubleKind, Usage
 from hive.executors import Agent
@@ -170,7 +171,15 @@ class Hooks:
 
 def wait(watch: Watch, hooks: Hooks = Hooks(), clock: Clock = SYSTEM_CLOCK) -> Outcome:
     follow = _Follow(watch)
-    outcome = _wait(watch, hooks, clock, follow)
+    # on this machine, woken the moment its signal or exit file is written (a look at every
+    # poll all the same); a remote executor's `nap` wakes on its host's news instead
+    local = clock is SYSTEM_CLOCK and not watch.naps
+    waker = inotify.waiter((watch.signal_path.parent, watch.exit_file.parent)) if local else None
+    try:
+        outcome = _wait(watch, hooks, clock, follow, waker)
+    finally:
+        if waker is not None:
+            waker.close()
     if watch.linger and outcome.rule.verb:
         # it signalled: let it end its turn, whose last event carries its usage
         deadline = clock.time() + watch.linger
@@ -196,7 +205,7 @@ class _Seen:
     waited: float = 0.0  # time spent waiting for answers: the timeout does not count it
 
 
-def _wait(watch: Watch, hooks: Hooks, clock: Clock, follow: _Follow) -> Outcome:
+def _wait(watch: Watch, hooks: Hooks, clock: Clock, follow: _Follow, waker: inotify.Waiter | None) -> Outcome:
     size, now = log_size(watch.log_path), clock.time()
     seen = _Seen(size, size > watch.log_offset, now, next_thorough_check=now + 1.0)
     while True:
@@ -206,6 +215,9 @@ def _wait(watch: Watch, hooks: Hooks, clock: Clock, follow: _Follow) -> Outcome:
             return outcome
         if watch.naps:
             watch.agent.nap(watch.poll)  # wakes when its host reports news
+            crashsafe.may_stop()
+        elif waker is not None:
+            waker.wait(watch.poll)
             crashsafe.may_stop()
         else:
             clock.sleep(watch.poll)

@@ -161,7 +161,7 @@ def write_report(
     recorded: dict[str, TaskState] | None = None,
     run_seconds: float | None = None,
 ) -> Path:
-    atomic_write(paths.report, execution_report(paths, plans, recorded, run_seconds))
+    atomic_write(paths.report, execution_report(paths, plans, recorded, run_seconds), durable=False)
     return paths.report
 
 

@@ -142,7 +142,7 @@ def bring_back(root: Path, worktree: Path, private: Path, branch: str, max_bytes
             return ""
     if worktree.is_dir():
         git.git(worktree, "reset", "-q", check=False)  # its index: the agent's commit, files untouched
-    atomic_write(private / SYNCED, f"{new}\n")
+    atomic_write(private / SYNCED, f"{new}\n", durable=False)  # bringing back again is harmless
     return f"brought its commits back from its sandbox ({current[:10]} → {new[:10]})"
 
 

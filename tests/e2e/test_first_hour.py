@@ -72,6 +72,8 @@ def test_a_failed_run_says_what_happened_in_hives_lines_and_none_of_doits_dump(r
     assert "    `hive retry f:a` after fixing the cause (logs: `hive logs f:a`)" in lines, out
     assert "hive: f:b skipped: waits for f:a (failed)" in lines, out
     assert lines[-1].startswith("hive: run finished in ") and "1 done, 1 failed, 1 skipped" in lines[-1], out
+    alone = repo.doit("f:c").stdout.splitlines()[-1]  # the tally of what it was asked to run
+    assert alone.startswith("hive: run finished in ") and "— 1 done (`hive status`)" in alone, alone
 
     repo.hive("retry", "f:a")
     code, terminal = _on_a_terminal(repo)

@@ -71,3 +71,9 @@ def test_every_question_so_far_and_its_answer_is_in_the_brief(tmp_path: Path):
         "- (attempt 2) **Which port?**\n  Not answered yet.\n"
     ) in brief
     assert "Questions asked so far" not in _brief(tmp_path, "2")
+
+
+def test_what_hive_holds_back_reads_as_one_sentence(tmp_path: Path):
+    """Issue 43: "adds a file over 50 MB,is not merged"."""
+    brief = _brief(tmp_path, "1", protected=("dodo.py",), max_file_mb=50)
+    assert "adds a file over 50 MB, is not\nmerged: it waits for a human." in brief, brief

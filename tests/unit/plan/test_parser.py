@@ -579,3 +579,15 @@ def test_a_misspelt_field_is_an_error_that_names_the_field_meant(tmp_path):
     only_problem(problems, plan.path, 2, "unknown field '**Typ:**' — did you mean '**Type:**'?")
     plan, problems = parse(tmp_path, "### Task 1: A\n- **Depend on:** 2\n")
     only_problem(problems, plan.path, 2, "did you mean '**Depends on:**'?")
+
+
+def test_a_plans_problems_are_listed_top_to_bottom(tmp_path):
+    """Issue 43: the parser's and the graph's problems came out in the order the checks ran."""
+    from hive.plan.graph import load_plan
+    from hive.settings.config import Config
+
+    path = tmp_path / "p.md"
+    path.write_text("### Task 1: A\n**Depends on:** 9\n\n### Task 2: B\n**Typ:** x\n\n### Task 1: again\n")
+    _, _, problems = load_plan(path, Config())
+    lines = [int(p.split(":")[1]) for p in problems]
+    assert lines == sorted(lines) and len(lines) >= 3, problems
