@@ -45,6 +45,8 @@ class Resume(StrEnum):
     # verified, but its change does what a task may not do on its own (engine/hold.py: Hive's own
     # files, a huge file): `hive approve` merges it as it is, `hive retry` runs it again
     HELD = "held"
+    # pull-request mode: its PR is open on the forge (TaskState.pr); a run follows it until it is merged
+    PR = "pr"
 
 
 class State(StrEnum):
@@ -64,11 +66,17 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.IN_PROGRESS: frozenset(
         {State.DONE, State.FAILED, State.BLOCKED, State.TOO_BIG, State.AWAITING_HUMAN, State.IN_PROGRESS, State.PAUSED}
     ),
-    State.PAUSED: frozenset({State.IN_PROGRESS, State.PLANNED, State.PAUSED}),
+    # a task's open PR (pull-request mode) waits in awaiting_human, or paused by the forge's rate
+    # limit; what the forge says then ends it (done, blocked) or starts its author again (failed)
+    State.PAUSED: frozenset(
+        {State.IN_PROGRESS, State.PLANNED, State.PAUSED, State.AWAITING_HUMAN, State.DONE, State.FAILED, State.BLOCKED}
+    ),
     State.FAILED: frozenset({State.PLANNED, State.IN_PROGRESS, State.FAILED}),
     State.BLOCKED: frozenset({State.PLANNED, State.BLOCKED}),
     State.TOO_BIG: frozenset({State.PLANNED, State.TOO_BIG}),
-    State.AWAITING_HUMAN: frozenset({State.PLANNED, State.DONE, State.AWAITING_HUMAN, State.IN_PROGRESS}),
+    State.AWAITING_HUMAN: frozenset(
+        {State.PLANNED, State.DONE, State.AWAITING_HUMAN, State.IN_PROGRESS, State.FAILED, State.BLOCKED, State.PAUSED}
+    ),
     State.DONE: frozenset({State.PLANNED, State.DONE}),
 }
 
@@ -77,7 +85,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 class StateInfo:
     icon: str
     order: int  # where `hive status` lists it (what needs a look first)
-    held: bool = False  # the run stops here until a human acts
+    stops: bool = False  # the run stops here until a human acts
     retried: bool = False  # the runner starts another attempt while attempts remain
     retryable: bool = False  # `hive retry` re-opens it
     hint: str = ""  # what the human does next ({key} is the task)
@@ -93,17 +101,17 @@ STATES: dict[State, StateInfo] = {
         retryable=True,
         hint="`hive retry {key}` after fixing the cause (logs: `hive logs {key}`)",
     ),
-    State.BLOCKED: StateInfo("⛔", 3, held=True, retryable=True, hint="resolve it, then `hive retry {key}`"),
+    State.BLOCKED: StateInfo("⛔", 3, stops=True, retryable=True, hint="resolve it, then `hive retry {key}`"),
     State.TOO_BIG: StateInfo(
-        "🪓", 5, held=True, retryable=True, hint="`hive plan --split {key}` splits it, or `hive retry {key}`"
+        "🪓", 5, stops=True, retryable=True, hint="`hive plan --split {key}` splits it, or `hive retry {key}`"
     ),
-    State.AWAITING_HUMAN: StateInfo("⏸", 2, held=True),
+    State.AWAITING_HUMAN: StateInfo("⏸", 2, stops=True),
     State.PAUSED: StateInfo("💤", 1, hint="rate-limited: `doit` goes on by itself at its resume time"),
     State.IN_PROGRESS: StateInfo("⏳", 0),
     State.PLANNED: StateInfo("·", 6),
 }
 ORDER = tuple(sorted(STATES, key=lambda s: STATES[s].order))
-HELD = tuple(s for s in State if STATES[s].held)
+STOPS = tuple(s for s in State if STATES[s].stops)  # the states a run stops at until a human acts
 RETRYABLE = tuple(s for s in State if STATES[s].retryable)
 
 
@@ -118,6 +126,8 @@ class Ended(StrEnum):
     CONFLICT = "conflict"  # it said done, but merging into main conflicted: a resolve attempt follows
     HELD = "held"  # it said done, but its change waits for a human (engine/hold.py; the entry's `held` says why)
     CHANGES = "changes"  # it said done and passed its checks, but its review asked for changes (TaskState.reviews)
+    PROPOSED = "proposed"  # it said done, passed its checks here, and went to the forge as a pull request
+    CI_FAILED = "ci_failed"  # its PR's CI failed on the forge: the entry's `ci_report` says how (not counted)
 
 
 # The reason a failed attempt records when its orchestrator died: it does not count.

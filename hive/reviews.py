@@ -22,6 +22,7 @@ class Verdict(StrEnum):
 class By(StrEnum):
     AGENT = "agent"  # a reviewer agent (its profile's name is the reviewer)
     HUMAN = "human"  # the user at the terminal or the dashboard (`hive changes plan:ID`)
+    FORGE = "forge"  # a collaborator with write access, on the task's pull request (its reviewer: @login)
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class Review:
     @property
     def shown_by(self) -> str:
         """Who gave it, as a person reads it: "you" or the reviewer profile."""
-        return "you" if self.by == By.HUMAN else self.reviewer
+        return "you" if self.by == By.HUMAN else self.reviewer  # a profile's name, or @login on the forge
 
     def details(self) -> dict[str, Any]:
         """What its `reviewed` event line says of it."""

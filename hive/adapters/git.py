@@ -306,6 +306,28 @@ def commit_time(root: Path | str, rev: str) -> float:
     return float(_out(root, "log", "-1", "--format=%ct", rev) or 0)
 
 
+NETWORK_PATIENCE = 300.0  # a push or a fetch that has not finished by then is given up
+
+
+def fetch(root: Path | str, remote: str, branch: str) -> None:
+    """The forge's `branch` as `refs/remotes/<remote>/<branch>` (with the user's own credentials)."""
+    _network(root, "fetch", "--no-tags", "--quiet", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}")
+
+
+def push(root: Path | str, remote: str, commit: str, branch: str, lease: str = "") -> None:
+    """`commit` as the forge's `branch`: a plain push, or, with `lease` (the commit Hive pushed
+    there last), a forced one that refuses if anyone else pushed since (--force-with-lease)."""
+    force = [f"--force-with-lease=refs/heads/{branch}:{lease}"] if lease else []
+    _network(root, *_NO_HOOKS, "push", "--quiet", "--no-verify", *force, remote, f"{commit}:refs/heads/{branch}")
+
+
+def _network(root: Path | str, *args: str) -> None:
+    argv = ["git", "-C", str(root), *args]
+    result = proc.run(argv, check=False, env=_env(root), timeout=NETWORK_PATIENCE)
+    if result.code != 0:
+        raise CommandError(argv, result.code, result.output)
+
+
 def delete_branch(root: Path | str, name: str) -> proc.Result:
     return _locked_retry(root, "branch", "-D", name, check=False)
 

@@ -45,6 +45,11 @@ SCRUBBED_ENV = (
     "GIT_COMMON_DIR",
     "GIT_PREFIX",
 )
+# The user's forge tokens (hive.forges.token): Hive's own requests use them; an agent, a check or
+# a planner never gets them, sandboxed or not (a sandbox withholds them too, as it does every *TOKEN*).
+# Hive's own git keeps them: a `gh auth git-credential` helper reads GH_TOKEN for Hive's pushes.
+FORGE_TOKENS = ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+AGENT_SCRUBBED = SCRUBBED_ENV + FORGE_TOKENS
 # After a command exits, how long output from what it left running may keep its pipes open.
 PIPE_GRACE = 2.0
 _SLICE = 1.0
@@ -145,7 +150,7 @@ def run_users_command(
     so through `bash -c`, with the environment Hive gives agents; its exit status is the answer.
     `prefix`: what it runs inside (a sandbox's command line, ending in `--`); `unset`: variables
     of this process's environment it does not get."""
-    env = clean_env(env, SCRUBBED_ENV + unset)
+    env = clean_env(env, AGENT_SCRUBBED + unset)
     return run([*prefix, "bash", "-c", command], cwd=cwd, check=False, env=env, timeout=timeout)
 
 

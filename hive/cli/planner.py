@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive.adapters.proc import SCRUBBED_ENV
+from hive.adapters.proc import AGENT_SCRUBBED
 from hive.agent_clis.profile import stall_match
 from hive.engine.supervise import SYSTEM_CLOCK, exit_status
 from hive.errors import HiveError
@@ -61,7 +61,7 @@ def launch(root: Path, slug: str, target: Path, prompt: str, config: Config) -> 
             paths.planning_file(slug, "exit"),
             paths.planning_file(slug, "env"),
             brief,
-            unset=SCRUBBED_ENV,
+            unset=AGENT_SCRUBBED,
             close_on_exit=True,
         )
     )

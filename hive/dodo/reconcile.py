@@ -26,10 +26,14 @@ def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, T
     """Returns lines to tell the user, and every task's state as it is now."""
     root, config = project.root, project.config
     executor = executors.executor(config.executor, config, root)
-    main = f"refs/heads/{config.main_branch}"
+    main = config.main_ref
+    fetched = _fetched(root, config)
     head = git.try_rev_parse(root, main)
     if not head:
-        warning = f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch in .hive/config.toml"
+        warning = (
+            fetched
+            or f"warning: branch {config.main_branch!r} does not exist; set [merge] main_branch in .hive/config.toml"
+        )
         return [warning], StateStore(project.paths).read_all()
     git.update_ref(root, "refs/hive/run-start", head)
     usage.record_run(project.paths)
@@ -62,6 +66,19 @@ def start_run(project: Project, argv: list[str]) -> tuple[list[str], dict[str, T
         states[st.key] = store.read(st.plan, st.id)  # as reconciling left it
     notes += _leftovers(root, config, executor, states, sessions)
     return notes, states
+
+
+def _fetched(root: Path, config: Config) -> str:
+    """PR mode: the forge's base fetched, which tasks start from ("" when it was; else why not)."""
+    if not config.pr_mode:
+        return ""
+    try:
+        git.fetch(root, config.forge_remote, config.base_branch)
+    except CommandError as e:
+        return (
+            f"warning: could not fetch {config.base_branch!r} from {config.forge_remote!r}: {e.output.strip()[-300:]}"
+        )
+    return ""
 
 
 def _worth_a_look(st: TaskState, sessions: set[str], branches: set[str]) -> bool:

@@ -279,6 +279,7 @@ def _brief(h: TaskContext, st: TaskState, wt: Path, resolve: Resolve | None = No
             can_ask=not h.executor.capabilities.remote_checkout,
             protected=h.cfg.protected,
             max_file_mb=h.cfg.max_file_mb,
+            pull_request_to=h.cfg.base_branch if h.cfg.pr_mode else "",
         )
     )
     worktrees.place_context(wt, name, text, tracked=original is not None)

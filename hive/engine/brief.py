@@ -30,6 +30,9 @@ class Continuation:
     log_tail: str = ""
     feedback: str = ""
     failed_check: str = ""  # what the Verify / test_command that failed the last attempt printed
+    ci_report: str = ""  # what its PR's CI said, when CI on the forge sent the last attempt back
+    ci_round: int = 0
+    pr: int = 0
     reviews: tuple[Review, ...] = ()  # the reviews that sent the earlier attempts back (engine/review.py)
 
 
@@ -60,6 +63,7 @@ class ContextInput:
     can_ask: bool = True  # `hive ask` reaches a human from where the agent runs
     protected: tuple[str, ...] = ()  # what its change may not touch without a human ([merge] protect)
     max_file_mb: int = 0  # nor add a file bigger than this (0: no limit)
+    pull_request_to: str = ""  # pull-request mode: the forge branch its PR targets ("" in local mode)
 
 
 def render_context(ci: ContextInput) -> str:
@@ -86,6 +90,9 @@ def continuation(paths: Paths, root: Path, st: TaskState) -> Continuation:
         log_tail=_previous_output(paths, st),
         feedback=st.feedback,
         failed_check=_failed_check(st),
+        ci_report=_ci_report(st),
+        ci_round=st.ci_rounds,
+        pr=st.pr,
         reviews=tuple(r for r in st.reviews if r.verdict == Verdict.CHANGES and r.attempt < st.attempt),
     )
 
@@ -95,6 +102,13 @@ def _failed_check(st: TaskState) -> str:
     previous = [h for h in st.history if h.get("attempt", 0) < st.attempt and h.get("outcome") != Ended.REOPENED]
     last = previous[-1] if previous else {}
     return str(last.get("check_output", "")) if last.get("outcome") == Ended.CHECK_FAILED else ""
+
+
+def _ci_report(st: TaskState) -> str:
+    """The failed checks of its PR, when CI on the forge sent its last attempt back."""
+    previous = [h for h in st.history if h.get("attempt", 0) < st.attempt and h.get("outcome") != Ended.REOPENED]
+    last = previous[-1] if previous else {}
+    return str(last.get("ci_report", "")) if last.get("outcome") == Ended.CI_FAILED else ""
 
 
 def decisions_so_far(store: StateStore, plan: Plan) -> tuple[str, ...]:

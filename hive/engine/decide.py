@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from hive.executors.standing import Standing, Where
-from hive.lifecycle import HELD, Resume, State
+from hive.lifecycle import STOPS, Resume, State
 from hive.store.agent_signals import Signal
 from hive.store.state import TaskState
 
@@ -25,6 +25,7 @@ class Step(StrEnum):
     ATTACH = "attach"  # its agent still runs: watch it again
     SIGNALLED = "signalled"  # its agent signalled while no run watched: act on it
     MERGE = "merge"  # the agent's work is on its branch: merge it
+    FOLLOW = "follow"  # its pull request is open on the forge: look at it (engine/pullrequest.py)
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,19 @@ _IN_PROGRESS = {
 }
 
 
-def decide(st: TaskState, facts: Facts, is_checkpoint: bool, max_attempts: int) -> Decision:
+def _merge_under_way(st: TaskState, facts: Facts) -> Decision | None:
+    """A merge that reached main, or a PR open on the forge: what comes before anything else."""
     if st.merging and st.state != State.DONE and facts.merged_already:
         return Decision(Step.MERGED_ALREADY)
+    if st.resume == Resume.PR and st.state in (State.AWAITING_HUMAN, State.PAUSED) and not facts.outdated:
+        return Decision(Step.FOLLOW)
+    return None
+
+
+def decide(st: TaskState, facts: Facts, is_checkpoint: bool, max_attempts: int) -> Decision:
+    under_way = _merge_under_way(st, facts)
+    if under_way is not None:
+        return under_way
     if st.state == State.IN_PROGRESS:
         where = facts.standing or Standing(Where.GONE)
         token = where.token if where.kind == Where.RUNNING and where.token != st.agent_token else None
@@ -67,7 +78,7 @@ def decide(st: TaskState, facts: Facts, is_checkpoint: bool, max_attempts: int) 
         return Decision(_from_planned(is_checkpoint), reopen=facts.outdated)
     if st.state == State.DONE:
         return Decision(Step.DONE)
-    if st.state in HELD:
+    if st.state in STOPS:
         # an agent's question (`hive ask`) that has its answer: the next attempt goes on with it
         answered = st.state == State.AWAITING_HUMAN and st.resume == Resume.ANSWER and facts.answered
         return Decision(Step.NEW if answered else Step.STOPPED)

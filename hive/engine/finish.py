@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import functools
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from hive import logcap
 from hive.adapters import worktrees
-from hive.engine import hold
+from hive.engine import hold, pullrequest
 from hive.engine.attempt import retire_worktree, spare_for, worktree_for_merge
 from hive.engine.bringback import bring_back, drop_private_gitdirs
 from hive.engine.limits import pause_profile, pause_until
@@ -108,6 +109,7 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None, 
         hold=hold.NONE if outcome.approved else hold.rules(h.cfg),
         review=Reviewer(h, worker, reviewer) if (reviewer := reviewer_of(h)) and not outcome.approved else None,
         log_check=functools.partial(_log_check, h),
+        base_ref=h.main_ref,
         spot=Spot(
             h.key,
             h.paths.claim_lock(h.plan_name, h.task.id),
@@ -118,16 +120,30 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None, 
         ),
     )
 
+    forge = pullrequest.connect(h) if h.cfg.pr_mode else None
+    if forge is not None:
+        req = replace(req, publisher=pullrequest.publisher(h, st, forge))
     records = _Records(h, st, outcome.reason)
     result = merge(req, records.recorders())
     st = records.st
+    if result.status == MergeStatus.PROPOSED and forge is not None:
+        st = pullrequest.proposed(h, st, result, forge)
+        if st.state == State.DONE:
+            tidy_up(h, st, spare)
+        return st
+    return _merge_ended(h, st, result, wt, spare)
+
+
+def _merge_ended(h: TaskContext, st: TaskState, result: MergeResult, wt: Path, spare: Path | None) -> TaskState:
+    """What the merge step came to, recorded."""
     if result.status == MergeStatus.HELD:
         return _hold(h, st, result.reason, result.files)
     if result.status in (MergeStatus.CHANGES, MergeStatus.REVIEW_FAILED):
         return _reviewed(h, st, result)
     if result.status == MergeStatus.MERGED:
         tidy_up(h, st, spare)
-        say(f"{h.key}: done — merged into {h.cfg.main_branch} as {result.commit[:10]} ({len(result.files)} file(s))")
+        where = f"{h.cfg.forge_remote}/{h.cfg.base_branch} (on the forge)" if h.cfg.pr_mode else h.cfg.main_branch
+        say(f"{h.key}: done — merged into {where} as {result.commit[:10]} ({len(result.files)} file(s))")
         return st
     if result.status == MergeStatus.CHECK_FAILED:
         return h.end(st, State.FAILED, result.reason, result.output_tail, outcome=Ended.CHECK_FAILED)

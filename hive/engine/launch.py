@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hive import agentshim, logcap
-from hive.adapters.proc import SCRUBBED_ENV
+from hive.adapters.proc import AGENT_SCRUBBED
 from hive.engine.task import TaskContext
 from hive.engine.taskenv import variables
 from hive.executors import Agent, AgentRef, Checkout, Launch
@@ -69,7 +69,7 @@ class Start:
     sandbox: Sandbox | None = None  # made here; None: unsandboxed, or made by a host elsewhere
     checkout: Checkout | None = None  # a host elsewhere makes its checkout
     remote_rules: policy.Rules | None = None  # ... and its sandbox, with these rules
-    unset: tuple[str, ...] = field(default=SCRUBBED_ENV)
+    unset: tuple[str, ...] = field(default=AGENT_SCRUBBED)
 
 
 def log_section(h: TaskContext, title: str) -> int:

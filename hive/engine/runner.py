@@ -81,6 +81,11 @@ class TaskRunner:
         if not h.job.plan.approved:
             return TaskFailed(f"{h.key}: plan is draft: run `hive approve {h.rel(h.job.plan.path)}` first")
         if not git.try_rev_parse(h.root, h.main_ref):
+            if h.cfg.pr_mode:
+                return TaskFailed(
+                    f"{h.key}: the forge's {h.cfg.base_branch!r} was not fetched ({h.main_ref}): check that "
+                    f"`git fetch {h.cfg.forge_remote} {h.cfg.base_branch}` works, or set [forge] base"
+                )
             return TaskFailed(
                 f"{h.key}: branch {h.cfg.main_branch!r} does not exist or has no commits; "
                 f"commit something first or set [merge] main_branch in .hive/config.toml"
@@ -115,6 +120,11 @@ class TaskRunner:
             st = self._apply(d, st)
             if d.step in (Step.DONE, Step.MERGED_ALREADY):
                 return True
+            if d.step == Step.FOLLOW:
+                after = self._after(self._follow(st))
+                if after is None:
+                    continue
+                return after
             if d.step == Step.STOPPED:
                 return self._stopped(st, news=False)  # stopped in an earlier run: already told
             if d.step == Step.CHECKPOINT:
@@ -131,25 +141,46 @@ class TaskRunner:
                 worker = held.enter_context(Slot(h.paths, h.cfg.max_workers, h.key))
                 outcome = self._step(d, h.read(), worker)
                 st = finish(h, h.read(), outcome, worker)
-            if st.state == State.DONE:
-                notify.task_done(h, st)
-                return True
-            if st.state == State.PAUSED:
-                notify.task_paused(h, st)
-                continue  # not an attempt that counts: wait for its resume time, then go on
-            if st.resume == Resume.ANSWER and self._answered():
-                say(f"{h.key}: its question was answered as its agent ended; the next attempt goes on with it")
-                continue
-            if STATES[State(st.state)].retried and not st.permanent and st.attempts_used < h.cfg.max_attempts:
-                say(self._again(st))
-                continue
-            return self._stopped(st)
+            after = self._after(st)
+            if after is not None:
+                return after
+
+    def _after(self, st: TaskState) -> bool | TaskFailed | None:
+        """What the run does once an attempt (or a look at its PR) ended in `st`: the doit task's
+        result, or None to go on with the next attempt."""
+        h = self.h
+        if st.state == State.DONE:
+            notify.task_done(h, st)
+            return True
+        if st.state == State.PAUSED:
+            notify.task_paused(h, st)
+            return None  # not an attempt that counts: wait for its resume time, then go on
+        if st.resume == Resume.ANSWER and self._answered():
+            say(f"{h.key}: its question was answered as its agent ended; the next attempt goes on with it")
+            return None
+        if STATES[State(st.state)].retried and not st.permanent and st.attempts_used < h.cfg.max_attempts:
+            say(self._again(st))
+            return None
+        return self._stopped(st)
+
+    def _follow(self, st: TaskState) -> TaskState:
+        """Its PR, as the forge has it now (a run before opened it): merged, sent back, or still open."""
+        from hive.engine import pullrequest  # PR mode only: the forge client loads when a PR is followed
+
+        h = self.h
+        say(f"{h.key}: looking at PR #{st.pr} ({st.reason})")
+        st = pullrequest.follow(h, st, pullrequest.connect(h))
+        if st.state == State.DONE:
+            tidy_up(h, st)
+        return st
 
     def _again(self, st: TaskState) -> str:
         """What the run says as it starts the task's next attempt."""
         h = self.h
         if st.history and st.history[-1].get("outcome") == Ended.CHANGES:
             return f"{h.key}: attempt {st.attempt + 1} makes the changes its review asked for"
+        if st.history and st.history[-1].get("outcome") == Ended.CI_FAILED:
+            return f"{h.key}: attempt {st.attempt + 1} fixes what CI said on PR #{st.pr} (round {st.ci_rounds})"
         return (
             f"{h.key}: attempt {st.attempt} failed ({first_line(st.reason)}); trying again "
             f"({st.attempts_used} of {h.cfg.max_attempts} attempts used)"

@@ -49,7 +49,7 @@ class TaskContext:
         self.paths = Paths(job.root)
         self.store = StateStore(self.paths)
         self.plan_name = job.plan.name
-        self.main_ref = f"refs/heads/{self.cfg.main_branch}"
+        self.main_ref = self.cfg.main_ref  # in PR mode the forge's base, as last fetched
         self.executor: Executor = executor(self.cfg.executor, self.cfg, self.root)
 
     @property

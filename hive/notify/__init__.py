@@ -10,6 +10,24 @@ a webhook), for the events `[notify] events` names.
 
 from __future__ import annotations
 
-from hive.notify.emit import question, run_budget, run_finished, run_started, task_done, task_paused, task_stopped
+from hive.notify.emit import (
+    pr_review,
+    question,
+    run_budget,
+    run_finished,
+    run_started,
+    task_done,
+    task_paused,
+    task_stopped,
+)
 
-__all__ = ["question", "run_budget", "run_finished", "run_started", "task_done", "task_paused", "task_stopped"]
+__all__ = [
+    "pr_review",
+    "question",
+    "run_budget",
+    "run_finished",
+    "run_started",
+    "task_done",
+    "task_paused",
+    "task_stopped",
+]

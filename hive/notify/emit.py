@@ -51,6 +51,12 @@ def task_done(h: TaskContext, st: TaskState) -> None:
         _send(h.cfg, h.paths, events.task_payload(events.TASK_DONE, h.root, h.job.plan, h.task, st, show))
 
 
+def pr_review(h: TaskContext, st: TaskState) -> None:
+    """The task's pull request waits for a person's review on the forge: said once per PR."""
+    if _wanted(h.cfg, events.PR_REVIEW) and _first_time(h.paths, f"pr-{names.stem(h.plan_name, h.task.id)}-{st.pr}"):
+        _send(h.cfg, h.paths, events.task_payload(events.PR_REVIEW, h.root, h.job.plan, h.task, st, st.pr_url))
+
+
 def task_paused(h: TaskContext, st: TaskState) -> None:
     """A rate limit paused the task; the run goes on by itself at its resume time."""
     if _wanted(h.cfg, events.PAUSED):

@@ -26,6 +26,7 @@ TOO_BIG = "too_big"
 PAUSED = "paused"
 BUDGET = "budget"
 TASK_DONE = "task_done"
+PR_REVIEW = "pr_review"  # a task's pull request waits for a person's review on the forge
 RUN_STARTED = "run_started"
 RUN_FINISHED = "run_finished"
 EVENTS = NOTIFY_EVENTS  # `[notify] events` chooses among them
@@ -37,6 +38,8 @@ def held_event(task: Task, st: TaskState, task_budget_usd: float) -> str | None:
     """The event for a task the run stops at (None: nothing a human must hear about)."""
     if st.state == State.AWAITING_HUMAN and st.resume == Resume.ANSWER:
         return QUESTION  # its agent asked, and ended before the answer
+    if st.resume == Resume.PR:
+        return None  # its PR: `pr_review` says once that it waits for a person (engine/pullrequest.py)
     if st.state == State.AWAITING_HUMAN:
         return GATE if task.type == TaskType.GATE else CHECKPOINT  # a review (auto_merge = false) is a checkpoint too
     if st.state == State.FAILED and task_budget_usd and task_totals(st).cost_usd >= task_budget_usd:

@@ -68,6 +68,9 @@ class TaskStatus:
     # the reviews of its change ({round, attempt, by, reviewer, verdict, text, at, seconds}), oldest first
     reviews: tuple[dict[str, Any], ...] = ()
     answer: str = ""  # a checkpoint's or gate's answer ("approved", "choice: SQLite", "done")
+    pr: int = 0  # its pull request's number (pull-request mode), 0: none
+    pr_url: str = ""  # ... and its page on the forge
+    pr_ignored: tuple[str, ...] = ()  # what people without write access wrote on it: shown here, given to no agent
 
     @property
     def key(self) -> str:
@@ -172,6 +175,9 @@ def collect(
                     **(queued.get(plan.key(task.id), {}) if running else {}),
                     reviews=tuple(r.shown() for r in st.reviews),
                     answer=st.answer if task.is_checkpoint else "",
+                    pr=st.pr,
+                    pr_url=st.pr_url,
+                    pr_ignored=st.pr_ignored,
                 )
             )
     return rows
@@ -366,6 +372,10 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
                 f"  {'':<{key_w}}    review {last.get('round')} by {by}: {last.get('verdict')}"
                 + (f" — {said}" if said else "")
             )
+        if r.pr:
+            lines.append(f"  {'':<{key_w}}    PR #{r.pr}: {r.pr_url}")
+        for ignored in r.pr_ignored[-5:]:  # untrusted: shown to the human, never given to an agent
+            lines.append(f"  {'':<{key_w}}    ignored on the forge: {ignored}")
         if r.notes:  # the last thing its agent said of where it is (`hive note`)
             lines.append(f"  {'':<{key_w}}    note: {shown_note(r.notes[-1])}")
         if r.output_tail:

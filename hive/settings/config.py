@@ -22,6 +22,8 @@ from hive.settings.schema import (
     DEFAULT_NOTIFY_EVENTS,
     DEFAULT_PROTECTED,
     KINDS,
+    MERGE_METHODS,
+    MERGE_MODES,
     NOTIFY_EVENTS,
     SANDBOX_NETWORKS,
     Key,
@@ -92,6 +94,19 @@ class Config:
     notify_events: tuple[str, ...] = DEFAULT_NOTIFY_EVENTS  # which events the channels are told of
     web_token: str = ""  # `hive web`'s token ("" = none: loopback only)
     log_max_mb: int = 10  # a task's log keeps the first and last this many MB of its output (hive.logcap)
+    merge_mode: str = "local"  # "local" | "pr" (hive.forges, engine/merge/forge.py)
+    forge_kind: str = "github"
+    forge_api_url: str = "https://api.github.com"
+    forge_repository: str = ""  # "owner/name"; "": read from the remote's URL
+    forge_remote: str = "origin"
+    forge_base: str = ""  # "": main_branch
+    forge_poll: float = 30.0
+    forge_labels: tuple[str, ...] = ()
+    forge_max_ci_rounds: int = 3
+    forge_approvals: int = 1
+    forge_merge_method: str = "merge"
+    forge_delete_branch: bool = True
+    forge_comment: bool = True
 
     @property
     def protected(self) -> tuple[str, ...]:
@@ -101,6 +116,24 @@ class Config:
     @property
     def max_file_bytes(self) -> int | None:
         return self.max_file_mb * 1024 * 1024 if self.max_file_mb else None
+
+    @property
+    def pr_mode(self) -> bool:
+        return self.merge_mode == "pr"
+
+    @property
+    def base_branch(self) -> str:
+        """The forge branch PRs target."""
+        return self.forge_base or self.main_branch
+
+    @property
+    def main_ref(self) -> str:
+        """What tasks start from and a done task's merge commit must be on: main here, or in PR
+        mode the forge's base as last fetched (`refs/remotes/<remote>/<base>`): Hive does not move
+        the user's main there, it only fast-forwards it when it safely can."""
+        if self.pr_mode:
+            return f"refs/remotes/{self.forge_remote}/{self.base_branch}"
+        return f"refs/heads/{self.main_branch}"
 
     def profile_name(self, plan_agent: str, task_agent: str) -> str:
         """The agent profile a task runs with: its own, else its plan's, else the default."""
@@ -282,6 +315,9 @@ def convert(value: Any, kind: str, where: str) -> Any:
         "usd": isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
         "sandboxmode": value in ("auto", "on", "off"),
         "network": value in SANDBOX_NETWORKS,
+        "mergemode": value in MERGE_MODES,
+        "mergemethod": value in MERGE_METHODS,
+        "repository": isinstance(value, str) and (value == "" or re.fullmatch(r"[\w.-]+/[\w.-]+", value) is not None),
     }[kind]
     if not ok:
         raise HiveError(f"{where} = {value!r} must be {KINDS[kind]}")

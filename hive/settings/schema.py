@@ -50,7 +50,12 @@ KINDS: dict[str, str] = {
     "sandboxmode": '"auto", "on" or "off"',
     "network": '"allowlist", "open" or "none"',
     "hostlist": 'a list of hosts: "pypi.org", "127.0.0.1:8080" (that port only) or "*.npmjs.org"',
+    "mergemode": '"local" or "pr"',
+    "mergemethod": '"merge", "squash" or "rebase"',
+    "repository": 'a forge repository, "owner/name"',
 }
+MERGE_MODES = ("local", "pr")
+MERGE_METHODS = ("merge", "squash", "rebase")
 
 # `[sandbox] network`: a way out only through an allowlist proxy, the machine's own, or none
 # (hive.sandbox.network)
@@ -74,7 +79,7 @@ DEFAULT_PROTECTED = ("dodo.py", "doit.cfg", ".hive/", "plans/")
 
 # What `[notify]` can tell (hive.notify.events builds each), and what it tells unless `events` says
 NOTIFY_EVENTS = (
-    "checkpoint", "gate", "question", "failed", "blocked", "too_big", "paused", "budget",
+    "checkpoint", "gate", "question", "failed", "blocked", "too_big", "paused", "budget", "pr_review",
     "task_done", "run_started", "run_finished",
 )  # fmt: skip
 DEFAULT_NOTIFY_EVENTS = tuple(e for e in NOTIFY_EVENTS if e not in ("task_done", "run_started"))
@@ -94,6 +99,9 @@ SECTIONS: dict[str, str] = {
     "logs": "What Hive keeps of agents' output (`.hive/logs/`, what `hive logs` shows).",
     "sandbox": "What an agent can reach (bubblewrap): its own checkout and what its CLI must write; the "
     "main repository, your home and other tasks stay out of its reach. See docs/sandbox.md.",
+    "forge": 'Where `[merge] mode = "pr"` opens a pull request per task: GitHub or GitHub Enterprise Server '
+    "(docs/pull-requests.md). Hive pushes with your git credentials and talks to the forge with your token "
+    "(GH_TOKEN, GITHUB_TOKEN or `gh auth token`); no agent ever gets either.",
 }
 
 KEYS: tuple[Key, ...] = (
@@ -157,9 +165,40 @@ KEYS: tuple[Key, ...] = (
     Key("merge", "max_reviews", "max_reviews", "posint", 2,
         "Rounds of changes a review may send back to a task's author; at the next one the task waits for "
         "you with every review so far."),
+    Key("merge", "mode", "merge_mode", "mergemode", "local",
+        '"local": a verified task moves your main branch here. "pr": it is pushed to `[forge] remote` and '
+        "opened as a pull request against `[forge] base`; it is done once the PR is merged on the forge — by "
+        "Hive when its checks are green and it has `[forge] approvals`, or by a person."),
     Key("merge", "resolve_conflicts", "resolve_conflicts", "bool", True,
         "A merge conflict starts a resolve attempt by the agent (while attempts remain); false: the task "
         "is blocked for a human to resolve."),
+    Key("forge", "kind", "forge_kind", "nonempty", "github",
+        "The forge's kind: \"github\" (github.com, or GitHub Enterprise Server by `api_url`)."),
+    Key("forge", "api_url", "forge_api_url", "url", "https://api.github.com",
+        "Its REST API (GitHub Enterprise Server: \"https://HOST/api/v3\")."),
+    Key("forge", "repository", "forge_repository", "repository", "",
+        "The repository PRs are opened in, \"owner/name\"; \"\": read from `remote`'s URL."),
+    Key("forge", "remote", "forge_remote", "nonempty", "origin",
+        "The git remote task branches are pushed to (with your own git credentials)."),
+    Key("forge", "base", "forge_base", "str", "",
+        "The forge branch PRs target; \"\": `[merge] main_branch`."),
+    Key("forge", "poll", "forge_poll", "duration", "30s",
+        "How often an open PR is looked at while a run waits for it (conditional requests: one that finds "
+        "nothing new costs nothing of the rate limit); slower when the hour's budget runs low."),
+    Key("forge", "labels", "forge_labels", "strlist", [],
+        "Labels every PR Hive opens gets."),
+    Key("forge", "max_ci_rounds", "forge_max_ci_rounds", "posint", 3,
+        "Rounds of failed CI sent back to a task's author (each a new attempt that does not count against "
+        "max_attempts); at the next failure the task waits for you."),
+    Key("forge", "approvals", "forge_approvals", "nonnegint", 1,
+        "Approving reviews from collaborators with write access a PR needs on its current head before Hive "
+        "merges it; 0: green checks are enough (a solo user who relies on reviewer agents)."),
+    Key("forge", "merge_method", "forge_merge_method", "mergemethod", "merge",
+        "How Hive merges a PR through the API: \"merge\", \"squash\" or \"rebase\"."),
+    Key("forge", "delete_branch", "forge_delete_branch", "bool", True,
+        "Delete the task's branch on the forge once its PR is merged."),
+    Key("forge", "comment", "forge_comment", "bool", True,
+        "Keep one status comment per task on its issue (a plan drafted from issues), edited as the task goes."),
     Key("worktrees", "base_path", "worktree_base", "str", "worktrees",
         "The folder (relative to the repository) that holds the attempts' worktrees."),
     Key("worktrees", "setup", "worktree_setup", "str", "",

@@ -49,6 +49,14 @@ def branch(plan: str, task_id: str, attempt: int) -> str:
     return f"hive/{attempt_name(plan, task_id, attempt)}"
 
 
+def forge_branch(plan: str, task_id: str) -> str:
+    """The task's branch on the forge (pull-request mode): `hive/<plan>/<ID>`, as people read it;
+    an ID git would refuse in a ref name (`..`, a trailing `.` or `.lock`) takes its stem instead."""
+    if ".." in task_id or task_id.endswith((".", ".lock")):
+        return f"hive/{plan}/{stem(plan, task_id)}"
+    return f"hive/{plan}/{task_id}"
+
+
 def worker_id(number: int) -> str:
     return f"w{number}"
 

@@ -36,6 +36,7 @@ class HistoryEntry(TypedDict, total=False):
     usage: dict[str, Any]  # its tokens and cost (store.usage)
     check_output: str  # what the check that failed it printed (outcome check_failed)
     held: str  # why its change waits for a human (outcome held: engine/hold.py)
+    ci_report: str  # its PR's failed checks, as its author's next brief shows them (outcome ci_failed)
 
 
 # fields renamed since 0.1, so state written by an older Hive reads the same
@@ -80,6 +81,18 @@ class TaskState:
     history: tuple[HistoryEntry, ...] = field(default=())
     # its superseded attempts' branches (commits not in main) that Hive kept and has told of once
     kept_branches: tuple[str, ...] = ()
+    # pull-request mode (engine/pullrequest.py): its PR, the commit Hive last pushed to its branch,
+    # the head a merge through the API was asked for (the intent), the reviews and comments given
+    # to its author already (each once), what people without write access wrote (shown, never
+    # given), whether a person was told it waits for a review, and the CI rounds sent back so far
+    pr: int = 0
+    pr_url: str = ""
+    pr_pushed: str = ""
+    pr_merging: str = ""
+    pr_read: tuple[int, ...] = ()
+    pr_ignored: tuple[str, ...] = ()
+    pr_told: bool = False
+    ci_rounds: int = 0
 
     @property
     def key(self) -> str:
@@ -110,6 +123,8 @@ class TaskState:
         values["checks"] = tuple(CheckRun.from_json(c) for c in values.get("checks", ()))
         values["reviews"] = tuple(Review.from_json(r) for r in values.get("reviews", ()))
         values["kept_branches"] = tuple(values.get("kept_branches", ()))
+        values["pr_read"] = tuple(values.get("pr_read", ()))
+        values["pr_ignored"] = tuple(values.get("pr_ignored", ()))
         return cls(**values)
 
 
@@ -191,6 +206,9 @@ class StateStore:
         held = changes.pop("held", "")
         if held:
             entry["held"] = held
+        ci_report = changes.pop("ci_report", "")
+        if ci_report:
+            entry["ci_report"] = ci_report
         changes.setdefault("usage", {})  # now in the history entry: counted once
         return self.update(
             st.plan,

@@ -316,8 +316,10 @@ def commit(state: State, site: Site, info: git.CommitInfo) -> JSON:
 # --- issues, pull requests, labels, comments ---
 
 
-def label(site: Site, lab: Label, full: bool = True) -> JSON:
-    """A Label; `full` for the Label object itself (add-labels), else as an issue lists it."""
+def label(site: Site, lab: Label, full: bool = True, pull: bool = False) -> JSON:
+    """A Label; `full` for the Label object itself (add-labels), else as an issue lists it, or
+    (`pull`) as a pull request does: with `archived_by` but not `archived_at`, as GitHub's
+    description has it."""
     out: JSON = {
         "id": lab.id,
         "node_id": node_id("LA", lab.id),
@@ -327,6 +329,8 @@ def label(site: Site, lab: Label, full: bool = True) -> JSON:
         "color": lab.color,
         "default": False,
     }
+    if pull:
+        return {**out, "archived_by": None}
     return {**out, "archived_at": None, "archived_by": None} if full else out
 
 
@@ -372,7 +376,7 @@ def pull_simple(state: State, site: Site, issue: Issue) -> JSON:
         "title": issue.title,
         "user": person(state, site, issue.user),
         "body": issue.body,
-        "labels": [label(site, state.label(name)) for name in issue.labels],
+        "labels": [label(site, state.label(name), pull=True) for name in issue.labels],
         "milestone": None,
         "active_lock_reason": None,
         "created_at": iso(issue.created_at),

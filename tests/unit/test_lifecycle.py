@@ -6,13 +6,13 @@ import pytest
 
 from hive.lifecycle import (
     FREE_INTERRUPTIONS,
-    HELD,
     INTERRUPTED,
     ORDER,
     OUTCOMES,
     RETRYABLE,
     SIGNALS,
     STATES,
+    STOPS,
     TRANSITIONS,
     Kind,
     NotDone,
@@ -60,7 +60,7 @@ def test_every_outcome_has_a_rule_whose_state_follows_in_progress(kind: Kind):
 
 
 def test_every_finished_or_held_state_can_be_reopened_to_planned():
-    for state in (State.DONE, *HELD, *RETRYABLE):
+    for state in (State.DONE, *STOPS, *RETRYABLE):
         assert State.PLANNED in TRANSITIONS[state], state
 
 
@@ -71,7 +71,7 @@ def test_a_task_cannot_skip_running_nor_leave_done_except_by_reopening():
 
 
 def test_held_states_wait_for_a_human_and_only_failed_is_retried_by_the_runner():
-    assert set(HELD) == {State.BLOCKED, State.TOO_BIG, State.AWAITING_HUMAN}
+    assert set(STOPS) == {State.BLOCKED, State.TOO_BIG, State.AWAITING_HUMAN}
     assert [s for s in State if STATES[s].retried] == [State.FAILED]
     assert set(RETRYABLE) == {State.FAILED, State.BLOCKED, State.TOO_BIG}
 
@@ -94,7 +94,7 @@ def test_a_reason_is_required_for_blocked_and_too_big_only():
 def test_only_failures_are_retried_and_a_human_stop_is_held():
     retried = {kind for kind, rule in OUTCOMES.items() if rule.retried}
     assert retried == {Kind.CRASHED, Kind.SCRIPT_FAILED, Kind.SPAWN_FAILED, Kind.TIMEOUT, Kind.LOST}
-    assert OUTCOMES[Kind.STOPPED].state in HELD and not OUTCOMES[Kind.STOPPED].ended_by_itself
+    assert OUTCOMES[Kind.STOPPED].state in STOPS and not OUTCOMES[Kind.STOPPED].ended_by_itself
 
 
 # --- recorded reasons ---------------------------------------------------------------------------

@@ -7,6 +7,8 @@
 - `queued`   the merge queue's steps for one task (store/queue.py keeps the queue)
 - `publish`  the seam where a verified merge commit reaches main (`Publisher`), and `land`
 - `local`    the local publisher: a fast-forward of the user's checkout or a compare-and-swap of main
+- `forge`    the forge's publisher (pull-request mode): the task's branch pushed, its PR opened
+- `proposal` the merge step in pull-request mode: verified on the forge's base, then proposed
 
 A task with checks (Verify, test_command) or a review goes through the merge queue: its merge
 commit is built on main plus every task queued ahead of it and verified off the merge lock while
@@ -20,6 +22,7 @@ from __future__ import annotations
 from hive.adapters import git, gitmerge
 from hive.engine.merge.build import unexpected_deletions
 from hive.engine.merge.onestep import races
+from hive.engine.merge.proposal import proposal, proposes
 from hive.engine.merge.queued import queued
 from hive.engine.merge.types import (
     Checked,
@@ -59,6 +62,9 @@ def merge(req: MergeRequest, rec: Recorders) -> MergeResult:
     (killed before it, its next run finds its merge commit on main)."""
     # asked before the lock: every merge waits while one is held
     identity = git.committer(req.root)
+    if proposes(req):
+        branch = git.rev_parse(req.root, f"refs/heads/{req.branch}")
+        return proposal(req, rec, Making(identity, branch, gitmerge.signs_commits(req.root)))
     if req.spot is not None and gitmerge.merges_without_worktree():
         # the branch does not move while its task is merged, and `git merge` signs as the user
         # configured (`commit-tree` only when told): both resolved before the lock too

@@ -17,6 +17,11 @@ PUBLISHED, MOVED = Published(Outcome.PUBLISHED), Published(Outcome.MOVED)
 class LocalMain:
     """Main in this repository (`[merge] mode = "local"`)."""
 
+    moves_main = True
+
+    def refresh(self, req: MergeRequest) -> None:
+        """Main here is always up to date."""
+
     def publish(self, req: MergeRequest, move: Move) -> Published:
         main_ref, old, new, tips = req.main_ref, move.old, move.new, move.tips
         if tips is not None and tips.checked_out == main_ref:

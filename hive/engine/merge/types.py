@@ -70,12 +70,18 @@ class Outcome(StrEnum):
     PUBLISHED = "published"  # main is the new commit now
     MOVED = "moved"  # main moved meanwhile: nothing changed, the merge is built again on the new main
     REFUSED = "refused"  # it cannot be done safely (the user's work in the way): nothing changed, the reason says why
+    PROPOSED = "proposed"  # a forge: the task's branch pushed and a PR open for it; the forge merges it
+    PAUSED = "paused"  # a forge's rate limit: nothing lost, publish again at `until`
 
 
 @dataclass(frozen=True)
 class Published:
     outcome: Outcome
     reason: str = ""  # REFUSED: why, one line for a person
+    pr: int = 0  # PROPOSED: its pull request
+    url: str = ""  # ... and where a person sees it
+    pushed: str = ""  # ... the commit its branch has on the forge now
+    until: float = 0.0  # PAUSED: when the forge answers again
 
 
 @dataclass(frozen=True)
@@ -109,14 +115,23 @@ class MergeRequest:
     log_check: Callable[[str, str, int, str], None] | None = None  # (label, command, exit code, output)
     # how a verified merge reaches main (publish.py); None: the local one, main in this repository
     publisher: Publisher | None = None
+    base_ref: str = ""  # what it is merged into, when not main here: the forge's base as fetched (PR mode)
 
     @property
     def main_ref(self) -> str:
-        return f"refs/heads/{self.main_branch}"
+        return self.base_ref or f"refs/heads/{self.main_branch}"
 
 
 class Publisher(Protocol):
-    """How a verified merge commit reaches main (publish.py): the seam a second way plugs into."""
+    """How a verified merge commit reaches main (publish.py): the seam a second way plugs into.
+    One that `moves_main` moves main from `move.old` to the merge commit `move.new`; one that does
+    not (a forge) is given the task branch's commit as `move.new` and proposes it (PROPOSED)."""
+
+    moves_main: bool
+
+    def refresh(self, req: MergeRequest) -> None:
+        """Bring `req.main_ref` up to date before a merge commit is built on it (a fetch)."""
+        ...
 
     def publish(self, req: MergeRequest, move: Move) -> Published: ...
 
@@ -131,6 +146,7 @@ class MergeStatus(StrEnum):
     HELD = "held"
     CHANGES = "changes"  # its checks passed, its review asked for changes (engine/review.py): main untouched
     REVIEW_FAILED = "review_failed"  # its checks passed, its reviewer failed twice: a human decides
+    PROPOSED = "proposed"  # verified here, and proposed as a pull request on the forge (`pr`): the forge merges it
 
 
 @dataclass(frozen=True)
@@ -140,6 +156,7 @@ class MergeResult:
     files: tuple[str, ...] = ()
     reason: str = ""
     output_tail: str = ""
+    proposed: Published | None = None  # PROPOSED: the PR
 
 
 @dataclass(frozen=True)

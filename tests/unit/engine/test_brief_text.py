@@ -77,3 +77,13 @@ def test_what_hive_holds_back_reads_as_one_sentence(tmp_path: Path):
     """Issue 43: "adds a file over 50 MB,is not merged"."""
     brief = _brief(tmp_path, "1", protected=("dodo.py",), max_file_mb=50)
     assert "adds a file over 50 MB, is not\nmerged: it waits for a human." in brief, brief
+
+
+def test_the_brief_says_where_the_work_lands(tmp_path: Path):
+    """Local mode merges into main; pull-request mode opens a PR the agent never pushes itself."""
+    local = _brief(tmp_path, "1", protected=("dodo.py",))
+    assert "verifies your work and merges your branch into `main`.\n\nLeave Hive's own files alone" in local
+    pr = _brief(tmp_path, "1", protected=("dodo.py",), pull_request_to="develop")
+    assert "opens a pull request against `develop` on the\nteam's forge (you never push).\n\nLeave" in pr
+    bare = _brief(tmp_path, "1")
+    assert "merges your branch into `main`.\n\n## The task" in bare

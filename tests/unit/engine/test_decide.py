@@ -208,6 +208,20 @@ ROWS = [
         Decision(Step.NEW),
     ),
     Row(
+        "a PR open on the forge is looked at again (issue 45)",
+        st(State.AWAITING_HUMAN, resume=Resume.PR, reason="PR #12: waiting for review"),
+        Facts(),
+        False,
+        Decision(Step.FOLLOW),
+    ),
+    Row(
+        "a PR paused by the forge's rate limit is looked at again once it may be",
+        st(State.PAUSED, resume=Resume.PR, reason="paused: the forge's rate limit until 14:05"),
+        Facts(),
+        False,
+        Decision(Step.FOLLOW),
+    ),
+    Row(
         "an answer is not an approval: a review waits for `hive approve`",
         st(State.AWAITING_HUMAN, resume=Resume.REVIEW),
         Facts(answered=True),

@@ -114,7 +114,7 @@ def test_run_finished_counts_every_approved_task_by_state():
 
 def test_every_event_has_the_same_keys():
     assert {event: set(payload(event, ROOT)) for event in EVENTS} == {event: KEYS for event in EVENTS}
-    assert len(set(EVENTS)) == len(EVENTS) == 11
+    assert len(set(EVENTS)) == len(EVENTS) == 12
 
 
 @pytest.mark.parametrize(
