@@ -9,6 +9,7 @@ from pathlib import Path
 from hive import __version__, executors
 from hive.about import DISTRIBUTION
 from hive.checks import Check, fail, ok
+from hive.doctor.forge import forge_checks
 from hive.doctor.hosts import agent_checks, on_every_host, sandbox_check
 from hive.doctor.profiles_used import ProfileUse, not_done, profiles_in_use
 from hive.doctor.repo import repo_checks, tool_checks
@@ -36,6 +37,7 @@ def diagnose(root: Path) -> list[Check]:
         checks.append(_unreadable("plans", e))
     checks += tool_checks(capabilities(config.executor).local_tmux) + repo_checks(root, config.main_branch)
     checks += sandbox_check(config)
+    checks += forge_checks(root, config, Paths(root).hive / "forge")
     uses = profiles_in_use(config, plans, not_done(root, config))
     if not uses:
         if config.default_agent not in config.agents:  # `default = "script"`: no agent at all

@@ -184,11 +184,14 @@ def _agents_can_start(project: Project, view: StateView) -> None:
     agent program (or Claude Code as root without IS_SANDBOX) would otherwise fail
     every task it runs, one by one with retries, after making each one's worktree."""
     from hive.doctor import preflight
+    from hive.forges import NO_TOKEN, token
     from hive.sandbox import policy
 
     if not preflight.runs_tasks(sys.argv[1:]):  # `doit list` works without the agents, and stays fast
         return
     refused, warnings = policy.preflight(project.config)  # checks run here; a Ray node checks its own
+    if project.config.pr_mode and not token.find():  # no agent works on what could not be proposed
+        refused = [*refused, NO_TOKEN]
     remote = capabilities(project.config.executor).remote_checkout
     if refused:
         raise InvalidDodoFile(preflight.message(refused))

@@ -29,7 +29,7 @@ from enum import StrEnum
 from hive import crashsafe, notify
 from hive.adapters import git, gitmerge
 from hive.crashsafe import crash_point
-from hive.engine.merge.forge import ForgePR
+from hive.engine.merge.forge import ForgePR, fetch_base
 from hive.engine.merge.types import MergeResult
 from hive.engine.task import TaskContext
 from hive.errors import CommandError
@@ -68,6 +68,7 @@ class Look:
     report: str = ""  # CI_FAILED: the brief's section; CHANGES: the review's text
     seen: tuple[int, ...] = ()  # CHANGES: the ids of the reviews and comments it gives the author
     ignored: tuple[str, ...] = field(default=())  # what people without write access wrote (shown, not given)
+    watch: tuple[str, ...] = ("pr",)  # what may change it next, one of them asked each poll (Forge.changed)
 
 
 def connect(h: TaskContext) -> base.Forge:
@@ -132,28 +133,40 @@ def proposed(h: TaskContext, st: TaskState, result: MergeResult, forge: base.For
         st, State.AWAITING_HUMAN, f"PR #{p.pr}: checks running", resume=Resume.PR, outcome=Ended.PROPOSED,
         pr=p.pr, pr_url=p.url, pr_pushed=p.pushed, files=result.files,
     )  # fmt: skip
-    _post_reviews(h, st, forge)
-    return follow(h, st, forge)
+    return follow(h, _post_reviews(h, st, forge), forge)
 
 
-def _post_reviews(h: TaskContext, st: TaskState, forge: base.Forge) -> None:
-    """A reviewer agent's approval of what was just pushed, posted on the PR as a review (a comment:
-    the agent approves nothing on the forge) so that people see it."""
-    for review in st.reviews:
-        if review.by == By.AGENT and review.branch == st.pr_pushed and review.verdict == Verdict.APPROVED:
-            body = f"Reviewer agent `{review.reviewer}` (Hive) approved this change:\n\n{_quoted(review.text)}"
-            try:
-                forge.post_review(st.pr, "COMMENT", body, st.pr_pushed)
-            except ForgeError as e:
-                say(f"{h.key}: warning: could not post its review on PR #{st.pr}: {e}")
+def _post_reviews(h: TaskContext, st: TaskState, forge: base.Forge) -> TaskState:
+    """Each reviewer agent's verdict not posted yet, posted on the PR as a review so that people see
+    it — a COMMENT whatever it says: the agent approves nothing on the forge, and what it asked
+    for its author has had already (Hive never reads its own reviews back)."""
+    posted = st.pr_posted
+    for review in st.reviews[st.pr_posted :]:
+        posted += 1
+        if review.by != By.AGENT:
+            continue
+        said = (
+            "approved this change" if review.verdict == Verdict.APPROVED else "asked for changes (its author made them)"
+        )
+        body = f"Reviewer agent `{review.reviewer}` (Hive), review {review.round}, {said}:\n\n{_quoted(review.text)}"
+        try:
+            forge.post_review(st.pr, "COMMENT", body, st.pr_pushed)
+        except RateLimited:
+            break  # posted at the next push
+        except ForgeError as e:
+            say(f"{h.key}: warning: could not post review {review.round} on PR #{st.pr}: {e}")
+    return h.update(None, pr_posted=posted) if posted != st.pr_posted else st
 
 
 def follow(h: TaskContext, st: TaskState, forge: base.Forge) -> TaskState:
     """Watch the PR until something other than waiting happens; the task's state as it then is."""
     polls, errors, said = 0, 0, ""
+    last: Look | None = None
     while True:
         try:
-            look = _look(h, st, forge, polls)
+            with forge.looking():
+                look = _look(h, st, forge, polls) if _changed(forge, st, last, polls) else last
+            assert look is not None
             errors = 0
         except RateLimited as e:
             st = _paused(h, st, forge, e.until)
@@ -162,20 +175,34 @@ def follow(h: TaskContext, st: TaskState, forge: base.Forge) -> TaskState:
         except ForgeError as e:
             errors += 1
             if errors >= MOST_TRIES:
-                return _waiting(h, st, f"PR #{st.pr}: the forge does not answer ({e}); the next `doit` looks again")
+                why = f"PR #{st.pr}: the forge does not answer ({e}); the next `doit` looks again"
+                return _waiting(h, st, why, person=False)
             crashsafe.pause(h.cfg.forge_poll)
             continue
         ignored = tuple(dict.fromkeys((*st.pr_ignored, *look.ignored)))[-MOST_IGNORED:]
         if ignored != st.pr_ignored:
             st = h.update(None, pr_ignored=ignored)
         st = _act(h, st, forge, look)
-        if st.state != State.AWAITING_HUMAN or st.resume != Resume.PR or look.found == Found.HUMAN:
+        if st.state not in OPEN or st.resume != Resume.PR or look.found == Found.HUMAN:
             return st
+        last = look if look.found == Found.WAIT else None  # after anything else: look at all of it again
         if look.why != said:
             said = look.why
             say(f"{h.key}: {look.why}")
         polls += 1
         crashsafe.pause(h.cfg.forge_poll * _slower(forge))
+
+
+def _changed(forge: base.Forge, st: TaskState, last: Look | None, polls: int) -> bool:
+    """Is a whole look worth it? One conditional request says whether what may change the PR next
+    did (the PR itself, or the checks of its head while they run; each in turn): a PR nobody
+    touches costs one free request per poll, however many things a look reads."""
+    if last is None or last.pr is None:
+        return True
+    if last.found == Found.WAIT and "grace" in last.watch and polls >= CI_GRACE:
+        return True  # no CI showed up for it: green as far as the forge says
+    watch = [w for w in last.watch if w != "grace"]
+    return forge.changed(st.pr, last.pr.head_sha, watch[polls % len(watch)])
 
 
 def _slower(forge: base.Forge) -> float:
@@ -206,7 +233,7 @@ def _act(h: TaskContext, st: TaskState, forge: base.Forge, look: Look) -> TaskSt
         )  # fmt: skip
     if look.found == Found.HUMAN:
         return _waiting(h, st, look.why)
-    return _waiting(h, st, look.why, quiet=True) if look.why != st.reason else st
+    return _waiting(h, st, look.why, person=False)
 
 
 # --- looking ---------------------------------------------------------------------------------------
@@ -230,7 +257,11 @@ def _look(h: TaskContext, st: TaskState, forge: base.Forge, polls: int) -> Look:
         text, seen, more = _changes_text(forge, pr, new, st.pr_read)
         return Look(Found.CHANGES, f"{n}: changes requested by @{new[-1].user}", pr, text, seen, ignored + more)
     if checks.pending or (not checks.runs and polls < CI_GRACE):
-        return Look(Found.WAIT, f"{n}: checks running", pr, ignored=ignored)
+        pending = checks.pending or [base.CheckRun("", "", "", ""), base.CheckRun("", "", "", "", status_api=True)]
+        watch = (*dict.fromkeys("statuses" if c.status_api else "checks" for c in pending), "pr")
+        return Look(
+            Found.WAIT, f"{n}: checks running", pr, ignored=ignored, watch=watch + (() if checks.runs else ("grace",))
+        )
     return _decided(h, pr, reviews, ignored)
 
 
@@ -248,6 +279,8 @@ def _decided(h: TaskContext, pr: base.PullRequest, reviews: dict[str, base.Revie
         return Look(Found.WAIT, f"{n}: the forge is checking whether it merges", pr, ignored=ignored)
     if pr.mergeable_state == "clean":
         return Look(Found.MERGE, f"{n}: green and approved", pr, ignored=ignored)
+    if pr.mergeable_state == "unstable":  # its checks were still running when the PR was read: read it again
+        return Look(Found.WAIT, f"{n}: the forge is catching up with its checks", pr, ignored=ignored)
     return Look(Found.HUMAN, f"{n}: the forge will not merge it yet ({pr.mergeable_state})", pr, ignored=ignored)
 
 
@@ -260,8 +293,9 @@ def _reviews(forge: base.Forge, pr: base.PullRequest) -> tuple[dict[str, base.Re
     does not change what they decided), and what the others' reviews were (shown, never given)."""
     latest: dict[str, base.Review] = {}
     ignored: list[str] = []
+    me = forge.whoami()
     for review in forge.reviews(pr.number):
-        if review.state not in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
+        if review.state not in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED") or review.user == me:
             continue
         if forge.permission(review.user) not in base.WRITE:
             ignored.append(f"a review by @{review.user} (no write access): not given to the agent, decides nothing")
@@ -350,8 +384,9 @@ def _changes_text(
             + "\n\n".join(said)
             + "\n"
         )
+    me = forge.whoami()
     for talk in forge.comments(pr.number):
-        if talk.id in read:
+        if talk.id in read or talk.user == me:  # Hive's own comments are not someone's word
             continue
         seen.append(talk.id)
         if forge.permission(talk.user) not in base.WRITE:
@@ -364,12 +399,13 @@ def _changes_text(
 # --- acting ------------------------------------------------------------------------------------------
 
 
-def _waiting(h: TaskContext, st: TaskState, why: str, quiet: bool = False) -> TaskState:
-    """Still open, waiting for what `why` says (AWAITING_HUMAN with its PR)."""
-    if why == st.reason and st.state == State.AWAITING_HUMAN:
+def _waiting(h: TaskContext, st: TaskState, why: str, person: bool = True) -> TaskState:
+    """Still open, waiting for what `why` says (AWAITING_HUMAN with its PR): for a `person` (told
+    once, through [notify]), or for the forge (its CI, its mergeability)."""
+    if why == st.reason and st.state == State.AWAITING_HUMAN and st.pr_person == person:
         return st
-    st = h.update(OPEN, state=State.AWAITING_HUMAN, reason=why, resume=Resume.PR)
-    if not quiet and "waiting for review" in why and not st.pr_told:
+    st = h.update(OPEN, state=State.AWAITING_HUMAN, reason=why, resume=Resume.PR, pr_person=person)
+    if person and not st.pr_told:
         st = h.update(None, pr_told=True)
         notify.pr_review(h, st)
     return st
@@ -444,7 +480,7 @@ def merged(h: TaskContext, st: TaskState, forge: base.Forge, pr: base.PullReques
     """The forge merged it: main fetched, the merge commit found there and recorded, the branch
     deleted on the forge (`[forge] delete_branch`), the user's main fast-forwarded where it safely
     can be, the task done."""
-    git.fetch(h.root, h.cfg.forge_remote, h.cfg.base_branch)
+    fetch_base(h.root, h.cfg.forge_remote, h.cfg.base_branch, h.paths.merge_lock)
     main = git.rev_parse(h.root, h.cfg.main_ref)
     commit = git.merge_of(h.root, main, pr.head_sha) if git.is_ancestor(h.root, pr.head_sha, main) else ""
     commit = commit or main  # squashed or rebased: what main is now holds it

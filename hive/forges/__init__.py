@@ -18,6 +18,11 @@ from hive.forges import token
 from hive.forges.base import Forge
 from hive.settings.config import Config
 
+NO_TOKEN = (
+    'no forge token ([merge] mode = "pr"): set GH_TOKEN (or GITHUB_TOKEN), or log in with `gh auth login`; '
+    "Hive uses it for its own requests, never an agent"
+)
+
 Maker = Callable[[str, str, str, Path], Forge]  # (api_url, repository, token, state folder)
 
 
@@ -48,10 +53,7 @@ def connect(config: Config, root: Path, state: Path) -> Forge:
         raise HiveError(f"[forge] kind = {config.forge_kind!r} is not a forge Hive knows; known: {', '.join(FORGES)}")
     found = token.find()
     if not found:
-        raise HiveError(
-            "no forge token: set GH_TOKEN (or GITHUB_TOKEN), or log in with `gh auth login`; "
-            "Hive uses it for its own requests, never an agent"
-        )
+        raise HiveError(NO_TOKEN)
     repository = config.forge_repository or repository_of(_remote_url(root, config.forge_remote))
     if not repository:
         raise HiveError(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ class GitHub:
         self.client = Client(api_url, token, state)
         self._repo = f"/repos/{repository}"
         self._permissions: dict[str, str] = {}
+        self._me: str | None = None
 
     # --- the repository ------------------------------------------------------------------------
 
@@ -48,7 +50,11 @@ class GitHub:
         )
 
     def whoami(self) -> str:
-        return str(self.client.get("/user").body.get("login", ""))
+        """The token's user (asked once): what it wrote — Hive's own comments and reviews — is
+        never read back as someone's word."""
+        if self._me is None:
+            self._me = str(self.client.get("/user").body.get("login", ""))
+        return self._me
 
     def branch_exists(self, name: str) -> bool:
         try:
@@ -115,9 +121,23 @@ class GitHub:
                     conclusion={"error": "failure"}.get(state, state) if done else "",
                     url=str(s.get("target_url") or ""),
                     summary=str(s.get("description") or ""),
+                    status_api=True,
                 )
             )
         return Checks(found)
+
+    def changed(self, number: int, head: str, watch: str) -> bool:
+        """One conditional request — the PR itself, or while its CI runs the check runs or the
+        statuses of its head (`watch`: "pr", "checks", "statuses") — and whether the answer is
+        new: a 304 says nothing changed and costs nothing of the rate limit."""
+        path = {
+            "checks": (f"{self._repo}/commits/{head}/check-runs", {"per_page": 100}),
+            "statuses": (f"{self._repo}/commits/{head}/status", None),
+        }.get(watch, (f"{self._repo}/pulls/{number}", None))
+        return self.client.get(*path).changed
+
+    def looking(self) -> AbstractContextManager[None]:
+        return self.client.one_look()
 
     def job(self, job_id: int) -> Job:
         data = self.client.get(f"{self._repo}/actions/jobs/{job_id}").body

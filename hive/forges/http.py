@@ -10,13 +10,14 @@ redirect elsewhere — a job's log, on a storage host — is followed without it
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import json
 import re
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,17 @@ class Client:
         self.scheme, self.host, self.prefix = parts.scheme, parts.netloc, parts.path
         self.token = token
         self.state = state
+        self._memo: dict[str, Response] | None = None  # within one look: each GET asked once
+
+    @contextlib.contextmanager
+    def one_look(self) -> Iterator[None]:
+        """Within it, a GET asked again is answered from the first answer, without a request:
+        one look at a PR reads each thing once, however many questions ask for it."""
+        self._memo = {}
+        try:
+            yield
+        finally:
+            self._memo = None
 
     # --- the one way a request goes ------------------------------------------------------------
 
@@ -106,6 +118,8 @@ class Client:
         if budget.low and budget.reset > now:
             raise RateLimited(budget.reset, f"the forge's rate limit is nearly spent ({budget.remaining} left)")
         url = self.prefix + path + (f"?{urllib.parse.urlencode(params)}" if params else "")
+        if method == "GET" and self._memo is not None and url in self._memo:
+            return self._memo[url]
         kept = self._kept(url) if conditional and method == "GET" else None
         headers = self._headers(body is not None)
         if kept is not None:
@@ -113,13 +127,18 @@ class Client:
         status, answer, raw = self._send(method, url, headers, body)
         self._note_budget(status, answer)
         if status == 304 and kept is not None:
-            return Response(200, kept["body"], answer, changed=False)
+            return self._remember(method, url, Response(200, kept["body"], answer, changed=False))
         data = _json(raw)
         if status >= 400:
             raise self._refusal(method, path, status, data, answer)
         if conditional and method == "GET" and answer.get("etag"):
             self._keep(url, answer["etag"], data)
-        return Response(status, data, answer)
+        return self._remember(method, url, Response(status, data, answer))
+
+    def _remember(self, method: str, url: str, response: Response) -> Response:
+        if method == "GET" and self._memo is not None:
+            self._memo[url] = response
+        return response
 
     def pages(self, path: str, params: Mapping[str, Any] | None = None) -> list[Any]:
         """Every item of a listing, page by page (conditional: an unchanged first page, 304, keeps

@@ -93,7 +93,7 @@ def _sections(
                     "icon": SKIPPED_ICON if skip else STATES[state].icon,
                     "commit": st.merge_commit if state == State.DONE else "",
                     "files": _files(st.files) if state == State.DONE else "",
-                    "reason": _cell(skip.reason if skip else _evidence(st, state)),
+                    "reason": _cell(skip.reason if skip else _evidence(st, state)) + _pr_link(st),
                     "usage": described(used),
                     "checks": [_check(c) for c in st.checks],
                 }
@@ -170,6 +170,13 @@ def _evidence(st: TaskState, state: str) -> str:
     if state == State.FAILED and st.output_tail:
         text += " — " + st.output_tail.strip().splitlines()[-1]
     return text
+
+
+def _pr_link(st: TaskState) -> str:
+    """Its pull request (pull-request mode), as a link: the forge's page for it."""
+    if not st.pr or not st.pr_url.startswith(("https://", "http://")):
+        return ""
+    return f" ([PR #{st.pr}]({_cell(st.pr_url).replace(')', '%29').replace(' ', '%20')}))"
 
 
 def _check(run: CheckRun) -> str:

@@ -84,13 +84,16 @@ class TaskState:
     # pull-request mode (engine/pullrequest.py): its PR, the commit Hive last pushed to its branch,
     # the head a merge through the API was asked for (the intent), the reviews and comments given
     # to its author already (each once), what people without write access wrote (shown, never
-    # given), whether a person was told it waits for a review, and the CI rounds sent back so far
+    # given), whether it waits for a person now (a review, a decision) rather than for CI, whether
+    # a person was told it waits for a review, and the CI rounds sent back so far
     pr: int = 0
     pr_url: str = ""
     pr_pushed: str = ""
     pr_merging: str = ""
     pr_read: tuple[int, ...] = ()
     pr_ignored: tuple[str, ...] = ()
+    pr_person: bool = False
+    pr_posted: int = 0  # its reviews (of `reviews`) posted on the PR so far
     pr_told: bool = False
     ci_rounds: int = 0
 

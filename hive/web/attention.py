@@ -1,8 +1,9 @@
 """What needs the human, in the order it came (oldest first) — the top of the dashboard (Gas City's "attention model"):
 questions from agents, checkpoints and gates, branches awaiting review, blocked, too big and
 failed tasks with their reason, rate-limit pauses with when they resume, a spent budget,
-discovered work. Each item names the actions that answer it; the page draws one form per action,
-and each form calls the same function as the `hive` verb (hive/actions)."""
+discovered work, pull requests that wait for a person on the forge. Each item names the actions
+that answer it; the page draws one form per action, and each form calls the same function as the
+`hive` verb (hive/actions)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class Kind(StrEnum):
     CHECKPOINT = "checkpoint"
     GATE = "gate"
     REVIEW = "review"
+    PULL_REQUEST = "pull_request"  # its PR on the forge waits for a person there (a review, a decision)
     HELD = "held"  # its change does what a task may not do on its own (engine/hold.py)
     BLOCKED = "blocked"
     TOO_BIG = "too_big"
@@ -62,6 +64,7 @@ class Item:
     details: str = ""
     reopens: tuple[str, ...] = ()  # REJECT at a checkpoint: the tasks it may re-open (asked when several)
     command: str = ""  # the same from a terminal
+    link: str = ""  # where it is answered, when that is not here: a pull request's page on the forge
 
     @property
     def id(self) -> str:
@@ -158,6 +161,11 @@ def _of_task(row: TaskStatus, st: TaskState, task: Task, question: Question | No
 
 
 def _awaiting(row: TaskStatus, st: TaskState, task: Task, at: float) -> Item | None:
+    if st.resume == Resume.PR:  # answered on the forge, not here; waiting for its CI needs nobody
+        if not st.pr_person:
+            return None
+        link = st.pr_url if st.pr_url.startswith(("https://", "http://")) else ""
+        return Item(Kind.PULL_REQUEST, row.key, row.title, row.reason, at, link=link)
     if st.resume == Resume.REVIEW:  # merge it, or send it back with your review
         both = (Action.APPROVE, Action.CHANGES)
         return Item(Kind.REVIEW, row.key, row.title, row.reason, at, both, command=f"hive approve {row.key}")

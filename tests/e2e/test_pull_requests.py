@@ -14,6 +14,8 @@ from conftest import wait_for
 from forge import Forge
 from forge.ci import CI
 from forge.fixture import TOKEN, forge_fixture  # noqa: F401 (the `forge` fixture)
+from playwright.sync_api import Page
+from webserver import Web
 
 
 def pr_mode(repo, forge: Forge, approvals: int = 0, extra: str = "") -> dict[str, str]:
@@ -311,3 +313,93 @@ def test_kill9_during_a_ci_fix_attempt_reads_the_ci_report_once_and_lands_on_the
 def _spawned(repo) -> str:
     log = repo.root / ".hive" / "fake" / "spawns.log"
     return log.read_text() if log.exists() else ""
+
+
+def test_a_pr_waiting_for_review_shows_on_the_dashboard_with_its_link(
+    repo, forge: Forge, web: Web, page: Page, artifacts
+):
+    env = pr_mode(repo, forge, approvals=1)
+    repo.write_plan("p", ONE)
+    assert repo.doit(env=env).returncode == 1
+    forge.comment(1, "mallory", "<script>alert(1)</script> merge this now")
+    forge.review(1, "mallory", "APPROVED", "lgtm")
+    assert repo.doit(env=env).returncode == 1
+    url = f"{forge.web}/acme/shop/pull/1"
+    page.goto(web.url)
+    item = page.locator('li[data-kind="pull_request"][data-task="p:1"]')
+    assert "PR #1: waiting for review (0 of 1 approvals)" in item.inner_text()
+    assert item.locator("a.forge").get_attribute("href") == url
+    page.screenshot(path=str(artifacts / "pr-waiting.png"), full_page=True)
+    page.goto(web.at("tasks/p:1"))
+    assert page.locator("a.forge").get_attribute("href") == url
+    page.locator("summary", has_text="ignored on the forge").click()
+    ignored = page.locator("details", has_text="ignored on the forge").inner_text()
+    assert "a review by @mallory (no write access)" in ignored, ignored
+    page.screenshot(path=str(artifacts / "pr-task.png"), full_page=True)
+
+
+def test_doctor_checks_the_token_the_repository_push_access_and_the_base_branch(repo, forge: Forge):
+    env = pr_mode(repo, forge)
+    fine = repo.hive("doctor", env=env)
+    out = fine.stdout
+    assert "✓ forge token: from GH_TOKEN" in out and TOKEN not in out, out
+    assert "✓ forge repository: acme/shop" in out and "✓ forge push access" in out
+    assert "✓ forge git access" in out and "✓ forge base branch: 'main'" in out
+
+    bare = {k: "" for k in ("GH_TOKEN", "GITHUB_TOKEN")}
+    none = repo.hive("doctor", env={**bare, "PATH": "/usr/bin:/bin"})
+    assert none.returncode == 1 and "✗ forge token: none" in none.stdout and "gh auth login" in none.stdout
+
+    forge.users["hive-bot"] = "read"
+    cannot = repo.hive("doctor", env=env).stdout
+    assert "✗ forge push access: the token's user may not push to acme/shop" in cannot, cannot
+
+    cfg = repo.root / ".hive" / "config.toml"
+    cfg.write_text(cfg.read_text() + 'base = "develop"\n')
+    forge.users["hive-bot"] = "write"
+    missing = repo.hive("doctor", env=env).stdout
+    assert "✗ forge base branch: acme/shop has no branch 'develop'" in missing, missing
+    assert '[forge] base = "<the branch PRs should target>"' in missing
+
+    cfg.write_text(cfg.read_text().replace('repository = "acme/shop"', 'repository = "acme/nope"'))
+    lost = repo.hive("doctor", env=env).stdout
+    assert "✗ forge repository: acme/nope" in lost and "not found, or the token cannot see it" in lost, lost
+
+
+AGENT_REVIEWED = """
+### Task 1: Write the greeting
+**Review:** fake
+fake@1: write hello.txt hello
+fake@1: commit first try
+fake@2: write hello.txt Hello, world
+fake@2: commit as the review asked
+fake: signal done
+fake-review@1: signal changes "Say Hello, world."
+fake-review@2: signal done "It says what the task asks."
+"""
+
+
+def test_a_reviewer_agents_verdicts_are_posted_on_the_pr_and_never_read_back(repo, forge: Forge):
+    env = pr_mode(repo, forge)
+    repo.write_plan("p", AGENT_REVIEWED)
+    with CI(forge, _all_green):
+        r = repo.doit(env=env)
+    assert r.returncode == 0, r.stdout
+    posted = [rv for rv in forge.reviews.values() if rv.user == forge.login]
+    assert [rv.state for rv in posted] == ["COMMENTED", "COMMENTED"], "a comment: the agent approves nothing"
+    assert "asked for changes" in posted[0].body and "> Say Hello, world." in posted[0].body
+    assert "approved this change" in posted[1].body
+    st = repo.state("p", "1")
+    assert st["state"] == "done" and [v["by"] for v in st["reviews"]] == ["agent", "agent"]
+    assert repo.file_on_main("hello.txt") == "Hello, world\n"
+
+
+def test_pr_mode_without_a_token_says_so_before_any_agent_starts(repo, forge: Forge):
+    pr_mode(repo, forge)
+    repo.write_plan("p", ONE)
+    r = repo.doit(env={"GH_TOKEN": "", "GITHUB_TOKEN": "", "PATH": "/usr/bin:/bin"})
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and 'no forge token ([merge] mode = "pr"): set GH_TOKEN' in out, out
+    assert "nothing was started" in out
+    assert "Traceback" not in out and "internal error" not in out
+    assert repo.starts() == [], "no agent did work that could not be proposed"

@@ -8,6 +8,7 @@ from the files at that head — as a real CI runs the repository's tests on each
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import threading
 from collections.abc import Callable
@@ -19,8 +20,11 @@ Judge = Callable[[Callable[[str], str | None]], tuple[str, str]]  # (read a file
 
 
 class CI:
-    def __init__(self, forge: Forge, judge: Judge, name: str = "test", step: str = "Run the tests") -> None:
-        self.forge, self.judge, self.name, self.step = forge, judge, name, step
+    def __init__(
+        self, forge: Forge, judge: Judge, name: str = "test", step: str = "Run the tests", takes: float = 0.0
+    ) -> None:
+        """`takes`: seconds each check runs (in_progress) before its conclusion is in."""
+        self.forge, self.judge, self.name, self.step, self.takes = forge, judge, name, step, takes
         self.ran: list[tuple[str, str]] = []  # (head, conclusion), in order
         self._seen: set[str] = set()
         self._stop = threading.Event()
@@ -43,9 +47,16 @@ class CI:
                 if head is None or head in self._seen:
                     continue
                 self._seen.add(head)
-                conclusion, log = self.judge(lambda path, head=head: _read(self.forge, head, path))
+                conclusion, log = self.judge(functools.partial(_read, self.forge, head))
                 steps = [("Set up job", "success"), (self.step, conclusion), ("Complete job", "success")]
-                self.forge.add_check(head, self.name, conclusion=conclusion, log=log, steps=steps)
+                if not self.takes:
+                    self.forge.add_check(head, self.name, conclusion=conclusion, log=log, steps=steps)
+                else:
+                    running = self.forge.add_check(head, self.name, status="in_progress", steps=steps)
+                    done = (running, "completed", conclusion, log)
+                    later = threading.Timer(self.takes, self.forge.update_check, done)
+                    later.daemon = True
+                    later.start()
                 self.ran.append((head, conclusion))
 
 

@@ -5,8 +5,10 @@ the push and the PR opens no second one, and a PR a person closed is opened agai
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from hive.adapters import git
 from hive.crashsafe import crash_point
@@ -15,6 +17,19 @@ from hive.errors import CommandError
 from hive.forges.base import Forge
 from hive.forges.http import ForgeError, RateLimited
 from hive.output import tail
+from hive.store.files import locked
+
+
+def fetch_base(root: Path, remote: str, base: str, lock: Path) -> None:
+    """The forge's base branch fetched, one process of the run at a time (two fetches at once
+    fail to lock `refs/remotes/<remote>/<base>`), once more after a moment if someone else's fetch
+    (the user's own) held it."""
+    with locked(lock):
+        try:
+            git.fetch(root, remote, base)
+        except CommandError:
+            time.sleep(0.5)
+            git.fetch(root, remote, base)
 
 
 @dataclass
@@ -34,7 +49,7 @@ class ForgePR:
     moves_main = False
 
     def refresh(self, req: MergeRequest) -> None:
-        git.fetch(req.root, self.remote, self.base)
+        fetch_base(req.root, self.remote, self.base, req.lock)
 
     def publish(self, req: MergeRequest, move: Move) -> Published:
         try:

@@ -24,15 +24,13 @@ from hive.engine.merge.types import (
     Recorders,
     ReviewAsk,
 )
-from hive.store.files import locked
 
 POLL = 0.1
 
 
 def proposal(req: MergeRequest, rec: Recorders, making: Making) -> MergeResult:
     publisher = publisher_of(req)
-    with locked(req.lock):  # one fetch of the forge's base at a time
-        publisher.refresh(req)
+    publisher.refresh(req)
     base = git.rev_parse(req.root, req.main_ref)
     if git.is_ancestor(req.root, making.branch, base):  # merged on the forge already (a person, or a run before)
         commit = git.merge_of(req.root, base, making.branch) or base
