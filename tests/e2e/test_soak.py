@@ -45,6 +45,11 @@ SEEDS = [
     1119,  # kill -9 while doit wrote .doit.db: its journal showed in the user's `git status`
     1153,  # ~Ctrl-C in doit's last instant: death by SIGINT instead of exit 130
 ]
+# Each in the mode it was found in: a third of all seeds draw pull-request mode (issue 45), 129
+# and 85 among them, which these keep in local mode; pull-request mode has seeds of its own: a
+# kill -9 on a run's third signal with reviews and a killed check (12), a second round of twin
+# doits and a tmux server killed over crashing agents (11).
+PR_SEEDS = [12, 11]
 
 
 def test_soak_fixed_seeds():
@@ -53,16 +58,19 @@ def test_soak_fixed_seeds():
     # $HOME hold as for any other test.
     # three at a time: a trial keeps ~40 % of one core busy (it mostly waits for its faults and
     # agents), and each is isolated from the others
+    trials = [(seed, False) for seed in SEEDS] + [(seed, True) for seed in PR_SEEDS]
     with ThreadPoolExecutor(max_workers=3) as pool:
-        results = list(pool.map(run_trial, SEEDS))
+        results = list(pool.map(lambda t: run_trial(t[0], pr=t[1]), trials))
     for res in results:
         report(res)  # shown by pytest when the test fails
     failed = [r for r in results if not r.passed]
+    mode = {seed: "--pr" if pr else "--local" for seed, pr in trials}
     replay = "\n".join(
-        f"  {sys.executable} -m tests.soak --replay {r.seed}   # {'; '.join(list(r.findings)[:3])}" for r in failed
+        f"  {sys.executable} -m tests.soak --replay {r.seed} {mode[r.seed]}   # {'; '.join(list(r.findings)[:3])}"
+        for r in failed
     )
     if failed:
-        pytest.fail(f"{len(failed)} of {len(SEEDS)} soak trials failed; replay them with:\n{replay}", pytrace=False)
+        pytest.fail(f"{len(failed)} of {len(trials)} soak trials failed; replay them with:\n{replay}", pytrace=False)
 
 
 def test_the_soak_tells_a_stop_before_doit_loaded_hive_from_one_hive_mishandled(tmp_path):

@@ -5,6 +5,10 @@ Run from the repository root (the package is `tests.soak` there):
     .venv/bin/python -m tests.soak --trials 20 [--seed 1] [--keep-failed]   # seeds 1..20
     .venv/bin/python -m tests.soak --replay 7 [--keep] [--trace-git]       # one trial, verbosely
     .venv/bin/python -m tests.soak --ray --trials 30                        # on a local Ray cluster
+    .venv/bin/python -m tests.soak --replay 129 --local                     # a seed in local mode
+
+A third of the seeds draw pull-request mode (a scripted forge, issue 45); `--pr` and `--local`
+run every trial in one mode whatever its seed drew.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     sandbox.add_argument(
         "--no-sandbox", action="store_const", const="off", dest="sandbox", help='[sandbox] mode = "off"'
     )
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--pr", action="store_const", const=True, dest="pr", help="every trial in pull-request mode")
+    mode.add_argument("--local", action="store_const", const=False, dest="pr", help="every trial in local mode")
     args = ap.parse_args(argv)
     if args.sandbox == "on" and args.ray:
         ap.error("the Ray executor does not sandbox its agents yet: --sandbox or --ray, not both")
@@ -56,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                 trace_git=args.trace_git,
                 on_ray=on_ray,
                 sandbox=args.sandbox or "",
+                pr=args.pr,
             )
             if res.passed and args.keep_failed and not args.keep:
                 shutil.rmtree(res.dir, ignore_errors=True)

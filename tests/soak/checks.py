@@ -14,7 +14,7 @@ from .output import tail
 from .records import read_events, read_spawns, read_state
 from .runs import RUN_TIMEOUT, STOP_TIMEOUT
 from .sandbox import Sandbox, SoakError
-from .scenario import PROCESS_FAULTS, failed_check_marker
+from .scenario import PLAN, PROCESS_FAULTS, failed_check_marker
 
 EXPECTED_EXIT = {"sigterm": 143, "sigint": 130, "sigint-group": 130}
 LINGER_S = 3.0  # how long processes may take to go away after the final run
@@ -72,13 +72,18 @@ def check_runs(sb: Sandbox) -> None:
 
 
 def check_tasks_on_main(sb: Sandbox) -> None:
-    """Each task's work and its merge commit on main exactly once, with the file it wrote."""
-    subjects = sb.git_out("log", "--format=%s", "main").splitlines()
-    merges = sb.git_out("log", "--first-parent", "--format=%s", "main").splitlines()
+    """Each task's work and its merge commit on main exactly once, with the file it wrote — in
+    pull-request mode on the forge's main, merged through one PR (check_pull_requests)."""
+    if sb.forge is not None:
+        check_pull_requests(sb)
+    where = str(sb.forge.remote) if sb.forge is not None else str(sb.root)
+    subjects = sb.git_out("-C", where, "log", "--format=%s", "main").splitlines()
+    merges = sb.git_out("-C", where, "log", "--first-parent", "--format=%s", "main").splitlines()
     for t in sb.sc.tasks:
         work = subjects.count(t.message)
-        merged = sum(1 for s in merges if s.startswith(f"hive: merge {t.key} —"))
-        content = sb.git("show", f"main:{t.file}")
+        made = f"hive: merge {t.key} —" if sb.forge is None else f"({t.key}, #"
+        merged = sum(1 for s in merges if (s.startswith(made) if sb.forge is None else made in s))
+        content = sb.git("-C", where, "show", f"main:{t.file}")
         if work != 1:
             sb.findings.add(
                 "a task's work is not on main exactly once", f"{t.key}: `{t.message}` {work} times in git log main"
@@ -86,11 +91,37 @@ def check_tasks_on_main(sb: Sandbox) -> None:
         if merged != 1:
             sb.findings.add(
                 "a task has not exactly one merge commit on main",
-                f"{t.key}: {merged} `hive: merge {t.key} —` on main's first-parent history",
+                f"{t.key}: {merged} `{made}` on main's first-parent history",
             )
         if content.returncode != 0 or content.stdout != t.written + "\n":
             found = repr(content.stdout.strip()) if content.returncode == 0 else "missing"
             sb.findings.add("a task's file on main is wrong", f"{t.file} is {found}, expected {t.written!r}")
+
+
+def check_pull_requests(sb: Sandbox) -> None:
+    """Pull-request mode: one PR per task, opened once and merged once through the API, and
+    nothing the forge was asked that GitHub would not have answered."""
+    forge = sb.forge
+    assert forge is not None
+    for problem in forge.problems:
+        sb.findings.add("a request the forge does not know, or an answer GitHub would not give", problem)
+    pulls = [i for i in forge.issues.values() if i.pull is not None]
+    for t in sb.sc.tasks:
+        head = names.forge_branch(PLAN, t.id)
+        mine = [i for i in pulls if i.pull is not None and i.pull.head == head]
+        if len(mine) != 1 or mine[0].pull is None or mine[0].pull.merged_at is None:
+            states = [(i.number, i.state, bool(i.pull and i.pull.merged_at)) for i in mine]
+            sb.findings.add("a task has not exactly one merged pull request", f"{t.key}: {states}")
+            continue
+        merges = [c for c in forge.calls if c.method == "PUT" and c.path.endswith(f"/pulls/{mine[0].number}/merge")]
+        if sum(c.status == 200 for c in merges) != 1:
+            sb.findings.add(
+                "a pull request was not merged exactly once",
+                f"{t.key}: PR #{mine[0].number}, merge calls answered {[c.status for c in merges]}",
+            )
+    opened = sum(1 for c in forge.calls if c.method == "POST" and c.path.endswith("/pulls") and c.status == 201)
+    if opened != len(sb.sc.tasks):
+        sb.findings.add("not one pull request opened per task", f"{opened} opened for {len(sb.sc.tasks)} tasks")
 
 
 def check_verified_main(sb: Sandbox) -> None:
@@ -98,7 +129,7 @@ def check_verified_main(sb: Sandbox) -> None:
     (the merge queue records each in .hive/verified.jsonl): nothing unverified reached main.
     A commit main pointed to, not one on its history: a batch's members are never main."""
     checked = {t.key for t in sb.sc.tasks if t.verify is not None}
-    if not checked:
+    if not checked or sb.forge is not None:  # pull-request mode: main moves on the forge, merged there
         return
     path = sb.root / ".hive" / "verified.jsonl"
     verified = {json.loads(line)["tree"] for line in path.read_text().splitlines()} if path.exists() else set()
@@ -215,14 +246,15 @@ def check_status(sb: Sandbox) -> None:
 
 
 def check_spare(sb: Sandbox, path: Path, block: str) -> None:
-    """A spare checkout (`[worktrees] reuse`) is whole, unlocked, detached at a commit main holds,
-    and holds no change of its own."""
+    """A spare checkout (`[worktrees] reuse`) is whole, unlocked, detached at a commit main holds
+    (in pull-request mode, the forge's main as last fetched), and holds no change of its own."""
     if "\nlocked" in block or "\ndetached" not in block:
         sb.findings.add("a spare checkout left locked or on a branch", block.replace("\n", " "))
     status = sb.git("status", "--porcelain", cwd=path)
     if status.returncode != 0 or status.stdout.strip():
         sb.findings.add("a spare checkout holds changes", f"{path.name}: {tail(status.stdout + status.stderr, 3)}")
-    if sb.git("merge-base", "--is-ancestor", "HEAD", "main", cwd=path).returncode != 0:
+    main = "refs/remotes/origin/main" if sb.forge is not None else "main"  # pull-request mode: the forge's
+    if sb.git("merge-base", "--is-ancestor", "HEAD", main, cwd=path).returncode != 0:
         sb.findings.add("a spare checkout holds commits main has not", path.name)
 
 

@@ -53,7 +53,9 @@ class EventWatch:
                 phase = "signal" if line.endswith(" signal-done") else ""
             else:
                 try:
-                    phase = {"in_progress": "claim", "merging": "merging"}.get(json.loads(line).get("event"), "")
+                    phase = {"in_progress": "claim", "merging": "merging", "pr_merging": "merging"}.get(
+                        json.loads(line).get("event"), ""
+                    )
                 except ValueError:
                     phase = ""
             if phase:

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .forge import Forge
 from .output import output_errors
 from .processes import processes_where
 from .results import Findings
@@ -64,6 +65,7 @@ class Sandbox:
         self.notes: list[str] = []  # fault log lines (applied, skipped)
         self.findings = Findings()
         self.user: UserWork | None = None
+        self.forge: Forge | None = None  # pull-request mode's scripted forge (Trial._on_a_forge)
 
     def _env(self) -> dict[str, str]:
         env = {
@@ -175,6 +177,8 @@ class Sandbox:
         return processes_where(lambda env: any(m in env for m in markers))
 
     def cleanup(self, keep: bool) -> None:
+        if self.forge is not None:
+            self.forge.stop()
         self.kill_tmux()
         for _ in range(3):
             procs = self.processes()

@@ -53,6 +53,10 @@ TRAP_P = 0.3
 # A task's change is reviewed (issue 39: `**Review:** fake`): its first review asks for changes, the
 # next approves, so its author works twice and faults land in reviews too
 REVIEW_P = 0.3
+# A third of the trials run in pull-request mode (issue 45): each task pushed and proposed as a PR on
+# a scripted forge (tests/forge, its CI absent: green), merged there through the API; the same
+# faults land between the push, the PR and the merge call.
+PR_P = 1 / 3
 TRAPS_FAILING = ("signal-fifo", "signal-zero", "ref-fifo", "objects-fifo")
 TRAPS = (*TRAPS_FAILING, "question-fifo", "found-zero", "notes-flood")
 
@@ -131,6 +135,7 @@ class Scenario:
     check_kill: str = ""  # task whose check is killed while it runs
     check_fail: str = ""  # task whose check fails the first time it runs
     batch: int = 1  # `[merge] batch` (with max_checks = 1 when above 1)
+    pr: bool = False  # pull-request mode: each task a PR on a scripted forge, merged there (issue 45)
 
     def fails_its_first_check(self, task: TaskSpec) -> bool:
         return task.id == self.check_fail
@@ -150,6 +155,8 @@ class Scenario:
             out.append(f"check-fail:{self.check_fail}")
         if self.batch > 1:
             out.append(f"batch:{self.batch}")
+        if self.pr:
+            out.append("pr-mode")
         out += [f"trap@1:{t.id}:{t.trap}" for t in self.tasks if t.trap]
         out += [f"reviewed:{t.id}" for t in self.tasks if t.reviewed]
         return out
@@ -288,7 +295,8 @@ def make_scenario(seed: int, ray: bool = False) -> Scenario:
     reviews = random.Random(f"review {seed}")  # drawn last, from its own generator too
     if not ray:
         tasks = tuple(dataclasses.replace(t, reviewed=True) if reviews.random() < REVIEW_P else t for t in tasks)
-    return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay, check_kill, check_fail, batch)
+    pr = not ray and random.Random(f"pr {seed}").random() < PR_P  # drawn last, from its own generator too
+    return Scenario(seed, tasks, tuple(rounds), rerun_ns, rm, delay, check_kill, check_fail, batch, pr)
 
 
 def failed_check_marker(root: Path, task: TaskSpec) -> Path:

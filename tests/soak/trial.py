@@ -3,6 +3,7 @@ check the invariants, clean up; `run_trial` does all of it for a seed."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import signal
 import subprocess
@@ -11,6 +12,7 @@ from collections.abc import Callable
 
 from . import faults
 from .checks import run_checks
+from .forge import Forge
 from .output import first_line
 from .processes import dump_python_stacks, group_snapshot, killpg
 from .records import EventWatch, read_events, read_spawns
@@ -20,6 +22,7 @@ from .sandbox import PY, TESTS, Sandbox, SoakError, UserWork
 from .scenario import GRACE_S, MAX_RUNS, PLAN, Round, Scenario, describe_plan, make_scenario, render_plan
 
 FAKE_AGENT = TESTS / "fake_agent.py"
+FORGE_TOKEN = "soak-token"
 MAX_ATTEMPTS = 3
 POLL_S = 0.05
 FAST_POLL_S = 0.003
@@ -86,8 +89,25 @@ class Trial(Sandbox):
             config = self.root / ".hive" / "config.toml"
             batched = f"[merge]\nbatch = {self.sc.batch}\nmax_checks = 1\n"
             config.write_text(config.read_text().replace("[merge]\n", batched, 1))
+        if self.sc.pr:
+            self._on_a_forge()
         (self.root / "plans" / f"{PLAN}.md").write_text(render_plan(self.sc, self.root))
         self.user = self._protect_user_work()
+
+    def _on_a_forge(self) -> None:
+        """Pull-request mode: the scripted forge (a thread of the soak: it outlives every run) with
+        the repository's main as its own, `origin` pointing at it, the user's token in the env."""
+        self.forge = Forge(self.dir / "forge", token=FORGE_TOKEN).start()
+        self.git_out("remote", "add", "origin", str(self.forge.remote))
+        self.git_out("push", "-q", "origin", "main")
+        config = self.root / ".hive" / "config.toml"
+        text = config.read_text().replace("[merge]\n", '[merge]\nmode = "pr"\n', 1)
+        text += (
+            f'\n[forge]\napi_url = "{self.forge.url}"\nrepository = "{self.forge.owner}/{self.forge.repo}"\n'
+            'poll = "0.2s"\napprovals = 0\n'
+        )
+        config.write_text(text)
+        self.env["GH_TOKEN"] = FORGE_TOKEN
 
     def _protect_user_work(self) -> UserWork:
         """The user's own state in the main checkout: uncommitted edits to a tracked
@@ -228,10 +248,13 @@ def run_trial(
     trace_git: bool = False,
     on_ray: TrialMaker | None = None,
     sandbox: str = "",
+    pr: bool | None = None,
 ) -> TrialResult:
     """One trial; `on_ray` makes it on the Ray executor (ray.py's `RaySoak.trial`); `sandbox`
-    is its `[sandbox] mode` ("": the default)."""
+    is its `[sandbox] mode` ("": the default); `pr` in pull-request mode or not, whatever the
+    seed drew (None: as it drew)."""
     sc = make_scenario(seed, ray=on_ray is not None)
+    sc = sc if pr is None else dataclasses.replace(sc, pr=pr)
     trial = (on_ray or Trial)(sc, verbose, trace_git)
     trial.sandbox_mode = sandbox
     t0 = time.monotonic()
