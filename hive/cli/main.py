@@ -221,6 +221,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PLAN:ID",
         help="instead of a goal: a too_big task, which the agent replaces in its plan by smaller tasks ID.1, ID.2, ...",
     )
+    pl.add_argument(
+        "--from-issues",
+        metavar="QUERY",
+        help='instead of a goal: a draft plan from the forge\'s issues, one task per issue ("label:hive state:open", '
+        'or numbers "12 14"); run again to update it',
+    )
     cl = add("cleanup", "cleanup:run", "remove worktrees, branches and sessions that finished tasks left behind")
     cl.add_argument(
         "--force",

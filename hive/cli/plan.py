@@ -70,7 +70,44 @@ def check(root: Path, s: PlanningSession, config: Config) -> list[str]:
     return lines + [f"{rel}: a valid draft with {len(plan.tasks)} tasks. Review it, then `hive approve {rel}`."]
 
 
+def from_issues(root: Path, query_text: str, config: Config) -> list[str]:
+    """`hive plan --from-issues QUERY`: the draft plans/issues-<name>.md, written or updated."""
+    from hive import forges
+    from hive.plan.from_issues import Query, draft
+    from hive.plan.parser import parse_plan
+
+    query = Query.parse(query_text)
+    paths = Paths(root)
+    path = paths.plans / f"{query.name()}.md"
+    before: list[int] = []
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if old:
+        earlier, _ = parse_plan(path, old)
+        before = [int(t.id) for t in earlier.tasks if t.id.isdigit()]
+    forge = forges.connect(config, root, paths.hive / "forge")
+    made = draft(forge, query, query_text, before, config.agents)
+    rel = path.relative_to(root)
+    lines = [f"warning: {w}" for w in made.warnings]
+    if old and _STATUS_APPROVED.sub(lambda m: f"{m.group(1)}draft", old, count=1) == made.text:
+        return [*lines, f"{rel}: unchanged ({made.tasks} tasks; the forge's issues are as they were)"]
+    paths.plans.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, made.text)
+    plan, _, problems = load_plan(path, config)
+    if problems:
+        raise HiveError(*problems, f"{rel}: the draft is not a valid plan; fix it (or the issues), then approve it")
+    lines += [f"warning: {w}" for w in plan.warnings]
+    did = "updated — a draft again" if old else "written"
+    return [*lines, f"{rel}: {did}, {made.tasks} tasks from {forge.repository}. Review it, then `hive approve {rel}`."]
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.from_issues:
+        if args.goal or args.split:
+            raise HiveError("hive plan --from-issues QUERY takes no goal and no --split")
+        root = find_root()
+        for line in from_issues(root, args.from_issues, load_repo_config(root)):
+            print(f"hive: {line}")
+        return 0
     if bool(args.goal) == bool(args.split):
         raise HiveError(
             'hive plan needs a goal or --split, not both: `hive plan "Add OAuth login"` writes a new plan; '

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -149,6 +150,10 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         f"{h.key}: attempt {attempt} started — {what} in {h.executor.kind} session {st.session}{where} "
         f"(`hive attach {h.key}`), worktree {h.rel(wt)}"
     )
+    if h.cfg.pr_mode and h.job.plan.issues:  # its issue says so (engine/issues.py)
+        from hive.engine import issues
+
+        st = issues.tell(h, st, f"attempt {attempt} started ({what})")
     return st
 
 
@@ -335,7 +340,12 @@ def watch(h: TaskContext, st: TaskState) -> Outcome:
         attempt=st.attempt,
         questions=lambda: questions.load(h.paths, plan, tid),
     )
-    return wait(w, Hooks(stuck=lambda idle: _stuck(h, idle), question=lambda q: _question(h, q)))
+    hooks = Hooks(stuck=lambda idle: _stuck(h, idle), question=lambda q: _question(h, q))
+    if h.cfg.pr_mode:  # its questions are on the forge too: answered there by `/answer`
+        from hive.engine import issues  # the forge's client loads in pull-request mode only
+
+        hooks = dataclasses.replace(hooks, waiting=issues.poller(h))
+    return wait(w, hooks)
 
 
 def _question(h: TaskContext, q: Question) -> None:
@@ -348,6 +358,10 @@ def _question(h: TaskContext, q: Question) -> None:
     options = f" (options: {', '.join(q.options)})" if q.options else ""
     say(f"{h.key}: its agent asks: {q.text}{options} — answer with `{questions.answer_command(h.key, q)}`")
     notify.question(h, q)
+    if h.cfg.pr_mode:
+        from hive.engine import issues
+
+        issues.ask(h, h.read(), q)
 
 
 def _stuck(h: TaskContext, idle: float) -> None:

@@ -29,6 +29,7 @@ from enum import StrEnum
 from hive import crashsafe, notify
 from hive.adapters import git, gitmerge
 from hive.crashsafe import crash_point
+from hive.engine import issues
 from hive.engine.merge.forge import ForgePR, fetch_base
 from hive.engine.merge.types import MergeResult
 from hive.engine.task import TaskContext
@@ -116,6 +117,8 @@ def describe(h: TaskContext) -> str:
         "",
         f"Hive task `{h.key}` of plan `{h.job.plan.name}` ({h.rel(h.job.plan.path)}).",
     ]
+    if issues.issue_of(h):
+        lines += ["", f"Closes #{issues.issue_of(h)}"]
     return "\n".join(lines).strip() + "\n"
 
 
@@ -133,6 +136,7 @@ def proposed(h: TaskContext, st: TaskState, result: MergeResult, forge: base.For
         st, State.AWAITING_HUMAN, f"PR #{p.pr}: checks running", resume=Resume.PR, outcome=Ended.PROPOSED,
         pr=p.pr, pr_url=p.url, pr_pushed=p.pushed, files=result.files,
     )  # fmt: skip
+    st = issues.tell(h, st, f"PR #{p.pr} opened ({p.url}): checks running")
     return follow(h, _post_reviews(h, st, forge), forge)
 
 
@@ -179,9 +183,9 @@ def follow(h: TaskContext, st: TaskState, forge: base.Forge) -> TaskState:
                 return _waiting(h, st, why, person=False)
             crashsafe.pause(h.cfg.forge_poll)
             continue
-        ignored = tuple(dict.fromkeys((*st.pr_ignored, *look.ignored)))[-MOST_IGNORED:]
-        if ignored != st.pr_ignored:
-            st = h.update(None, pr_ignored=ignored)
+        ignored = tuple(dict.fromkeys((*st.forge_ignored, *look.ignored)))[-MOST_IGNORED:]
+        if ignored != st.forge_ignored:
+            st = h.update(None, forge_ignored=ignored)
         st = _act(h, st, forge, look)
         if st.state not in OPEN or st.resume != Resume.PR or look.found == Found.HUMAN:
             return st
@@ -221,7 +225,8 @@ def _act(h: TaskContext, st: TaskState, forge: base.Forge, look: Look) -> TaskSt
         return _merge(h, st, forge, look.pr)
     if look.found == Found.CLOSED:
         reason = f"{look.why} — `hive retry {h.key}` reopens it and goes on from there"
-        return h.update(OPEN, state=State.BLOCKED, reason=reason, event="pr_closed")
+        st = h.update(OPEN, state=State.BLOCKED, reason=reason, event="pr_closed")
+        return issues.tell(h, st, issues.status_line(h, st))
     if look.found == Found.CI_FAILED:
         return _ci_failed(h, st, look)
     if look.found == Found.CHANGES:
@@ -252,9 +257,9 @@ def _look(h: TaskContext, st: TaskState, forge: base.Forge, polls: int) -> Look:
     if pr.mergeable is False and pr.mergeable_state == "dirty":
         return Look(Found.CONFLICT, f"{n}: it conflicts with {pr.base_ref}", pr)
     reviews, ignored = _reviews(forge, pr)
-    new = [r for r in reviews.values() if r.state == "CHANGES_REQUESTED" and r.id not in st.pr_read]
+    new = [r for r in reviews.values() if r.state == "CHANGES_REQUESTED" and r.id not in st.forge_read]
     if new:
-        text, seen, more = _changes_text(forge, pr, new, st.pr_read)
+        text, seen, more = _changes_text(forge, pr, new, st.forge_read)
         return Look(Found.CHANGES, f"{n}: changes requested by @{new[-1].user}", pr, text, seen, ignored + more)
     if checks.pending or (not checks.runs and polls < CI_GRACE):
         pending = checks.pending or [base.CheckRun("", "", "", ""), base.CheckRun("", "", "", "", status_api=True)]
@@ -405,6 +410,8 @@ def _waiting(h: TaskContext, st: TaskState, why: str, person: bool = True) -> Ta
     if why == st.reason and st.state == State.AWAITING_HUMAN and st.pr_person == person:
         return st
     st = h.update(OPEN, state=State.AWAITING_HUMAN, reason=why, resume=Resume.PR, pr_person=person)
+    if person:
+        st = issues.tell(h, st, why)
     if person and not st.pr_told:
         st = h.update(None, pr_told=True)
         notify.pr_review(h, st)
@@ -428,6 +435,7 @@ def _ci_failed(h: TaskContext, st: TaskState, look: Look) -> TaskState:
             f"fix it on the PR's branch, or `hive retry {h.key}`"
         )
         return _waiting(h, st, why)
+    st = issues.tell(h, st, f"CI round {rounds}: {look.why} — attempt {st.attempt + 1} fixes it")
     return h.store.close_attempt(
         st, State.FAILED, f"{look.why} (CI round {rounds})", expect=OPEN,
         outcome=Ended.CI_FAILED, ci_report=look.report, ci_rounds=rounds, resume="",
@@ -445,8 +453,8 @@ def _changes(h: TaskContext, st: TaskState, look: Look) -> TaskState:
         via=f"a review on PR #{look.pr.number}",
     )
     reviews = (*st.reviews, review)
-    read = tuple(dict.fromkeys((*st.pr_read, *look.seen)))
-    st = h.update(OPEN, reviews=reviews, pr_read=read, event="reviewed", details=review.details())
+    read = tuple(dict.fromkeys((*st.forge_read, *look.seen)))
+    st = h.update(OPEN, reviews=reviews, forge_read=read, event="reviewed", details=review.details())
     sent = changes_sent(st.reviews)
     if sent > h.cfg.max_reviews:
         why = (
@@ -503,7 +511,7 @@ def merged(h: TaskContext, st: TaskState, forge: base.Forge, pr: base.PullReques
         details={"pr": pr.number, "commit": commit},
     )
     say(f"{h.key}: done — {how} as {commit[:10]} ({len(files)} file(s)); {fast_forward(h, commit)}")
-    return st
+    return issues.tell(h, st, f"merged in #{pr.number}")
 
 
 def fast_forward(h: TaskContext, commit: str) -> str:

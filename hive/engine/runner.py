@@ -116,6 +116,8 @@ class TaskRunner:
         h = self.h
         while True:
             st = h.read()
+            if st.state == State.AWAITING_HUMAN and (h.job.plan.issues or h.cfg.pr_mode):
+                st = self._answered_on_the_forge(st)
             d = decide(st, self._facts(st), h.task.is_checkpoint, h.cfg.max_attempts)
             st = self._apply(d, st)
             if d.step in (Step.DONE, Step.MERGED_ALREADY):
@@ -144,6 +146,28 @@ class TaskRunner:
             after = self._after(st)
             if after is not None:
                 return after
+
+    def _answered_on_the_forge(self, st: TaskState) -> TaskState:
+        """A checkpoint `/approve`d or `/reject`ed on its issue, or a question `/answer`ed there
+        while no run watched: recorded as `hive approve` and `hive answer` record them."""
+        from hive.engine import issues  # the forge's client loads only for what is on a forge
+
+        h = self.h
+        if h.task.is_checkpoint and issues.decided(h, st):
+            return h.read()
+        if st.resume == Resume.ANSWER and h.cfg.pr_mode:
+            asked = questions.waiting(questions.load(h.paths, h.plan_name, h.task.id))
+            if asked is not None:
+                issues.answers(h, asked)
+        return h.read()
+
+    def _told_on_its_issue(self, st: TaskState) -> None:
+        """A task of a plan from issues that stopped (pull-request mode): its issue says why."""
+        h = self.h
+        if st.state in (State.FAILED, State.BLOCKED, State.TOO_BIG) and h.cfg.pr_mode and h.job.plan.issues:
+            from hive.engine import issues
+
+            issues.tell(h, st, issues.status_line(h, st))
 
     def _after(self, st: TaskState) -> bool | TaskFailed | None:
         """What the run does once an attempt (or a look at its PR) ended in `st`: the doit task's
@@ -263,14 +287,20 @@ class TaskRunner:
         h = self.h
         self._write_report()
         kind = checkpoint_kind(h.task)
-        return h.update(
+        forge = f", or `/approve` on issue #{h.task.id}" if h.job.plan.issues else ""
+        st = h.update(
             (State.PLANNED,),
             state=State.AWAITING_HUMAN,
             task_hash=h.task.text_hash,
             answer="",
-            reason=f"{kind}: answer with `{how_to_answer(h.key, h.task)}`",
+            reason=f"{kind}: answer with `{how_to_answer(h.key, h.task)}`{forge}",
             event=f"checkpoint reached ({kind})",
         )
+        if h.job.plan.issues:
+            from hive.engine import issues
+
+            st = issues.checkpoint_reached(h, st)
+        return st
 
     def _write_report(self) -> str:
         """The checkpoint report as things stand now: a run after the one that reached the
@@ -309,6 +339,14 @@ class TaskRunner:
         key = self.h.key
         if news:
             notify.task_stopped(self.h, st)
+            if (
+                st.state in (State.FAILED, State.BLOCKED, State.TOO_BIG)
+                and self.h.cfg.pr_mode
+                and self.h.job.plan.issues
+            ):
+                from hive.engine import issues
+
+                st = issues.tell(self.h, st, issues.status_line(self.h, st))
         if st.state == State.AWAITING_HUMAN and self.h.task.is_checkpoint:
             emit(f"\n{self._write_report()}\n")
         lines = [f"{key} is {st.state}: {st.reason}", STATES[State(st.state)].hint.format(key=key)]

@@ -167,6 +167,7 @@ class Hooks:
 
     stuck: Callable[[float], None] = lambda _idle: None  # no output for this long
     question: Callable[[Question], None] = lambda _q: None  # asked (unanswered), then answered
+    waiting: Callable[[Question], None] = lambda _q: None  # at each look while a question waits for its answer
 
 
 def wait(watch: Watch, hooks: Hooks = Hooks(), clock: Clock = SYSTEM_CLOCK) -> Outcome:
@@ -280,6 +281,8 @@ def _questions(watch: Watch, seen: _Seen, now: float, hooks: Hooks) -> None:
         hooks.question(waiting)
     seen.asking = waiting
     seen.told_to_end = questions.told_to_end(asked, watch.attempt)
+    if waiting is not None:
+        hooks.waiting(waiting)
 
 
 def _not_started(watch: Watch, seen: _Seen, now: float) -> Outcome | None:

@@ -78,6 +78,7 @@ class Plan:
     tasks: tuple[Task, ...] = field(default=())
     warnings: tuple[str, ...] = ()  # file:line: what looks wrong but is valid (shown, never fatal)
     review: str = ""  # front matter `review:`: the reviewer profile of its tasks ("none": no review)
+    issues: str = ""  # front matter `issues:`: drafted from the forge's issues by this query; each task ID an issue
 
     @property
     def approved(self) -> bool:

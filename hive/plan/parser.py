@@ -57,7 +57,7 @@ FIELDS = {
     "options": "options",
     "discovered from": "discovered_from",
 }
-FRONT_MATTER_KEYS = ("plan", "status", "agent", "review")
+FRONT_MATTER_KEYS = ("plan", "status", "agent", "review", "issues")
 CHECKPOINT_MARKER = "<!-- checkpoint -->"
 
 _HEADING = re.compile(r"^Task\s+([^\s:]+)\s*:\s*(.*?)\s*$")
@@ -136,6 +136,7 @@ def parse_plan(path: Path, text: str | None = None) -> tuple[Plan, list[str]]:
         status=status,
         agent=str(meta.get("agent") or ""),
         review=str(meta.get("review") or ""),
+        issues=str(meta.get("issues") or ""),
         title=title,
         context="\n".join(context_lines).strip(),
         tasks=tuple(tasks),
@@ -169,7 +170,7 @@ def _front_matter(path: Path, lines: list[str], problems: list[str]) -> tuple[di
         problems.append(f"{path}:{line}: malformed front matter: {getattr(e, 'problem', None) or e}")
         return {}, end + 1
     if not isinstance(meta, dict):
-        problems.append(f"{path}:2: front matter must be 'key: value' lines (plan, status, agent, review)")
+        problems.append(f"{path}:2: front matter must be 'key: value' lines (plan, status, agent, review, issues)")
         return {}, end + 1
     for key in meta:
         if key not in FRONT_MATTER_KEYS:

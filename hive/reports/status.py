@@ -70,7 +70,7 @@ class TaskStatus:
     answer: str = ""  # a checkpoint's or gate's answer ("approved", "choice: SQLite", "done")
     pr: int = 0  # its pull request's number (pull-request mode), 0: none
     pr_url: str = ""  # ... and its page on the forge
-    pr_ignored: tuple[str, ...] = ()  # what people without write access wrote on it: shown here, given to no agent
+    forge_ignored: tuple[str, ...] = ()  # what people without write access wrote on it: shown here, given to no agent
 
     @property
     def key(self) -> str:
@@ -177,7 +177,7 @@ def collect(
                     answer=st.answer if task.is_checkpoint else "",
                     pr=st.pr,
                     pr_url=st.pr_url,
-                    pr_ignored=st.pr_ignored,
+                    forge_ignored=st.forge_ignored,
                 )
             )
     return rows
@@ -374,7 +374,7 @@ def render(rows: list[TaskStatus], width: int = 30) -> str:
             )
         if r.pr:
             lines.append(f"  {'':<{key_w}}    PR #{r.pr}: {r.pr_url}")
-        for ignored in r.pr_ignored[-5:]:  # untrusted: shown to the human, never given to an agent
+        for ignored in r.forge_ignored[-5:]:  # untrusted: shown to the human, never given to an agent
             lines.append(f"  {'':<{key_w}}    ignored on the forge: {ignored}")
         if r.notes:  # the last thing its agent said of where it is (`hive note`)
             lines.append(f"  {'':<{key_w}}    note: {shown_note(r.notes[-1])}")

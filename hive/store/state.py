@@ -82,20 +82,27 @@ class TaskState:
     # its superseded attempts' branches (commits not in main) that Hive kept and has told of once
     kept_branches: tuple[str, ...] = ()
     # pull-request mode (engine/pullrequest.py): its PR, the commit Hive last pushed to its branch,
-    # the head a merge through the API was asked for (the intent), the reviews and comments given
-    # to its author already (each once), what people without write access wrote (shown, never
-    # given), whether it waits for a person now (a review, a decision) rather than for CI, whether
-    # a person was told it waits for a review, and the CI rounds sent back so far
+    # the head a merge through the API was asked for (the intent), the reviews and comments read
+    # on the forge already (each once: given to its author, or taken as a command), what people
+    # without write access wrote (shown, never given), whether it waits for a person now (a review,
+    # a decision) rather than for CI, whether a person was told it waits for a review, and the CI
+    # rounds sent back so far
     pr: int = 0
     pr_url: str = ""
     pr_pushed: str = ""
     pr_merging: str = ""
-    pr_read: tuple[int, ...] = ()
-    pr_ignored: tuple[str, ...] = ()
+    forge_read: tuple[int, ...] = ()
+    forge_ignored: tuple[str, ...] = ()
     pr_person: bool = False
     pr_posted: int = 0  # its reviews (of `reviews`) posted on the PR so far
     pr_told: bool = False
     ci_rounds: int = 0
+    # its issue on the forge (a plan drafted from issues, engine/issues.py): the one status comment
+    # Hive keeps there and what it says now, and since when its comments may answer a checkpoint
+    # (`forge_read` and `forge_ignored` hold the comments read there as well)
+    issue_comment: int = 0
+    issue_said: str = ""
+    forge_since: float = 0.0
 
     @property
     def key(self) -> str:
@@ -126,8 +133,8 @@ class TaskState:
         values["checks"] = tuple(CheckRun.from_json(c) for c in values.get("checks", ()))
         values["reviews"] = tuple(Review.from_json(r) for r in values.get("reviews", ()))
         values["kept_branches"] = tuple(values.get("kept_branches", ()))
-        values["pr_read"] = tuple(values.get("pr_read", ()))
-        values["pr_ignored"] = tuple(values.get("pr_ignored", ()))
+        values["forge_read"] = tuple(values.get("forge_read", ()))
+        values["forge_ignored"] = tuple(values.get("forge_ignored", ()))
         return cls(**values)
 
 
