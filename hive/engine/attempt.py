@@ -121,7 +121,7 @@ def start(h: TaskContext, st: TaskState, worker: Worker) -> TaskState:
         sandbox = launch.Sandbox(
             rules,
             h.paths.private_gitdir(plan, tid, attempt),
-            {st.branch: tip, h.cfg.main_branch: base},
+            {st.branch: tip, h.cfg.main_name: base},
             excludes,
             attempt=policy.Attempt(h.paths, plan, tid, attempt, wt, ()),
         )
@@ -270,7 +270,7 @@ def _brief(h: TaskContext, st: TaskState, wt: Path, resolve: Resolve | None = No
             key=h.key,
             attempt=st.attempt,
             branch=st.branch,
-            main_branch=h.cfg.main_branch,
+            main_branch=h.cfg.main_name,  # pull-request mode: the forge's base, as last fetched
             context_file=name,
             task=h.task,
             plan=h.job.plan,

@@ -65,7 +65,7 @@ def tell(h: TaskContext, st: TaskState, what: str) -> TaskState:
     if not (number and h.cfg.pr_mode and h.cfg.forge_comment) or st.issue_said == what:
         return st
     mark = f"<!-- hive:status {h.key} -->"
-    body = f"{mark}\n<sub>Hive keeps this comment up to date as task `{h.key}` moves on.</sub>\n\n{what}"
+    body = f"{mark}\n<sub>Hive keeps this comment up to date as task `{h.key}` moves on.</sub>\n\n{inert(what)}"
     try:
         forge = _forge(h)
         comment = st.issue_comment or _mine(forge, number, mark)
@@ -268,4 +268,10 @@ def decided(h: TaskContext, st: TaskState) -> bool:
 
 
 def _quoted(text: str) -> str:
-    return "\n".join(f"> {line}" if line else ">" for line in text.strip().splitlines())
+    return "\n".join(f"> {line}" if line else ">" for line in inert(text).strip().splitlines())
+
+
+def inert(text: str) -> str:
+    """Text an agent wrote (a reason, a question), made harmless in a comment: an @mention
+    notifies nobody, and it cannot open an HTML comment that hides what follows or fakes a mark."""
+    return text.replace("@", "@\u200b").replace("<!--", "&lt;!--")

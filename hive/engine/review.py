@@ -162,7 +162,7 @@ class Reviewer:
         return launch.Sandbox(
             policy.agent_rules(h.cfg, self.profile.state_paths, reach, env),
             h.paths.hive / "gitdirs" / t.name,
-            {st.branch: ask.merged, h.cfg.main_branch: ask.base},
+            {st.branch: ask.merged, h.cfg.main_name: ask.base},
             h.paths.excludes_file(h.plan_name, h.task.id, st.attempt),
             own=(t.signal.parent,),
             name=t.name,
@@ -202,7 +202,7 @@ class Reviewer:
             round=round_,
             task=h.task,
             plan=h.job.plan,
-            main_branch=h.cfg.main_branch,
+            main_branch=h.cfg.main_name,
             merged=ask.merged,
             base=ask.base,
             files=git.changed_files(h.root, ask.base, ask.merged),

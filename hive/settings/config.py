@@ -135,6 +135,11 @@ class Config:
             return f"refs/remotes/{self.forge_remote}/{self.base_branch}"
         return f"refs/heads/{self.main_branch}"
 
+    @property
+    def main_name(self) -> str:
+        """main_ref as agents' briefs name it and their git resolves it (`git merge origin/main`)."""
+        return f"{self.forge_remote}/{self.base_branch}" if self.pr_mode else self.main_branch
+
     def profile_name(self, plan_agent: str, task_agent: str) -> str:
         """The agent profile a task runs with: its own, else its plan's, else the default."""
         return task_agent or plan_agent or self.default_agent

@@ -15,6 +15,7 @@ from forge import Forge
 from forge.ci import CI
 from forge.fixture import TOKEN, forge_fixture  # noqa: F401 (the `forge` fixture)
 from playwright.sync_api import Page
+from test_notify import received, recorder
 from webserver import Web
 
 
@@ -41,7 +42,9 @@ fake: signal done
 """
 
 
-def test_a_task_becomes_a_pr_and_is_merged_through_the_api_when_green(repo, forge: Forge):
+@pytest.mark.parametrize("enterprise", [False, True], ids=["github.com", "enterprise-server"])
+def test_a_task_becomes_a_pr_and_is_merged_through_the_api_when_green(repo, forge: Forge, enterprise: bool):
+    forge.enterprise = enterprise  # GitHub Enterprise Server: the same API under https://HOST/api/v3
     env = pr_mode(repo, forge)
     repo.write_plan("p", ONE)
     r = repo.doit(env=env)
@@ -57,6 +60,7 @@ def test_a_task_becomes_a_pr_and_is_merged_through_the_api_when_green(repo, forg
     assert repo.file_on_main("hello.txt") == "hello\n", "the user's main fast-forwarded"
     st = repo.state("p", "1")
     assert st["state"] == "done" and st["pr"] == number
+    assert {c.prefixed for c in forge.calls} == {enterprise}, "every call under the api_url's path"
 
 
 def _brief(repo, task: str, attempt: int) -> str:
@@ -127,7 +131,8 @@ fake: signal done
 
 
 def test_changes_requested_inline_reach_the_author_and_an_approval_merges_it(repo, forge: Forge):
-    env = pr_mode(repo, forge, approvals=1)
+    told = repo.root.parent / "notified.jsonl"
+    env = pr_mode(repo, forge, approvals=1, extra=recorder(told))
     forge.users.update(alice="write", mallory="read")
     repo.write_plan("p", REVIEWED)
     with CI(forge, _all_green):
@@ -164,6 +169,8 @@ def test_changes_requested_inline_reach_the_author_and_an_approval_merges_it(rep
     assert repo.file_on_main("hello.txt") == "hello\n"
     assert forge.calls_to("POST", r"/repos/acme/shop/pulls") == 1
     assert forge.calls_to("PUT", r"/repos/acme/shop/pulls/1/merge") == 1
+    reviews = [e for e in received(told) if e["event"] == "pr_review"]
+    assert len(reviews) == 1 and reviews[0]["task"] == "p:1", "one notification for the PR waiting for a person"
 
 
 TWO = """
@@ -403,3 +410,36 @@ def test_pr_mode_without_a_token_says_so_before_any_agent_starts(repo, forge: Fo
     assert "nothing was started" in out
     assert "Traceback" not in out and "internal error" not in out
     assert repo.starts() == [], "no agent did work that could not be proposed"
+
+
+RESOLVED = """
+### Task 1: Write the shared file
+fake@1: write shared.txt from the task
+fake@1: commit the task writes shared
+fake@2: dump-context
+fake@2: git merge origin/main
+fake@2: write shared.txt from the task and a person
+fake@2: commit resolve the conflict with main
+fake: signal done
+"""
+
+
+def test_a_pr_that_no_longer_merges_gets_a_resolve_attempt_on_the_same_pr(repo, forge: Forge):
+    env = pr_mode(repo, forge, approvals=1)
+    forge.users["alice"] = "write"
+    repo.write_plan("p", RESOLVED)
+    assert repo.doit(env=env).returncode == 1, "waits for its review"
+    forge.push_commit("main", {"shared.txt": "from a person\n"}, "a person writes shared")
+    second = repo.doit(env=env)
+    assert second.returncode == 1, second.stdout  # resolved, pushed, and waiting for its review again
+    assert "PR #1: it conflicts with main" in second.stdout, second.stdout
+    brief = _brief(repo, "1", 2)
+    assert "your branch conflicts with `origin/main` — resolve it" in brief
+    assert "`git merge origin/main`" in brief
+    forge.review(1, "alice", "APPROVED")
+    third = repo.doit(env=env)
+    assert third.returncode == 0, third.stdout
+    shared = subprocess.run(["git", "-C", str(forge.remote), "show", "main:shared.txt"], capture_output=True, text=True)
+    assert shared.stdout == "from the task and a person\n"
+    assert [n for n, i in forge.issues.items() if i.pull] == [1], "the same PR"
+    assert repo.state("p", "1")["state"] == "done"

@@ -56,6 +56,7 @@ class Call:
     not_modified: bool = False  # ... and was answered 304
     token_ok: bool = False  # its Authorization header carried the forge's token
     billable: bool = False  # it counted against the rate limit
+    prefixed: bool = False  # it was asked under /api/v3, as GitHub Enterprise Server is
 
 
 class Forge(State):
@@ -165,7 +166,8 @@ class Forge(State):
     def answer(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
         split = urlsplit(target)
         path = re.sub("/+", "/", split.path)
-        if path == ENTERPRISE_PREFIX or path.startswith(ENTERPRISE_PREFIX + "/"):
+        prefixed = path == ENTERPRISE_PREFIX or path.startswith(ENTERPRISE_PREFIX + "/")
+        if prefixed:
             path = path[len(ENTERPRISE_PREFIX) :] or "/"
         path = path.rstrip("/") or "/"
         query = parse_qs(split.query)
@@ -173,6 +175,7 @@ class Forge(State):
             return self._log_download(method, path, query, headers)
         call = Call(method, path, {k: v for k, v in query.items() if k != "access_token"})
         call.conditional = "if-none-match" in headers or "if-modified-since" in headers
+        call.prefixed = prefixed
         with self._lock:
             self.calls.append(call)  # at once: a test can see a call that is still being answered
         reply = self._checked(call, self._api(call, headers, raw))
