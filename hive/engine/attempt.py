@@ -353,6 +353,10 @@ def _question(h: TaskContext, q: Question) -> None:
     if q.answered:
         h.update(None, event=f"answered: question {q.number}")
         say(f"{h.key}: answered — its agent goes on")
+        if h.cfg.pr_mode:
+            from hive.engine import issues
+
+            issues.answered(h, q)
         return
     h.update(None, event=f"asked: {q.text}")
     options = f" (options: {', '.join(q.options)})" if q.options else ""

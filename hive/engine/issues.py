@@ -132,10 +132,16 @@ def _epoch(stamp: str) -> float:
 
 
 def _reply(h: TaskContext, forge: base.Forge, number: int, text: str) -> None:
+    _post(h, forge, number, f"**Hive** · `{h.key}` · {text}", "its reply")
+
+
+def _post(h: TaskContext, forge: base.Forge | None, number: int, body: str, what: str) -> None:
+    """A comment on issue or PR `number`; a forge that refuses it is said, not raised: the task
+    goes on without it."""
     try:
-        forge.comment(number, f"**Hive** · `{h.key}` · {text}")
+        (forge or _forge(h)).comment(number, body)
     except (ForgeError, HiveError) as e:
-        say(f"{h.key}: warning: could not reply on #{number}: {e}")
+        say(f"{h.key}: warning: could not post {what} on #{number}: {e}")
 
 
 # --- questions -------------------------------------------------------------------------------------
@@ -159,10 +165,7 @@ def ask(h: TaskContext, st: TaskState, q: Question) -> None:
         f"comment: `/answer <option>` or `/answer <your words>`. Or, where Hive runs: "
         f"`{questions.answer_command(h.key, q)}`."
     )
-    try:
-        _forge(h).comment(number, body)
-    except (ForgeError, HiveError) as e:
-        say(f"{h.key}: warning: could not post its question on #{number}: {e}")
+    _post(h, None, number, body, "its question")
 
 
 def answers(h: TaskContext, q: Question) -> None:
@@ -200,6 +203,34 @@ def answers(h: TaskContext, q: Question) -> None:
         return
 
 
+def answered(h: TaskContext, q: Question) -> None:
+    """The question is answered (here or there): its comment on the forge says so and with what,
+    so nobody answers it again, and a collaborator's `/answer` that came too late is told it was
+    not taken."""
+    st = h.read()
+    number = where_asked(h, st)
+    if not number or not q.answered:
+        return
+    try:
+        forge = _forge(h)
+        mark = f"<!-- hive:question {h.key} {q.number} -->"
+        comment = next(
+            (c for c in forge.comments(number) if c.user == forge.whoami() and c.body.startswith(mark)), None
+        )
+        if comment is not None and "**Answered:**" not in comment.body:
+            forge.edit_comment(comment.id, f"{comment.body}\n\n**Answered:** {inert(q.shown_answer())}")
+        late, _ = _commands(h, forge, number, q.asked_at - 1, st, ("answer",))
+    except (ForgeError, HiveError) as e:
+        say(f"{h.key}: warning: could not mark question {q.number} answered on #{number}: {e}")
+        return
+    for command in late:
+        if not _took_it_before(
+            h, q, next((o for o in q.options if o.casefold() == command.text.casefold()), command.text)
+        ):
+            _reply(h, forge, number, f"@{command.user}: not taken — question {q.number} was answered already")
+        done(h, command)
+
+
 def _took_it_before(h: TaskContext, q: Question, said: str) -> bool:
     now = next((a for a in questions.load(h.paths, h.plan_name, h.task.id) if a.number == q.number), None)
     return now is not None and now.answered and (now.choice or now.answer) == said
@@ -231,10 +262,7 @@ def checkpoint_reached(h: TaskContext, st: TaskState) -> TaskState:
         f"A collaborator with write access answers with a comment: `/approve`, or `/reject <what is wrong>` "
         f"(the task before it runs again, told why). Or, where Hive runs: `hive approve {h.key}`."
     )
-    try:
-        _forge(h).comment(number, body)
-    except (ForgeError, HiveError) as e:
-        say(f"{h.key}: warning: could not post on issue #{number}: {e}")
+    _post(h, None, number, body, "how to answer the checkpoint")
     return h.update(None, forge_since=time.time() - 1)
 
 

@@ -258,3 +258,23 @@ def test_kill9_right_after_an_answer_from_the_forge_records_it_once_and_goes_on(
     assert len(answers) == 1, answers
     questions = [c for c in forge.comments.values() if c.issue == number and "hive:question" in c.body]
     assert len(questions) == 1, "asked once on the forge"
+
+
+def test_an_answer_from_the_terminal_first_wins_and_its_question_on_the_forge_says_so(repo, forge: Forge):
+    env = on_the_forge(repo, forge, pr=True)
+    number = forge.open_issue("Pick the database", ASKS, ["hive"])
+    _, path = _draft(repo, env)
+    assert repo.hive("approve", str(path.relative_to(repo.root)), env=env).returncode == 0
+
+    def question() -> list:
+        return [c for c in forge.comments.values() if c.issue == number and "hive:question" in c.body]
+
+    with CI(forge, _green):
+        run = repo.start_doit(env=env)
+        wait_for(question, timeout=60, what="the question posted on its issue")
+        said = repo.hive("answer", f"issues-hive:{number}", "--choice", "SQLite", env=env)
+        assert said.returncode == 0, said.stdout + said.stderr
+        forge.comment(number, "alice", "/answer Postgres")  # too late: the terminal was first
+        assert run.wait(timeout=120) == 0, run.output()
+    assert repo.file_on_main("db.txt") == "SQLite\n", "the first answer recorded wins"
+    assert "**Answered:** SQLite" in question()[0].body
