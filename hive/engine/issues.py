@@ -101,7 +101,7 @@ def _commands(
     again, and acting twice records nothing twice (the answer file is made exclusively)."""
     me = forge.whoami()
     found, read, ignored = [], list(st.forge_read), list(st.forge_ignored)
-    for c in forge.comments(number):
+    for c in forge.comments(number, since):
         if c.id in st.forge_read or c.user == me or _epoch(c.created_at) < since:
             continue
         m = _COMMAND.match(c.body)

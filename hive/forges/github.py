@@ -5,6 +5,7 @@ Every GET is conditional (hive.forges.http): asked again, an unchanged answer co
 from __future__ import annotations
 
 import re
+import time
 import urllib.parse
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -158,8 +159,11 @@ class GitHub:
     def review_comments(self, number: int) -> list[ReviewComment]:
         return [_review_comment(c) for c in self.client.pages(f"{self._repo}/pulls/{number}/comments")]
 
-    def comments(self, number: int) -> list[Comment]:
-        return [_comment(c) for c in self.client.pages(f"{self._repo}/issues/{number}/comments")]
+    def comments(self, number: int, since: float = 0.0) -> list[Comment]:
+        """The conversation's comments, oldest first; with `since` (epoch seconds) only those
+        made or edited since then (GitHub's `since=`: a shorter answer to read and keep)."""
+        params = {"since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since))} if since else None
+        return [_comment(c) for c in self.client.pages(f"{self._repo}/issues/{number}/comments", params)]
 
     def post_review(self, number: int, event: str, body: str, commit: str) -> None:
         self.client.request(
