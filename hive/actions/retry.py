@@ -10,7 +10,7 @@ from hive.lifecycle import RETRYABLE, Resume, State
 from hive.store.files import FileLock
 from hive.store.names import parse_key
 from hive.store.paths import Paths
-from hive.store.state import StateStore
+from hive.store.state import NEW_PR, StateStore
 
 
 def _waits(root: Path, plan_name: str, task_id: str) -> str:
@@ -60,6 +60,8 @@ def retry(root: Path, key: str, force: bool = False) -> str:
         resume=resume,
         merging="",
         event="retry requested",
+        # its CI gets its rounds again; a done task opened again is new work: a new PR
+        **(NEW_PR if st.state == State.DONE else {"ci_rounds": 0}),
     )
     then = next_run(paths, "merges it again" if resume else "runs it again")
     return f"{key}: re-opened ({st.state} → planned); {then}"

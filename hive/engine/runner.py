@@ -33,7 +33,7 @@ from hive.store import questions
 from hive.store.files import FileLock, atomic_write
 from hive.store.paths import Paths
 from hive.store.questions import asked_lines
-from hive.store.state import TaskState, history_entry
+from hive.store.state import NEW_PR, TaskState, history_entry
 
 __all__ = ["Job", "run_doit_task"]
 
@@ -255,6 +255,7 @@ class TaskRunner:
                 # the next attempt's brief says why it runs again
                 history=(*st.history, history_entry(st, Ended.REOPENED, d.reopen)) if st.attempt else st.history,
                 event=f"reopened: {d.reopen}",
+                **(NEW_PR if st.state == State.DONE else {}),
             )
             say(f"{h.key}: re-opened because {d.reopen}")
         return st

@@ -43,6 +43,20 @@ class HistoryEntry(TypedDict, total=False):
 _RENAMED = {"pane_pid": "agent_token", "attempts": "attempts_used"}
 
 
+# A done task opened again (edited, or `hive retry --force`) is a new piece of work: in
+# pull-request mode a new PR, whose rounds are counted afresh (engine/pullrequest.py).
+NEW_PR: dict[str, Any] = {
+    "pr": 0,
+    "pr_url": "",
+    "pr_pushed": "",
+    "pr_merging": "",
+    "pr_person": False,
+    "pr_told": False,
+    "ci_rounds": 0,
+    "issue_said": "",
+}
+
+
 @dataclass(frozen=True)
 class TaskState:
     plan: str

@@ -443,3 +443,20 @@ def test_a_pr_that_no_longer_merges_gets_a_resolve_attempt_on_the_same_pr(repo, 
     assert shared.stdout == "from the task and a person\n"
     assert [n for n, i in forge.issues.items() if i.pull] == [1], "the same PR"
     assert repo.state("p", "1")["state"] == "done"
+
+
+def test_a_done_task_run_again_opens_a_new_pr_and_never_takes_the_old_merge_for_its_own(repo, forge: Forge):
+    env = pr_mode(repo, forge)
+    repo.write_plan("p", ONE)
+    assert repo.doit(env=env).returncode == 0
+    repo.write_plan("p", ONE.replace("write hello.txt hello", "write hello.txt hello again"))
+    r = repo.doit(env=env)  # the edited task re-opens
+    assert r.returncode == 0, r.stdout
+    pulls = sorted(n for n, i in forge.issues.items() if i.pull)
+    assert len(pulls) == 2 and all(forge.issues[n].pull.merged_at for n in pulls), "a second PR, merged"
+    assert repo.file_on_main("hello.txt") == "hello again\n"
+    assert repo.state("p", "1")["pr"] == pulls[1]
+    assert repo.state("p", "1")["ci_rounds"] == 0
+    assert repo.hive("retry", "--force", "p:1", env=env).returncode == 0
+    again = repo.state("p", "1")
+    assert (again["pr"], again["pr_url"], again["ci_rounds"]) == (0, "", 0), "a new PR to come"

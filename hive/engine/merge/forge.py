@@ -62,7 +62,7 @@ class ForgePR:
         body = self.describe() if self.describe is not None else self.body
         try:
             pr = self.forge.find_pr(self.head)
-            if pr is None:
+            if pr is None or pr.merged:  # none yet, or the branch's last one landed: a task run again
                 pr = self.forge.open_pr(self.head, self.base, self.title, body)
                 crash_point("after-pr-open")
             elif pr.state == "closed" and not pr.merged:
