@@ -11,7 +11,7 @@ from typing import Any
 
 from hive import logcap
 from hive.adapters import worktrees
-from hive.engine import hold, pullrequest
+from hive.engine import hold
 from hive.engine.attempt import retire_worktree, spare_for, worktree_for_merge
 from hive.engine.bringback import bring_back, drop_private_gitdirs
 from hive.engine.limits import pause_profile, pause_until
@@ -120,13 +120,15 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None, 
         ),
     )
 
-    forge = pullrequest.connect(h) if h.cfg.pr_mode else None
-    if forge is not None:
+    if h.cfg.pr_mode:  # the forge's client loads in pull-request mode only
+        from hive.engine import pullrequest
+
+        forge = pullrequest.connect(h)
         req = replace(req, publisher=pullrequest.publisher(h, st, forge))
     records = _Records(h, st, outcome.reason)
     result = merge(req, records.recorders())
     st = records.st
-    if result.status == MergeStatus.PROPOSED and forge is not None:
+    if result.status == MergeStatus.PROPOSED and h.cfg.pr_mode:
         st = pullrequest.proposed(h, st, result, forge)
         if st.state == State.DONE:
             tidy_up(h, st, spare)
