@@ -4,6 +4,7 @@ environment per process."""
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -31,3 +32,15 @@ def environment() -> jinja2.Environment:
 
 def render(template: str, **values: object) -> str:
     return environment().get_template(template).render(**values)
+
+
+def fence(text: str, least: int = 3) -> str:
+    """A code fence (at least `least` backticks) longer than any run of backticks in `text`: what
+    it holds cannot close it, nor make a heading or a field of the markdown around it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(least, longest + 1)
+
+
+def quoted(text: str) -> str:
+    """`text` as a markdown quote, each line under `> ` (a quote of nothing says so)."""
+    return "\n".join(f"> {line}" if line else ">" for line in (text.strip() or "(no text)").splitlines())

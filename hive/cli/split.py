@@ -8,7 +8,6 @@ a planner already wrote (the user may have fixed them by hand)."""
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from hive.lifecycle import State
 from hive.plan import split
 from hive.plan.parser import parse_plan
 from hive.project import Project, load_project
-from hive.render import render
+from hive.render import fence, render
 from hive.store import names
 from hive.store.files import atomic_write
 from hive.store.names import parse_key
@@ -72,7 +71,6 @@ def start(target: Target, project: Project) -> PlanningSession:
     plan, _ = parse_plan(target.plan_file)
     task = plan.task(task_id)
     section = "\n".join(target.plan_file.read_text(encoding="utf-8").splitlines()[task.line - 1 : task.end]).strip()
-    longest = max((len(run) for run in re.findall(r"`+", section)), default=0)
     first, second = split.new_ids(task_id, 2)
     paths.planning_file(target.slug, "proposed").unlink(missing_ok=True)
     atomic_write(
@@ -87,7 +85,7 @@ def start(target: Target, project: Project) -> PlanningSession:
             branch=st.branch,
             fragment=target.shown(target.tasks_file),
             section=section,
-            fence="`" * max(3, longest + 1),  # the task's own code blocks stay inside it
+            fence=fence(section),  # the task's own code blocks stay inside it
             first=first,
             second=second,
             depends_on=task.depends_on,

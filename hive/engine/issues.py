@@ -28,6 +28,7 @@ from hive.errors import HiveError
 from hive.forges import base
 from hive.forges.http import ForgeError
 from hive.output import say
+from hive.render import quoted
 from hive.store import questions
 from hive.store.questions import Question
 from hive.store.state import TaskState
@@ -296,7 +297,7 @@ def decided(h: TaskContext, st: TaskState) -> bool:
 
 
 def _quoted(text: str) -> str:
-    return "\n".join(f"> {line}" if line else ">" for line in inert(text).strip().splitlines())
+    return quoted(inert(text))
 
 
 def inert(text: str) -> str:

@@ -22,6 +22,7 @@ import networkx as nx
 from hive.errors import HiveError
 from hive.forges.base import WRITE, Forge, Issue
 from hive.output import plain
+from hive.render import fence
 from hive.store import names
 
 _DEPENDS = re.compile(r"^\s*[-*]?\s*(?:depends\s+on|blocked\s+by)\b[\s:]*(.*)$", re.IGNORECASE | re.MULTILINE)
@@ -168,23 +169,19 @@ def _task(forge: Forge, issue: Issue, deps: list[int], profiles: set[str], warni
     title = " ".join(plain(issue.title).split())[:200] or f"Issue {issue.number}"
     body = issue.body.replace("\r\n", "\n")  # as the web form sends it; a plan's lines end in \n
     body = body[:-1] if body.endswith("\n") else body  # the fence's own line ends it
-    fence = "`" * max(4, _longest_backticks(body) + 1)
+    around = fence(body, least=4)
     lines = [
         f"### Task {issue.number}: {title}",
         *fields,
         "",
         f"Issue #{issue.number} on the forge, written by @{issue.user} ({issue.url}) — quoted as written:",
         "",
-        f"{fence}text",
+        f"{around}text",
         body,
-        fence,
+        around,
         "",
     ]
     return "\n".join(lines)
-
-
-def _longest_backticks(text: str) -> int:
-    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def _header(forge: Forge, query_text: str, closed: list[int], elsewhere: list[int]) -> str:
