@@ -123,7 +123,7 @@ def _merge(h: TaskContext, st: TaskState, outcome: Outcome, spare: Path | None, 
     if h.cfg.pr_mode:  # the forge's client loads in pull-request mode only
         from hive.engine import pullrequest
 
-        forge = pullrequest.connect(h)
+        forge = h.forge()
         req = replace(req, publisher=pullrequest.publisher(h, st, forge))
     records = _Records(h, st, outcome.reason)
     result = merge(req, records.recorders())

@@ -50,12 +50,6 @@ def issue_of(h: TaskContext) -> int:
     return int(h.task.id) if h.job.plan.issues and h.task.id.isdigit() else 0
 
 
-def _forge(h: TaskContext) -> base.Forge:
-    from hive import forges
-
-    return forges.connect(h.cfg, h.root, h.paths.hive / "forge")
-
-
 # --- its status, one comment ------------------------------------------------------------------------
 
 
@@ -68,7 +62,7 @@ def tell(h: TaskContext, st: TaskState, what: str) -> TaskState:
     mark = f"<!-- hive:status {h.key} -->"
     body = f"{mark}\n<sub>Hive keeps this comment up to date as task `{h.key}` moves on.</sub>\n\n{inert(what)}"
     try:
-        forge = _forge(h)
+        forge = h.forge()
         comment = st.issue_comment or _mine(forge, number, mark)
         if comment:
             forge.edit_comment(comment, body)
@@ -132,15 +126,15 @@ def _epoch(stamp: str) -> float:
         return 0.0
 
 
-def _reply(h: TaskContext, forge: base.Forge, number: int, text: str) -> None:
-    _post(h, forge, number, f"**Hive** · `{h.key}` · {text}", "its reply")
+def _reply(h: TaskContext, number: int, text: str) -> None:
+    _post(h, number, f"**Hive** · `{h.key}` · {text}", "its reply")
 
 
-def _post(h: TaskContext, forge: base.Forge | None, number: int, body: str, what: str) -> None:
+def _post(h: TaskContext, number: int, body: str, what: str) -> None:
     """A comment on issue or PR `number`; a forge that refuses it is said, not raised: the task
     goes on without it."""
     try:
-        (forge or _forge(h)).comment(number, body)
+        h.forge().comment(number, body)
     except (ForgeError, HiveError) as e:
         say(f"{h.key}: warning: could not post {what} on #{number}: {e}")
 
@@ -166,7 +160,7 @@ def ask(h: TaskContext, st: TaskState, q: Question) -> None:
         f"comment: `/answer <option>` or `/answer <your words>`. Or, where Hive runs: "
         f"`{questions.answer_command(h.key, q)}`."
     )
-    _post(h, None, number, body, "its question")
+    _post(h, number, body, "its question")
 
 
 def answers(h: TaskContext, q: Question) -> None:
@@ -178,14 +172,14 @@ def answers(h: TaskContext, q: Question) -> None:
     if not number:
         return
     try:
-        forge = _forge(h)
+        forge = h.forge()
         found, st = _commands(h, forge, number, q.asked_at - 1, st, ("answer",))
     except (ForgeError, HiveError) as e:
         say(f"{h.key}: warning: could not read the answers on #{number}: {e}")
         return
     for command in found:
         if not command.text:
-            _reply(h, forge, number, f"@{command.user}: `/answer` needs the answer after it")
+            _reply(h, number, f"@{command.user}: `/answer` needs the answer after it")
             done(h, command)
             continue
         choice = next((o for o in q.options if o.casefold() == command.text.casefold()), "")
@@ -194,11 +188,11 @@ def answers(h: TaskContext, q: Question) -> None:
             questions.answer(h.paths, h.plan_name, h.task.id, "" if choice else command.text, choice)
         except HiveError as e:
             if not _took_it_before(h, q, said):  # else: taken before a crash kept it from being recorded
-                _reply(h, forge, number, f"@{command.user}: not taken — {e}")
+                _reply(h, number, f"@{command.user}: not taken — {e}")
             done(h, command)
             return
         crash_point("after-forge-answer")
-        _reply(h, forge, number, f"took @{command.user}'s answer to question {q.number}: {said}")
+        _reply(h, number, f"took @{command.user}'s answer to question {q.number}: {said}")
         done(h, command)
         say(f"{h.key}: question {q.number} answered on the forge by @{command.user}")
         return
@@ -213,7 +207,7 @@ def answered(h: TaskContext, q: Question) -> None:
     if not number or not q.answered:
         return
     try:
-        forge = _forge(h)
+        forge = h.forge()
         mark = f"<!-- hive:question {h.key} {q.number} -->"
         comment = next(
             (c for c in forge.comments(number) if c.user == forge.whoami() and c.body.startswith(mark)), None
@@ -228,7 +222,7 @@ def answered(h: TaskContext, q: Question) -> None:
         if not _took_it_before(
             h, q, next((o for o in q.options if o.casefold() == command.text.casefold()), command.text)
         ):
-            _reply(h, forge, number, f"@{command.user}: not taken — question {q.number} was answered already")
+            _reply(h, number, f"@{command.user}: not taken — question {q.number} was answered already")
         done(h, command)
 
 
@@ -263,7 +257,7 @@ def checkpoint_reached(h: TaskContext, st: TaskState) -> TaskState:
         f"A collaborator with write access answers with a comment: `/approve`, or `/reject <what is wrong>` "
         f"(the task before it runs again, told why). Or, where Hive runs: `hive approve {h.key}`."
     )
-    _post(h, None, number, body, "how to answer the checkpoint")
+    _post(h, number, body, "how to answer the checkpoint")
     return h.update(None, forge_since=time.time() - 1)
 
 
@@ -276,7 +270,7 @@ def decided(h: TaskContext, st: TaskState) -> bool:
     if not number or not st.forge_since:
         return False
     try:
-        forge = _forge(h)
+        forge = h.forge()
         found, st = _commands(h, forge, number, st.forge_since, st, ("approve", "reject"))
     except (ForgeError, HiveError) as e:
         say(f"{h.key}: warning: could not read issue #{number}: {e}")
@@ -286,11 +280,11 @@ def decided(h: TaskContext, st: TaskState) -> bool:
         try:
             said = approve_task(h.root, h.key, reject=reject)
         except HiveError as e:
-            _reply(h, forge, number, f"@{command.user}: not taken — {e}")
+            _reply(h, number, f"@{command.user}: not taken — {e}")
             done(h, command)
             continue
         done(h, command)
-        _reply(h, forge, number, f"@{command.user}: {said}")
+        _reply(h, number, f"@{command.user}: {said}")
         say(f"{h.key}: answered on the forge by @{command.user}: /{command.verb}")
         return True
     return False

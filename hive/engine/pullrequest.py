@@ -73,12 +73,6 @@ class Look:
     watch: tuple[str, ...] = ("pr",)  # what may change it next, one of them asked each poll (Forge.changed)
 
 
-def connect(h: TaskContext) -> base.Forge:
-    from hive import forges
-
-    return forges.connect(h.cfg, h.root, h.paths.hive / "forge")
-
-
 def publisher(h: TaskContext, st: TaskState, forge: base.Forge) -> ForgePR:
     """Where the merge step proposes the task: its branch `hive/<plan>/<ID>` against `[forge] base`."""
     head = names.forge_branch(h.plan_name, h.task.id)
@@ -196,7 +190,7 @@ def follow(h: TaskContext, st: TaskState, forge: base.Forge) -> TaskState:
             said = look.why
             say(f"{h.key}: {look.why}")
         polls += 1
-        crashsafe.pause(h.cfg.forge_poll * _slower(forge))
+        crashsafe.pause(h.cfg.forge_poll * forge.poll_factor())
 
 
 def _changed(forge: base.Forge, st: TaskState, last: Look | None, polls: int) -> bool:
@@ -209,11 +203,6 @@ def _changed(forge: base.Forge, st: TaskState, last: Look | None, polls: int) ->
         return True  # no CI showed up for it: green as far as the forge says
     watch = [w for w in last.watch if w != "grace"]
     return forge.changed(st.pr, last.pr.head_sha, watch[polls % len(watch)])
-
-
-def _slower(forge: base.Forge) -> float:
-    budget = getattr(getattr(forge, "client", None), "budget", None)
-    return float(budget().poll_factor()) if callable(budget) else 1.0
 
 
 def _act(h: TaskContext, st: TaskState, forge: base.Forge, look: Look) -> TaskState:

@@ -193,7 +193,7 @@ class TaskRunner:
 
         h = self.h
         say(f"{h.key}: looking at PR #{st.pr} ({st.reason})")
-        st = pullrequest.follow(h, st, pullrequest.connect(h))
+        st = pullrequest.follow(h, st, h.forge())
         if st.state == State.DONE:
             tidy_up(h, st)
         return st

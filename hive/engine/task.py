@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hive.agent_clis.profile import AgentProfile
 from hive.engine.job import Job
@@ -19,6 +19,9 @@ from hive.sandbox import policy
 from hive.store import names
 from hive.store.paths import Paths
 from hive.store.state import StaleState, StateStore, TaskState
+
+if TYPE_CHECKING:
+    from hive.forges.base import Forge
 
 __all__ = ["Job", "TaskContext", "Worker"]
 
@@ -51,6 +54,17 @@ class TaskContext:
         self.plan_name = job.plan.name
         self.main_ref = self.cfg.main_ref  # in PR mode the forge's base, as last fetched
         self.executor: Executor = executor(self.cfg.executor, self.cfg, self.root)
+        self._forge: Forge | None = None
+
+    def forge(self) -> Forge:
+        """The forge this task's PR and issue are on (pull-request mode, plans from issues): made
+        once per task run, so what it learnt (whose comments are Hive's, who may write) and the
+        token's lookup (`gh auth token`, a process) are not done again at each look."""
+        if self._forge is None:
+            from hive import forges  # its client loads only where a task is on a forge
+
+            self._forge = forges.connect(self.cfg, self.root, self.paths.hive / "forge")
+        return self._forge
 
     @property
     def hive_command(self) -> str:

@@ -137,6 +137,10 @@ class GitHub:
         }.get(watch, (f"{self._repo}/pulls/{number}", None))
         return self.client.get(*path).changed
 
+    def poll_factor(self) -> float:
+        """How much slower than `[forge] poll` to look, as the hour's budget falls."""
+        return self.client.budget().poll_factor()
+
     def looking(self) -> AbstractContextManager[None]:
         return self.client.one_look()
 
