@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hive import forges
 from hive.adapters import git
 from hive.checks import Check, fail, ok
 from hive.errors import CommandError, HiveError
-from hive.forges import FORGES, repository_of, token
+from hive.forges import token
 from hive.forges.base import Forge
 from hive.forges.http import ForgeError
 from hive.settings.config import Config
@@ -29,7 +30,7 @@ def forge_checks(root: Path, config: Config, state: Path) -> list[Check]:
             )
         ]
     checks = [ok("forge token", f"from {found.source} (Hive's own requests only: no agent or check sees it)")]
-    url = git.git(root, "remote", "get-url", config.forge_remote, check=False).stdout.strip()
+    url = forges.remote_url(root, config.forge_remote)
     if not url:
         return checks + [
             fail(
@@ -38,7 +39,7 @@ def forge_checks(root: Path, config: Config, state: Path) -> list[Check]:
                 f"`git remote add {config.forge_remote} <the repository's URL>`, or set [forge] remote",
             )
         ]
-    repository = config.forge_repository or repository_of(url)
+    repository = forges.repository_for(config, url)
     if not repository:
         return checks + [
             fail(
@@ -47,7 +48,12 @@ def forge_checks(root: Path, config: Config, state: Path) -> list[Check]:
                 'set [forge] repository = "owner/name" in .hive/config.toml',
             )
         ]
-    forge = FORGES[config.forge_kind](config.forge_api_url, repository, found.value, state)
+    try:
+        forge = forges.make(config, repository, found.value, state)
+    except HiveError as e:
+        return checks + [
+            fail("forge kind", str(e), '[forge] kind = "github" (GitHub Enterprise Server too, by api_url)')
+        ]
     return checks + _reached(root, config, forge, repository)
 
 

@@ -49,21 +49,33 @@ def repository_of(url: str) -> str:
 def connect(config: Config, root: Path, state: Path) -> Forge:
     """The forge `[forge]` names, reached with the user's token; a HiveError that says what to set
     when there is no token, or no repository to talk about."""
-    if config.forge_kind not in FORGES:
-        raise HiveError(f"[forge] kind = {config.forge_kind!r} is not a forge Hive knows; known: {', '.join(FORGES)}")
     found = token.find()
     if not found:
         raise HiveError(NO_TOKEN)
-    repository = config.forge_repository or repository_of(_remote_url(root, config.forge_remote))
+    repository = repository_for(config, remote_url(root, config.forge_remote))
     if not repository:
         raise HiveError(
             f'cannot tell which repository on the forge: set [forge] repository = "owner/name" in '
             f".hive/config.toml (remote {config.forge_remote!r} names none)"
         )
-    return FORGES[config.forge_kind](config.forge_api_url, repository, found.value, state)
+    return make(config, repository, found.value, state)
 
 
-def _remote_url(root: Path, remote: str) -> str:
+def make(config: Config, repository: str, value: str, state: Path) -> Forge:
+    """The forge of `[forge] kind` for `repository`, with the token `value` (a HiveError for a
+    kind Hive does not know)."""
+    if config.forge_kind not in FORGES:
+        raise HiveError(f"[forge] kind = {config.forge_kind!r} is not a forge Hive knows; known: {', '.join(FORGES)}")
+    return FORGES[config.forge_kind](config.forge_api_url, repository, value, state)
+
+
+def repository_for(config: Config, url: str) -> str:
+    """owner/name: `[forge] repository`, else what the remote's `url` names ("" if neither)."""
+    return config.forge_repository or repository_of(url)
+
+
+def remote_url(root: Path, remote: str) -> str:
+    """The URL of the repository's `remote` ("" when it has none)."""
     from hive.adapters import git
 
     return git.git(root, "remote", "get-url", remote, check=False).stdout.strip()

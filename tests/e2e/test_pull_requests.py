@@ -372,6 +372,11 @@ def test_doctor_checks_the_token_the_repository_push_access_and_the_base_branch(
     lost = repo.hive("doctor", env=env).stdout
     assert "✗ forge repository: acme/nope" in lost and "not found, or the token cannot see it" in lost, lost
 
+    cfg.write_text(cfg.read_text().replace("[forge]\n", '[forge]\nkind = "gitlab"\n'))
+    unknown = repo.hive("doctor", env=env)
+    assert "✗ forge kind: [forge] kind = 'gitlab' is not a forge Hive knows; known: github" in unknown.stdout
+    assert "Traceback" not in unknown.stdout + unknown.stderr
+
 
 AGENT_REVIEWED = """
 ### Task 1: Write the greeting
