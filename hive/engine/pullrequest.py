@@ -71,6 +71,7 @@ class Look:
     seen: tuple[int, ...] = ()  # CHANGES: the ids of the reviews and comments it gives the author
     ignored: tuple[str, ...] = field(default=())  # what people without write access wrote (shown, not given)
     watch: tuple[str, ...] = ("pr",)  # what may change it next, one of them asked each poll (Forge.changed)
+    no_ci: bool = False  # WAIT: no check has shown up on its head yet (green after CI_GRACE polls)
 
 
 def publisher(h: TaskContext, st: TaskState, forge: base.Forge) -> ForgePR:
@@ -199,10 +200,9 @@ def _changed(forge: base.Forge, st: TaskState, last: Look | None, polls: int) ->
     touches costs one free request per poll, however many things a look reads."""
     if last is None or last.pr is None:
         return True
-    if last.found == Found.WAIT and "grace" in last.watch and polls >= CI_GRACE:
+    if last.found == Found.WAIT and last.no_ci and polls >= CI_GRACE:
         return True  # no CI showed up for it: green as far as the forge says
-    watch = [w for w in last.watch if w != "grace"]
-    return forge.changed(st.pr, last.pr.head_sha, watch[polls % len(watch)])
+    return forge.changed(st.pr, last.pr.head_sha, last.watch[polls % len(last.watch)])
 
 
 def _act(h: TaskContext, st: TaskState, forge: base.Forge, look: Look) -> TaskState:
@@ -253,11 +253,11 @@ def _look(h: TaskContext, st: TaskState, forge: base.Forge, polls: int) -> Look:
         text, seen, more = _changes_text(forge, pr, new, st.forge_read)
         return Look(Found.CHANGES, f"{n}: changes requested by @{new[-1].user}", pr, text, seen, ignored + more)
     if checks.pending or (not checks.runs and polls < CI_GRACE):
-        pending = checks.pending or [base.CheckRun("", "", "", ""), base.CheckRun("", "", "", "", status_api=True)]
-        watch = (*dict.fromkeys("statuses" if c.status_api else "checks" for c in pending), "pr")
-        return Look(
-            Found.WAIT, f"{n}: checks running", pr, ignored=ignored, watch=watch + (() if checks.runs else ("grace",))
-        )
+        if checks.pending:  # the kinds of check still running, and the PR itself
+            watch = (*dict.fromkeys("statuses" if c.status_api else "checks" for c in checks.pending), "pr")
+        else:  # no CI yet: it may come as a check run or as a status
+            watch = ("checks", "statuses", "pr")
+        return Look(Found.WAIT, f"{n}: checks running", pr, ignored=ignored, watch=watch, no_ci=not checks.runs)
     return _decided(h, pr, reviews, ignored)
 
 
