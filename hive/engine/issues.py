@@ -63,7 +63,10 @@ def tell(h: TaskContext, st: TaskState, what: str) -> TaskState:
     body = f"{mark}\n<sub>Hive keeps this comment up to date as task `{h.key}` moves on.</sub>\n\n{inert(what)}"
     try:
         forge = h.forge()
-        comment = st.issue_comment or _mine(forge, number, mark)
+        comment = st.issue_comment
+        if not comment:  # made before a crash kept it from being recorded?
+            found = _mine(forge, number, mark)
+            comment = found.id if found else 0
         if comment:
             forge.edit_comment(comment, body)
         else:
@@ -74,9 +77,10 @@ def tell(h: TaskContext, st: TaskState, what: str) -> TaskState:
     return h.update(None, issue_comment=comment, issue_said=what)
 
 
-def _mine(forge: base.Forge, number: int, mark: str) -> int:
+def _mine(forge: base.Forge, number: int, mark: str) -> base.Comment | None:
+    """Hive's own comment on `number` that starts with `mark`, if there is one."""
     me = forge.whoami()
-    return next((c.id for c in forge.comments(number) if c.user == me and c.body.startswith(mark)), 0)
+    return next((c for c in forge.comments(number) if c.user == me and c.body.startswith(mark)), None)
 
 
 def status_line(h: TaskContext, st: TaskState) -> str:
@@ -182,7 +186,7 @@ def answers(h: TaskContext, q: Question) -> None:
             _reply(h, number, f"@{command.user}: `/answer` needs the answer after it")
             done(h, command)
             continue
-        choice = next((o for o in q.options if o.casefold() == command.text.casefold()), "")
+        choice = _choice(q, command.text)
         said = choice or command.text
         try:
             questions.answer(h.paths, h.plan_name, h.task.id, "" if choice else command.text, choice)
@@ -209,9 +213,7 @@ def answered(h: TaskContext, q: Question) -> None:
     try:
         forge = h.forge()
         mark = f"<!-- hive:question {h.key} {q.number} -->"
-        comment = next(
-            (c for c in forge.comments(number) if c.user == forge.whoami() and c.body.startswith(mark)), None
-        )
+        comment = _mine(forge, number, mark)
         if comment is not None and "**Answered:**" not in comment.body:
             forge.edit_comment(comment.id, f"{comment.body}\n\n**Answered:** {inert(q.shown_answer())}")
         late, _ = _commands(h, forge, number, q.asked_at - 1, st, ("answer",))
@@ -219,11 +221,14 @@ def answered(h: TaskContext, q: Question) -> None:
         say(f"{h.key}: warning: could not mark question {q.number} answered on #{number}: {e}")
         return
     for command in late:
-        if not _took_it_before(
-            h, q, next((o for o in q.options if o.casefold() == command.text.casefold()), command.text)
-        ):
+        if not _took_it_before(h, q, _choice(q, command.text) or command.text):
             _reply(h, number, f"@{command.user}: not taken — question {q.number} was answered already")
         done(h, command)
+
+
+def _choice(q: Question, text: str) -> str:
+    """The question's option `text` names (in any case), or ""."""
+    return next((o for o in q.options if o.casefold() == text.casefold()), "")
 
 
 def _took_it_before(h: TaskContext, q: Question, said: str) -> bool:
