@@ -11,6 +11,7 @@ redirect elsewhere — a job's log, on a storage host — is followed without it
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import http.client
 import json
@@ -187,8 +188,9 @@ class Client:
             if status in (403, 429) and (headers.get("retry-after") or remaining == 0):
                 wait = _int(headers.get("retry-after"), 0)
                 paused = max(paused, time.time() + wait if wait else reset or time.time() + 60)
-            new = {"limit": limit, "remaining": remaining, "reset": reset, "paused_until": paused}
-            atomic_write(self.state / "budget.json", json.dumps(new), durable=False)
+            new = Budget(limit, remaining, reset, paused)
+            if new != old:  # a 304 leaves it as it was: no write on most polls
+                atomic_write(self.state / "budget.json", json.dumps(dataclasses.asdict(new)), durable=False)
 
     # --- the wire ------------------------------------------------------------------------------
 
