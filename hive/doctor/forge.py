@@ -8,13 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from hive import forges
-from hive.adapters import git
 from hive.checks import Check, fail, ok
 from hive.errors import CommandError, HiveError
 from hive.forges import token
 from hive.forges.base import Forge
 from hive.forges.http import ForgeError
 from hive.settings.config import Config
+from hive.store.paths import Paths
 
 
 def forge_checks(root: Path, config: Config, state: Path) -> list[Check]:
@@ -101,9 +101,12 @@ def _reached(root: Path, config: Config, forge: Forge, repository: str) -> list[
 
 
 def _git_reaches(root: Path, config: Config) -> Check:
-    """Hive pushes with the user's own git credentials: does git reach the remote with them?"""
+    """Hive pushes with the user's own git credentials: does git reach the remote with them? Its
+    fetch is a run's (one at a time: a run going on may be fetching the same ref)."""
+    from hive.engine.merge.forge import fetch_base
+
     try:
-        git.fetch(root, config.forge_remote, config.base_branch)
+        fetch_base(root, config.forge_remote, config.base_branch, Paths(root).merge_lock)
     except CommandError as e:
         said = " ".join(e.output.split())[-300:]
         return fail(
