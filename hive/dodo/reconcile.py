@@ -72,8 +72,10 @@ def _fetched(root: Path, config: Config) -> str:
     """PR mode: the forge's base fetched, which tasks start from ("" when it was; else why not)."""
     if not config.pr_mode:
         return ""
-    try:
-        git.fetch(root, config.forge_remote, config.base_branch)
+    from hive.engine.merge.forge import fetch_base  # pull-request mode only
+
+    try:  # as a merge fetches it: one process at a time (two doits started at once race for the ref)
+        fetch_base(root, config.forge_remote, config.base_branch, Paths(root).merge_lock)
     except CommandError as e:
         return (
             f"warning: could not fetch {config.base_branch!r} from {config.forge_remote!r}: {e.output.strip()[-300:]}"
