@@ -181,6 +181,20 @@ def test_each_issue_has_one_status_comment_edited_until_merged_in_its_pr(repo, f
     assert repo.state("issues-hive", str(first))["state"] == "done"
 
 
+def _asking(repo, forge: Forge) -> tuple[dict[str, str], int]:
+    """PR mode, and an approved plan from one issue whose agent asks which database."""
+    env = on_the_forge(repo, forge, pr=True)
+    number = forge.open_issue("Pick the database", ASKS, ["hive"])
+    _, path = _draft(repo, env)
+    assert repo.hive("approve", str(path.relative_to(repo.root)), env=env).returncode == 0
+    return env, number
+
+
+def _questions(forge: Forge, number: int) -> list:
+    """Hive's question comments on issue `number`."""
+    return [c for c in forge.comments.values() if c.issue == number and "hive:question" in c.body]
+
+
 ASKS = """fake: ask "Which database?" Postgres,SQLite
 fake: write db.txt {answer}
 fake: commit chose the database
@@ -188,17 +202,10 @@ fake: signal done"""
 
 
 def test_a_question_is_answered_on_the_forge_by_a_collaborator_and_not_by_anyone_else(repo, forge: Forge):
-    env = on_the_forge(repo, forge, pr=True)
-    number = forge.open_issue("Pick the database", ASKS, ["hive"])
-    _, path = _draft(repo, env)
-    assert repo.hive("approve", str(path.relative_to(repo.root)), env=env).returncode == 0
+    env, number = _asking(repo, forge)
     with CI(forge, _green):
         run = repo.start_doit(env=env)
-        asked = wait_for(
-            lambda: [c for c in forge.comments.values() if c.issue == number and "hive:question" in c.body],
-            timeout=60,
-            what="the question posted on its issue",
-        )
+        asked = wait_for(lambda: _questions(forge, number), timeout=60, what="the question posted on its issue")
         assert "Which database?" in asked[0].body and "`/answer <option>`" in asked[0].body
         forge.comment(number, "mallory", "/answer SQLite")
         wait_for(lambda: repo.state("issues-hive", str(number)).get("forge_ignored"), what="mallory's ignored")
@@ -238,17 +245,10 @@ def test_approve_on_a_checkpoints_issue_lets_its_dependents_run(repo, forge: For
 
 
 def test_kill9_right_after_an_answer_from_the_forge_records_it_once_and_goes_on(repo, forge: Forge):
-    env = on_the_forge(repo, forge, pr=True)
-    number = forge.open_issue("Pick the database", ASKS, ["hive"])
-    _, path = _draft(repo, env)
-    assert repo.hive("approve", str(path.relative_to(repo.root)), env=env).returncode == 0
+    env, number = _asking(repo, forge)
     with CI(forge, _green):
         run = repo.start_doit(env={**env, "HIVE_FAULT": "after-forge-answer"})
-        wait_for(
-            lambda: [c for c in forge.comments.values() if c.issue == number and "hive:question" in c.body],
-            timeout=60,
-            what="the question posted on its issue",
-        )
+        wait_for(lambda: _questions(forge, number), timeout=60, what="the question posted on its issue")
         forge.comment(number, "alice", "/answer SQLite")
         assert run.wait(timeout=60) == -signal.SIGKILL, run.output()
         r = repo.doit(env=env)
@@ -256,25 +256,18 @@ def test_kill9_right_after_an_answer_from_the_forge_records_it_once_and_goes_on(
     assert repo.file_on_main("db.txt") == "SQLite\n"
     answers = list((repo.root / ".hive").rglob("1.answer.json"))
     assert len(answers) == 1, answers
-    questions = [c for c in forge.comments.values() if c.issue == number and "hive:question" in c.body]
-    assert len(questions) == 1, "asked once on the forge"
+    assert len(_questions(forge, number)) == 1, "asked once on the forge"
 
 
 def test_an_answer_from_the_terminal_first_wins_and_its_question_on_the_forge_says_so(repo, forge: Forge):
-    env = on_the_forge(repo, forge, pr=True)
-    number = forge.open_issue("Pick the database", ASKS, ["hive"])
-    _, path = _draft(repo, env)
-    assert repo.hive("approve", str(path.relative_to(repo.root)), env=env).returncode == 0
-
-    def question() -> list:
-        return [c for c in forge.comments.values() if c.issue == number and "hive:question" in c.body]
+    env, number = _asking(repo, forge)
 
     with CI(forge, _green):
         run = repo.start_doit(env=env)
-        wait_for(question, timeout=60, what="the question posted on its issue")
+        wait_for(lambda: _questions(forge, number), timeout=60, what="the question posted on its issue")
         said = repo.hive("answer", f"issues-hive:{number}", "--choice", "SQLite", env=env)
         assert said.returncode == 0, said.stdout + said.stderr
         forge.comment(number, "alice", "/answer Postgres")  # too late: the terminal was first
         assert run.wait(timeout=120) == 0, run.output()
     assert repo.file_on_main("db.txt") == "SQLite\n", "the first answer recorded wins"
-    assert "**Answered:** SQLite" in question()[0].body
+    assert "**Answered:** SQLite" in _questions(forge, number)[0].body
