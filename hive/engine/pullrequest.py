@@ -77,18 +77,10 @@ class Look:
 def publisher(h: TaskContext, st: TaskState, forge: base.Forge) -> ForgePR:
     """Where the merge step proposes the task: its branch `hive/<plan>/<ID>` against `[forge] base`."""
     head = names.forge_branch(h.plan_name, h.task.id)
-    title = h.task.title
     return ForgePR(
-        forge,
-        h.cfg.forge_remote,
-        h.cfg.base_branch,
-        head,
-        title,
-        "",
-        h.cfg.forge_labels,
+        forge, h.cfg.forge_remote, h.cfg.base_branch, head, h.task.title, lambda: describe(h), h.cfg.forge_labels,
         st.pr_pushed,
-        lambda: describe(h),
-    )
+    )  # fmt: skip
 
 
 def describe(h: TaskContext) -> str:

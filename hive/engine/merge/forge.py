@@ -41,10 +41,9 @@ class ForgePR:
     base: str
     head: str  # the forge branch, hive/<plan>/<ID>
     title: str
-    body: str
+    describe: Callable[[], str]  # the PR's body, as things stand when it is published
     labels: tuple[str, ...] = ()
     pushed: str = ""  # what Hive pushed to `head` last: a force push may replace only that
-    describe: Callable[[], str] | None = None  # the PR's body as things stand when it is published
 
     moves_main = False
 
@@ -59,7 +58,7 @@ class ForgePR:
                 Outcome.REFUSED, f"git push to {self.remote} failed: {' '.join(tail(e.output, 3).split())}"
             )
         crash_point("after-push")
-        body = self.describe() if self.describe is not None else self.body
+        body = self.describe()
         try:
             pr = self.forge.find_pr(self.head)
             if pr is None or pr.merged:  # none yet, or the branch's last one landed: a task run again
