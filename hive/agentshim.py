@@ -1,5 +1,5 @@
 """What `.hive/bin/hive`, the `hive` on every agent's PATH, runs:
-`python -I -S path/to/agentshim.py ARGS...`.
+`python -I -S` with this module and ARGS... (hive.scripts).
 
 An agent's one certain call is its signal, `hive done` (or `blocked`, `too-big`), and each
 task pays for it: `python -m hive` costs ~120 ms of CPU (site, the venv's import hooks, the

@@ -380,13 +380,10 @@ def append(path: str | os.PathLike[str], data: bytes, cap: int) -> int:
 
 
 def command(path: str | os.PathLike[str], cap: int) -> list[str]:
-    """The argv of a writer that appends its stdin to the log `path`. This module imported, not
-    run as a file: a file run is compiled anew at each start (3.5 ms of its ~14), an import
-    comes from its cached bytecode. Its folder goes last on the path: no name of Hive's there
-    hides one of the standard library's."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    code = f"import sys; sys.path.append({here!r}); import logcap; sys.exit(logcap.main(sys.argv[1:]))"
-    return [sys.executable, "-I", "-S", "-c", code, os.fspath(path), str(int(cap))]
+    """The argv of a writer that appends its stdin to the log `path`."""
+    from hive import scripts  # not at the top: its own run, as a helper, imports nothing of Hive's
+
+    return [*scripts.argv(__file__), os.fspath(path), str(int(cap))]
 
 
 def main(args: list[str]) -> int:

@@ -1,4 +1,4 @@
-"""`python -I -S path/to/envexec.py ENV_FILE [--beside SOCKET N PROGRAM...] ARGV...`: run ARGV
+"""`python -I -S envexec.py ENV_FILE [--beside SOCKET N PROGRAM...] ARGV...`: run ARGV
 with exactly the environment in ENV_FILE (`encode`'s: NAME=VALUE, each ended by a NUL byte, as
 the kernel keeps one), then delete the file (ENV_FILE `-`: with this process's own); with
 `--beside`, listen on the unix socket SOCKET beside it and, at its first connection, start the
@@ -8,9 +8,9 @@ A tmux session starts with the environment of the tmux *server* — of whichever
 process started it first — not of the `doit` that asks for the session: a variable
 the user exported for this run (IS_SANDBOX=1, an API key) never reached the agent.
 The whole intended environment goes through a file, not the command line, because
-tmux limits the size of one command. It starts every agent, so it runs as a file
-with `-I -S` and imports nothing (json's `re` alone would double its ~10 ms of CPU;
-`-m hive.adapters.envexec` would add site and Hive's venv), on a machine starting 64 agents.
+tmux limits the size of one command. It starts every agent, so it runs under `-I -S` from its
+cached bytecode (hive.scripts) and imports nothing (json's `re` alone would double its ~10 ms of
+CPU; `-m hive.adapters.envexec` would add site and Hive's venv), on a machine starting 64 agents.
 
 `--beside` is how a sandboxed agent or check gets its proxy (hive.sandbox.proxy) without
 waiting for it, nor paying for one it never asks (most checks): the socket is bound here (the

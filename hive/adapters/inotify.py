@@ -12,6 +12,7 @@ import ctypes.util
 import functools
 import os
 import select
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -54,8 +55,12 @@ class Waiter:
         return True
 
     def close(self) -> None:
+        """Closed by a thread of its own: the kernel frees an inotify instance only after a grace
+        period of its own (synchronize_srcu), ~7 ms that every task waited for between its
+        agent's `hive done` and its merge (issue 44). Nothing waits for that thread: a process
+        ending first closes the descriptor all the same."""
         if self.fd >= 0:
-            os.close(self.fd)
+            threading.Thread(target=os.close, args=(self.fd,), name="inotify-close", daemon=True).start()
             self.fd = -1
 
 

@@ -11,12 +11,11 @@ import contextlib
 import os
 import shlex
 import signal
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hive import logcap
+from hive import logcap, scripts
 from hive.adapters import envexec, proc, procfs
 from hive.errors import CommandError
 from hive.output import say
@@ -133,10 +132,7 @@ def new_session(
     env = {**program.env, "HIVE_EXIT_FILE": str(exit_file)}
     atomic_write_bytes(program.env_file, envexec.encode(env), mode=0o600, durable=False)
     launcher = [
-        sys.executable,
-        "-I",  # isolated, and -S: no site (nor Hive's venv) to import, only envexec's stdlib
-        "-S",
-        envexec.__file__,
+        *scripts.argv(envexec.__file__),  # no site (nor Hive's venv) to import, only envexec's stdlib
         str(program.env_file),
         *program.beside,
         "sh",

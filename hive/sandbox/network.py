@@ -10,13 +10,13 @@ import hashlib
 import json
 import os
 import stat
-import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from hive import scripts
 from hive.adapters import envexec
 from hive.errors import HiveError
 from hive.sandbox import proxy, relay
@@ -158,5 +158,5 @@ def socket_path(name: str) -> Path:
 
 
 def _python(script: str) -> list[str]:
-    """A standard-library-only script of Hive's, started fast (see proxy.py)."""
-    return [sys.executable, "-I", "-S", script]
+    """A standard-library-only script of Hive's, started fast (hive.scripts)."""
+    return scripts.argv(script)

@@ -10,8 +10,8 @@ started) and live on, its init then waiting for a grandchild that waited for a c
 
 The port is bound before ARGV starts, so its first request finds it ready. Everything else is
 left to the grandchild, and to the first request (an agent that never asks costs no more): this
-is on every sandboxed agent's way, so it is a small file (Python compiles a script each time it
-runs one) that imports only `_socket` (`socket` costs ~10 ms).
+is on every sandboxed agent's way, so it starts from its cached bytecode (hive.scripts) and
+imports only `_socket` (`socket` costs ~10 ms).
 """
 
 from __future__ import annotations

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hive import agentshim
+from hive import agentshim, scripts
 from hive.errors import HiveError
 from hive.lifecycle import REVIEW_SIGNALS, SIGNALS, Kind
 from hive.store.files import NOTES, SMALL, NotAFile, append_line, atomic_write, read_untrusted
@@ -174,7 +173,7 @@ def ensure_shim(paths: Paths) -> Path:
     """`.hive/bin/hive` runs this very Hive, so agents find `hive` even when it lives in a venv:
     its signals quickly (hive.agentshim), the rest as `python -m hive`."""
     shim = paths.shim
-    text = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(agentshim.__file__)} "$@"\n'
+    text = f'#!/bin/sh\nexec {shlex.join(scripts.argv(agentshim.__file__))} "$@"\n'
     if not shim.exists() or shim.read_text() != text:
         atomic_write(shim, text)
         shim.chmod(0o755)

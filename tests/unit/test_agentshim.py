@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from hive import agentshim
+from hive import agentshim, scripts
 from hive.lifecycle import SIGNALS, Kind
 from hive.store import agent_signals
 from hive.store.paths import Paths
@@ -51,9 +52,9 @@ def read(paths: Paths) -> agent_signals.Signal | None:
     return agent_signals.read(paths.signal_file(PLAN, TASK, ATTEMPT))
 
 
-def test_the_shim_runs_the_shim_file_isolated(paths: Paths):
+def test_the_shim_runs_the_shim_module_isolated(paths: Paths):
     agent_signals.ensure_shim(paths)
-    assert f"-I -S {agentshim.__file__} " in paths.shim.read_text()
+    assert f"exec {shlex.join(scripts.argv(agentshim.__file__))} " in paths.shim.read_text()
 
 
 @pytest.mark.parametrize("args", [["--reason", "all tests pass"], ["--reason=all tests pass"]])

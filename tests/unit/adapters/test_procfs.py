@@ -66,3 +66,19 @@ def test_a_process_it_starts_while_it_ends_is_found_and_stopped_too(tmp_path: Pa
         and said[0].startswith("sending SIGTERM to its process (pid ")
         and f"(pid {p.pid})" not in said[0]
     )
+
+
+def test_waiting_for_processes_to_end_wakes_as_the_last_one_ends():
+    """Through pidfds: no nap between looks on the way of every task's merge (issue 44)."""
+    quick = subprocess.Popen([sys.executable, "-c", "pass"])
+    later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    try:
+        assert procfs._ended({quick.pid, later.pid, gone.pid}, time.monotonic() + 60)
+        assert later.poll() is not None and quick.poll() is not None  # ended (not yet reaped): not the deadline
+        assert not procfs.pid_alive(later.pid)
+    finally:
+        for p in (quick, later):
+            p.kill()
+            p.wait()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from hive import scripts
 from hive.adapters import envexec
 from hive.sandbox import network, policy, proxy
 from hive.sandbox import relay as relay_py
@@ -83,7 +84,7 @@ def test_a_checks_proxy_starts_only_at_its_first_request(tmp_path: Path):
         while not waiting and time.monotonic() < deadline:  # envexec forks it, then becomes the check
             waiting = [pid for pid in children(check.pid) if "envexec" in cmdline(pid)]
             time.sleep(0.02)
-        assert len(waiting) == 1 and "proxy.py" in cmdline(waiting[0]), "it waits, holding the proxy's command"
+        assert len(waiting) == 1 and "import proxy" in cmdline(waiting[0]), "it waits, holding the proxy's command"
         time.sleep(0.2)
         started = [pid for pid in children(check.pid) if cmdline(pid).split()[3:4] == [proxy.__file__]]
         assert not started, "no proxy runs before the check's first request"
@@ -200,7 +201,7 @@ def wait_gone(path: Path) -> None:
 def test_the_relay_waits_for_a_proxy_still_starting(tmp_path: Path, http_server: int):
     """The relay's first connection may come before the proxy beside it has made its socket."""
     sock, port = network.socket_path(str(tmp_path)), free_port()
-    relay = [sys.executable, "-I", "-S", relay_py.__file__, str(sock), str(port), "--"]
+    relay = [*scripts.argv(relay_py.__file__), str(sock), str(port), "--"]
     client = [sys.executable, "-c", RELAYED, str(port), f"http://127.0.0.1:{http_server}/slow"]
     # its own pid namespace (its relay ends with it), on this machine's network and files
     pidns = ["bwrap", "--dev-bind", "/", "/", "--unshare-pid", "--die-with-parent", "--"]
@@ -222,13 +223,13 @@ def test_the_relay_waits_for_a_proxy_still_starting(tmp_path: Path, http_server:
 
 
 def _relays_of(sock: Path) -> list[int]:
-    """Live processes (not zombies) of the relay for `sock`: its grandchild (relay.py's command line
+    """Live processes (not zombies) of the relay for `sock`: its grandchild (the relay's command line
     until its first connection, `proxy.py pump` from then on)."""
     found = []
     for d in Path("/proc").iterdir():
         try:
             cmdline = (d / "cmdline").read_bytes() if d.name.isdigit() else b""
-            if str(sock).encode() in cmdline and (b"relay.py" in cmdline or b"\0pump\0" in cmdline):
+            if str(sock).encode() in cmdline and (b"import relay" in cmdline or b"\0pump\0" in cmdline):
                 if (d / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
                     found.append(int(d.name))
         except OSError:
@@ -245,7 +246,7 @@ def test_the_relays_grandchild_ends_when_its_command_does_with_no_pid_namespace_
     connection forever): here no namespace ends it; its command's end does, whether it waited
     for a first connection or had become the pump."""
     sock, port = network.socket_path(str(tmp_path)), free_port()
-    relay = [sys.executable, "-I", "-S", relay_py.__file__, str(sock), str(port), "--"]
+    relay = [*scripts.argv(relay_py.__file__), str(sock), str(port), "--"]
     client = [sys.executable, "-c", RELAYED, str(port), f"http://127.0.0.1:{http_server}/x"]
     server = None
     if connected:
