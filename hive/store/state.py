@@ -128,7 +128,9 @@ class TaskState:
         return self.resume in (Resume.MERGE, Resume.MERGING)
 
     def to_json(self) -> str:
-        data = dataclasses.asdict(self) | {
+        # its fields as they are (json writes tuples and dicts alike): dataclasses.asdict copied
+        # each history entry and usage deeply, at every one of a task's state changes
+        data = {name: getattr(self, name) for name in _FIELDS} | {
             "checks": [c.to_json() for c in self.checks],
             "reviews": [r.to_json() for r in self.reviews],
         }
