@@ -83,8 +83,8 @@ class BenchError(Exception):
 class Sandbox:
     """The temp dir, the environment every subprocess gets, and the tmux server."""
 
-    def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="hb", dir="/tmp"))  # short: tmux socket paths
+    def __init__(self, under: str = "/tmp") -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="hb", dir=under))  # short: tmux socket paths
         home = self.dir / "home"
         home.mkdir()
         (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
@@ -637,6 +637,9 @@ def machine_info(sb: Sandbox) -> dict:
         "loadavg": os.getloadavg(),
         "hive_commit": out(["git", "-C", str(HIVE_SRC), "rev-parse", "HEAD"]),
         "hive_dirty": bool(out(["git", "-C", str(HIVE_SRC), "status", "--porcelain", "--", "hive"])),
+        # where the scratch repos are: a new file costs ~0.75 ms on this machine's `/` (ext4 without a
+        # journal), ~25 µs on a journaled ext4, and a task makes many (bench/README.md)
+        "scratch_fs": " ".join(out(["df", "-T", "--output=source,fstype,target", str(sb.dir)]).splitlines()[-1:]),
     }
 
 
@@ -763,6 +766,11 @@ def main() -> int:
         "--rev",
         help="benchmark Hive as committed at this git revision (e.g. HEAD) instead of the installed working tree",
     )
+    ap.add_argument(
+        "--tmp",
+        default="/tmp",
+        help="the folder the scratch repos go in (default /tmp): another file system (bench/README.md)",
+    )
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--sandbox", action="store_const", const="on", dest="sandbox", help='[sandbox] mode = "on"')
     mode.add_argument("--no-sandbox", action="store_const", const="off", dest="sandbox", help='[sandbox] mode = "off"')
@@ -772,7 +780,7 @@ def main() -> int:
     sandbox_mode = args.sandbox or ""
 
     started = time.perf_counter()
-    sb = Sandbox()
+    sb = Sandbox(args.tmp)
     results: dict = {
         "quick": args.quick,
         "sandbox": args.sandbox or "default",
@@ -848,7 +856,7 @@ def main() -> int:
     )
     print(
         f"{m.get('cpu_count')} CPUs, Python {m.get('python')}, {m.get('git')}, {m.get('tmux')}, "
-        f"doit {m.get('doit')}; "
+        f"doit {m.get('doit')}; scratch repos on {m.get('scratch_fs')}; "
         f"agents sleep {sleep:g} s in the DAG; benchmark took {results['bench_wall_s']:.0f} s"
     )
     print_problems(problems, args.out, sb.dir if args.keep else None)

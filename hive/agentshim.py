@@ -1,10 +1,11 @@
-"""What `.hive/bin/hive`, the `hive` on every agent's PATH, runs:
-`python -I -S` with this module and ARGS... (hive.scripts).
+"""`.hive/bin/hive`, the `hive` on every agent's PATH (`shim`), and what it runs when the shell
+alone will not do: `python -I -S` with this module and ARGS... (hive.scripts).
 
 An agent's one certain call is its signal, `hive done` (or `blocked`, `too-big`), and each
 task pays for it: `python -m hive` costs ~120 ms of CPU (site, the venv's import hooks, the
 CLI), a third of all Hive spends on an instant task (bench/merge_queue.py's replay is bound
-by CPU). Here, with `-I -S` and the standard library only, a signal costs ~15 ms. It is
+by CPU). Here, with `-I -S` and the standard library only, a signal costs ~12 ms; a plain one
+written by the shim's shell, ~3 ms (`date`, `ln`, `rm`). It is
 written where Hive said (HIVE_SIGNAL_FILE, the attempt's `Paths.signal_file`), exactly as
 `hive.store.agent_signals.send` writes one (it calls `send` below).
 
@@ -29,6 +30,61 @@ KINDS = {"done": "done", "blocked": "blocked", "too-big": "too_big"}
 REVIEW_KINDS = {"done": "done", "changes": "changes"}
 SIGNAL_FILE = "HIVE_SIGNAL_FILE"
 REVIEW = "HIVE_REVIEW"
+
+
+# `.hive/bin/hive` itself (`shim`): a plain signal — the verbs above, no reason or one of printable
+# ASCII without `"` or `\\`, the usual variables — is written by the shell, as `send` writes it
+# (beside it, then linked into place: the first one counts), without starting Python (~12 ms of CPU
+# on every task's way: issue 44); anything else, or where a step cannot be taken here (no GNU `date
+# +%N`, no folder), is this module's. Not fsynced (nor are the agent's own commits by git): a kill
+# -9 leaves it whole or absent all the same. LC_ALL=C: byte by byte, whatever the agent's locale.
+_SHIM = r"""#!/bin/sh
+# made by Hive (hive/agentshim.py): an agent's `hive`
+LC_ALL=C
+py() {
+    exec @PYTHON@ "$@"
+}
+case "${HIVE_REVIEW:+review }$1" in
+    done | "review done") kind=done ;;
+    blocked) kind=blocked ;;
+    too-big) kind=too_big ;;
+    "review changes") kind=changes ;;
+    *) py "$@" ;;
+esac
+if [ $# -eq 1 ]; then
+    reason=
+elif [ $# -eq 2 ] && [ "${2#--reason=}" != "$2" ]; then
+    reason=${2#--reason=}
+elif [ $# -eq 3 ] && [ "$2" = --reason ]; then
+    reason=$3
+else
+    py "$@"
+fi
+sig=${HIVE_SIGNAL_FILE:-} task=${HIVE_TASK:-} attempt=${HIVE_ATTEMPT:-}
+case "$attempt" in '' | *[!0-9]* | 0?*) py "$@" ;; esac
+case "$reason$task" in *[![:print:]]* | *[\"\\]*) py "$@" ;; esac
+[ -n "$sig" ] && [ -n "$task" ] && [ -d "${sig%/*}" ] || py "$@"
+now=$(date +%s.%N 2>/dev/null)
+case "$now" in *[!0-9.]* | .* | *. | *.*.*) py "$@" ;; *.*) ;; *) py "$@" ;; esac
+tmp="$sig.$$.tmp"
+printf '{"signal": "%s", "reason": "%s", "time": %s, "task": "%s", "attempt": %s}' \
+    "$kind" "$reason" "$now" "$task" "$attempt" >"$tmp" || py "$@"
+if ln "$tmp" "$sig" 2>/dev/null; then
+    rm -f "$tmp"
+    printf 'hive: %s signalled %s; Hive takes it from here \342\200\224 stop now.\n' "$task" "$1"
+elif [ -e "$sig" ]; then
+    rm -f "$tmp"
+    printf 'hive: %s attempt %s had already signalled; this one is ignored.\n' "$task" "$attempt"
+else
+    rm -f "$tmp"
+    py "$@"
+fi
+"""
+
+
+def shim(python: str) -> str:
+    """The text of `.hive/bin/hive`, whose slow way is the shell command `python`."""
+    return _SHIM.replace("@PYTHON@", python)
 
 
 def send(path: str, kind: str, reason: str, task: str, attempt: int) -> bool:

@@ -173,7 +173,7 @@ def ensure_shim(paths: Paths) -> Path:
     """`.hive/bin/hive` runs this very Hive, so agents find `hive` even when it lives in a venv:
     its signals quickly (hive.agentshim), the rest as `python -m hive`."""
     shim = paths.shim
-    text = f'#!/bin/sh\nexec {shlex.join(scripts.argv(agentshim.__file__))} "$@"\n'
+    text = agentshim.shim(shlex.join(scripts.argv(agentshim.__file__)))
     if not shim.exists() or shim.read_text() != text:
         atomic_write(shim, text)
         shim.chmod(0o755)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -99,3 +100,80 @@ def test_anything_else_is_the_whole_cli(paths: Paths, args: list[str], says: str
     out = hive(paths, *args)
     assert says in out.stdout + out.stderr
     assert read(paths) is None
+
+
+# The shell's own way (agentshim.shim): a plain signal is written without starting Python; the
+# rest falls to the module. Run by dash (Debian's sh) and by bash (others' sh).
+SHELLS = [sh for sh in ("dash", "bash") if shutil.which(sh)]
+
+
+def shell_hive(tmp_path: Path, shell: str, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """The shim's text with a slow way that only says it was taken, run by `shell`."""
+    script = tmp_path / "hive"
+    script.write_text(agentshim.shim("echo SLOW"))
+    signal = tmp_path / "signals" / "signal.json"
+    signal.parent.mkdir(exist_ok=True)
+    variables = {"HIVE_SIGNAL_FILE": str(signal), "HIVE_TASK": "auth:2.1", "HIVE_ATTEMPT": "3", **env}
+    run = subprocess.run(
+        [shell, str(script), *args], env={"PATH": os.environ["PATH"], **variables}, capture_output=True, text=True
+    )
+    return run, signal
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+@pytest.mark.parametrize(
+    ("args", "kind", "reason"),
+    [
+        (["done"], Kind.DONE, ""),
+        (["done", "--reason", "all 12 tests pass (pytest -q)"], Kind.DONE, "all 12 tests pass (pytest -q)"),
+        (["blocked", "--reason=needs an API key: ask ops"], Kind.BLOCKED, "needs an API key: ask ops"),
+        (["too-big", "--reason", ""], Kind.TOO_BIG, ""),
+    ],
+)
+def test_a_plain_signal_is_written_by_the_shell(tmp_path: Path, shell: str, args: list[str], kind: Kind, reason: str):
+    run, signal = shell_hive(tmp_path, shell, *args)
+    assert run.returncode == 0 and "SLOW" not in run.stdout, run.stdout + run.stderr
+    assert run.stdout == f"hive: auth:2.1 signalled {args[0]}; Hive takes it from here — stop now.\n"
+    sig = agent_signals.read(signal)
+    assert sig is not None and (sig.kind, sig.reason) == (kind, reason) and sig.time > 1.7e9
+    assert json.loads(signal.read_text())["task"] == "auth:2.1" and json.loads(signal.read_text())["attempt"] == 3
+    assert [p.name for p in signal.parent.iterdir()] == ["signal.json"]  # no temp file left
+    again, _ = shell_hive(tmp_path, shell, "blocked", "--reason", "later")
+    assert again.stdout == "hive: auth:2.1 attempt 3 had already signalled; this one is ignored.\n"
+    assert agent_signals.read(signal) == sig
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["done", "--reason", 'says "no"'], {}),
+        (["done", "--reason", "back\\slash"], {}),
+        (["done", "--reason", "two\nlines"], {}),
+        (["done", "--reason", "tab\there"], {}),
+        (["done", "--reason", "réseau 🐝"], {}),
+        (["done", "--reason", "\x1b]0;title\x07"], {}),
+        (["done", "--reason"], {}),  # the CLI's error
+        (["done", "--help"], {}),
+        (["done", "extra"], {}),
+        (["changes", "--reason", "x"], {}),  # a reviewer's verb, not an author's
+        (["blocked"], {"HIVE_REVIEW": "1"}),  # an author's verb, not a reviewer's
+        (["done"], {"HIVE_ATTEMPT": "03"}),  # JSON has no leading zeros
+        (["done"], {"HIVE_ATTEMPT": ""}),
+        (["done"], {"HIVE_TASK": 'a:"b"'}),
+        (["done"], {"HIVE_SIGNAL_FILE": ""}),
+        (["done"], {"HIVE_SIGNAL_FILE": "/nonexistent/folder/signal.json"}),
+    ],
+)
+def test_anything_but_a_plain_signal_is_the_modules(tmp_path: Path, shell: str, args: list[str], env: dict[str, str]):
+    run, signal = shell_hive(tmp_path, shell, *args, **env)
+    assert run.stdout == "SLOW " + " ".join(args) + "\n", run.stderr
+    assert not signal.exists()
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_a_reviewers_verdict_is_written_by_the_shell(tmp_path: Path, shell: str):
+    run, signal = shell_hive(tmp_path, shell, "changes", "--reason", "rename x to count", HIVE_REVIEW="1")
+    assert run.returncode == 0 and "SLOW" not in run.stdout
+    sig = agent_signals.read(signal, review=True)
+    assert sig is not None and (sig.kind, sig.reason) == (Kind.CHANGES, "rename x to count")
