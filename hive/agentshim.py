@@ -33,7 +33,7 @@ REVIEW = "HIVE_REVIEW"
 
 
 # `.hive/bin/hive` itself (`shim`): a plain signal — the verbs above, no reason or one of printable
-# ASCII without `"` or `\\`, the usual variables — is written by the shell, as `send` writes it
+# ASCII without `"` or `\`, the usual variables — is written by the shell, as `send` writes it
 # (beside it, then linked into place: the first one counts), without starting Python (~12 ms of CPU
 # on every task's way: issue 44); anything else, or where a step cannot be taken here (no GNU `date
 # +%N`, no folder), is this module's. Not fsynced (nor are the agent's own commits by git): a kill
@@ -44,11 +44,11 @@ LC_ALL=C
 py() {
     exec @PYTHON@ "$@"
 }
-case "${HIVE_REVIEW:+review }$1" in
-    done | "review done") kind=done ;;
-    blocked) kind=blocked ;;
-    too-big) kind=too_big ;;
-    "review changes") kind=changes ;;
+case "${HIVE_REVIEW:+review}:$1" in
+    :done | review:done) kind=done ;;
+    :blocked) kind=blocked ;;
+    :too-big) kind=too_big ;;
+    review:changes) kind=changes ;;
     *) py "$@" ;;
 esac
 if [ $# -eq 1 ]; then

@@ -157,6 +157,7 @@ def test_a_plain_signal_is_written_by_the_shell(tmp_path: Path, shell: str, args
         (["done", "--help"], {}),
         (["done", "extra"], {}),
         (["changes", "--reason", "x"], {}),  # a reviewer's verb, not an author's
+        (["review:done"], {}),
         (["blocked"], {"HIVE_REVIEW": "1"}),  # an author's verb, not a reviewer's
         (["done"], {"HIVE_ATTEMPT": "03"}),  # JSON has no leading zeros
         (["done"], {"HIVE_ATTEMPT": ""}),
