@@ -7,6 +7,7 @@ Its folder goes last on the path: no name of Hive's there hides one of the stand
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -15,7 +16,13 @@ from pathlib import Path
 def argv(module_file: str | os.PathLike[str]) -> list[str]:
     """The command that runs the helper module at `module_file` as `main(sys.argv[1:])` would be
     run by its `if __name__ == "__main__"` (its arguments follow)."""
+    return list(_command(os.fspath(module_file)))
+
+
+@functools.cache
+def _command(module_file: str) -> tuple[str, ...]:
+    """Made once a process: asked at each agent's start, and resolving the path walks it."""
     path = Path(module_file).resolve()
     name = path.stem
     code = f"import sys; sys.path.append({str(path.parent)!r}); import {name}; sys.exit({name}.main(sys.argv[1:]))"
-    return [sys.executable, "-I", "-S", "-c", code]
+    return (sys.executable, "-I", "-S", "-c", code)

@@ -54,7 +54,7 @@ class Way:
         """What runs the sandbox (before bwrap) of a check, which Hive starts itself: envexec,
         with the proxy beside it (as an agent's, started at the first request: most checks
         make none, and a proxy started for each cost ~40 ms of CPU)."""
-        return [*_python(envexec.__file__), "-", *self.beside()] if self.proxied else []
+        return [*scripts.argv(envexec.__file__), "-", *self.beside()] if self.proxied else []
 
     def beside(self) -> list[str]:
         """The proxy to start beside the sandbox at its first connection, serving until the
@@ -63,13 +63,13 @@ class Way:
 
     def _proxy(self, mode: str) -> list[str]:
         assert self.socket is not None and self.refused is not None
-        return [*_python(proxy.__file__), mode, str(self.socket), ",".join(self.allow), str(self.refused)]
+        return [*scripts.argv(proxy.__file__), mode, str(self.socket), ",".join(self.allow), str(self.refused)]
 
     def inside(self) -> list[str]:
         """What runs first inside it (before the program): the relay to the proxy."""
         if not self.proxied:
             return []
-        return [*_python(relay.__file__), str(INSIDE_SOCKET), str(RELAY_PORT), "--"]
+        return [*scripts.argv(relay.__file__), str(INSIDE_SOCKET), str(RELAY_PORT), "--"]
 
     def binds(self) -> tuple[tuple[Path, Path], ...]:
         return ((self.socket.parent, INSIDE_DIR),) if self.proxied and self.socket is not None else ()
@@ -155,8 +155,3 @@ def socket_path(name: str) -> Path:
     except OSError as e:
         raise HiveError(f"cannot make {own} for the sandbox's proxy: {e}") from e
     return own / SOCKET_NAME
-
-
-def _python(script: str) -> list[str]:
-    """A standard-library-only script of Hive's, started fast (hive.scripts)."""
-    return scripts.argv(script)
