@@ -115,10 +115,16 @@ def store_pack(repo: Path | str, pack: bytes, strict: bool = False) -> None:
     a pack of its own would leave thousands over a long run, and git looks in each for
     every object. `strict`: the objects came from someone Hive does not trust (checked)."""
     check = ["--strict"] if strict else []
-    if int.from_bytes(pack[8:12], "big") < UNPACK_LIMIT:
+    if stored_loose(pack):
         feed(repo, pack, "unpack-objects", "-q", *check)
     else:
         feed(repo, pack, "index-pack", "--stdin", "--fix-thin", *check)
+
+
+def stored_loose(pack: bytes) -> bool:
+    """Does `store_pack` store this pack's objects loose (unpack-objects: all or, when a check
+    fails, none), rather than as a pack (index-pack)?"""
+    return int.from_bytes(pack[8:12], "big") < UNPACK_LIMIT
 
 
 def _env(cwd: Path | str, discover: bool = False) -> dict[str, str]:

@@ -41,11 +41,12 @@ def _zombie(pid: int) -> bool:
     return stat is not None and stat[0] in ("Z", "X")
 
 
-def _stat(pid: int) -> tuple[str, int, int, int] | None:
-    """(state, ppid, process group, session id) of a live pid."""
+def _stat(pid: int) -> tuple[str, int, int, int, int] | None:
+    """(state, ppid, process group, session id, start time in clock ticks since boot) of a
+    live pid."""
     try:
         fields = _read(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
-        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3])
+        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19])
     except (OSError, IndexError, ValueError):
         return None
 
@@ -138,20 +139,33 @@ class AgentMark:
         )
 
 
-def members(mark: AgentMark) -> set[int]:
-    """Every live process of this attempt's agent."""
+def members(mark: AgentMark, born: int = 0) -> set[int]:
+    """Every live process of this attempt's agent; `born` (`birth`'s) leaves out, unread, the
+    processes started before it: none of them can be the agent's."""
     needles = mark._needles()
     by_env, by_session = set(), set()
     me = os.getpid()
     for pid in _pids():
         stat = _stat(pid)
-        if stat is None or stat[0] in ("Z", "X") or pid == me:
+        if stat is None or stat[0] in ("Z", "X") or pid == me or stat[4] < born:
             continue
         if mark.session_id > 0 and stat[3] == mark.session_id:
             by_session.add(pid)
         if _has_env(pid, needles):
             by_env.add(pid)
     return by_env | (by_session if by_session & by_env else set())
+
+
+def birth(mark: AgentMark) -> int:
+    """When the attempt's pane process started (clock ticks since boot), if that pid is still
+    the attempt's (its environment says so), else 0. Every process of the agent descends from
+    it, so none is older: a scan need not read the environment of the machine's older
+    processes (issue 44: most of a scan's ~5 ms here, and a desktop has hundreds). Not a wall
+    clock's time: one set back would hide the agent's processes."""
+    stat = _stat(mark.session_id) if mark.session_id > 0 else None
+    if stat is None or stat[0] in ("Z", "X") or not _has_env(mark.session_id, mark._needles()):
+        return 0
+    return stat[4]
 
 
 def _has_env(pid: int, needles: tuple[bytes, ...]) -> bool:
@@ -179,7 +193,8 @@ def stop_in_stages(
     """Signal every process of the agent, stage by stage, until none is left;
     returns what survived the last stage (nothing, unless the kernel disagrees).
     `quiet_first`: the first stage is routine (an agent that finished), not news."""
-    pids = members(mark)
+    born = birth(mark)  # once, while the pane's process still lives to say it
+    pids = members(mark, born)
     for n, (sig, patience) in enumerate(stages):
         if not pids:
             return set()
@@ -190,11 +205,11 @@ def stop_in_stages(
                 os.kill(pid, sig)
             except (ProcessLookupError, PermissionError):
                 continue
-        pids = _outlasting(mark, pids, patience)
+        pids = _outlasting(mark, pids, patience, born)
     return pids
 
 
-def _outlasting(mark: AgentMark, pids: set[int], patience: float) -> set[int]:
+def _outlasting(mark: AgentMark, pids: set[int], patience: float, born: int) -> set[int]:
     """What is left of the agent after waiting up to `patience` for it to end. While the
     processes it had live only they are looked at: a scan (`members`) reads every process's
     environment, ~5 ms of CPU, and an agent ending a task is stopped once a task."""
@@ -203,11 +218,11 @@ def _outlasting(mark: AgentMark, pids: set[int], patience: float) -> set[int]:
         if _ended(pids, deadline):
             pause = 0.0  # woken by their ends: a look at once, no nap
         if not any(pid_alive(pid) for pid in pids):
-            pids = members(mark)  # gone, unless one of them started another meanwhile
+            pids = members(mark, born)  # gone, unless one of them started another meanwhile
             if not pids:
                 return pids
         if time.monotonic() >= deadline:
-            return members(mark)
+            return members(mark, born)
         time.sleep(pause)  # most agents are gone within milliseconds: look again soon, then less often
         pause = min(max(pause * 2, 0.005), POLL)
 

@@ -162,14 +162,30 @@ MOST_OBJECT_FILES = 500_000  # loose objects and packs an attempt may leave (a b
 
 def _copy_objects(root: Path, private: Path, new: str, have: str, max_bytes: int | None = None) -> None:
     """The objects of `new` the main repository lacks, once the agent's objects are shown to
-    be git's (`_objects`) and none of the new files is over `max_bytes` (TooBig)."""
+    be git's (`_objects`) and none of the new files is over `max_bytes` (TooBig).
+
+    The pack leaves out files over `max_bytes`, so none is ever stored. A small pack (the usual
+    one) is stored at once: its strict store refuses a tree naming a file it lacks, storing
+    nothing, and only then are the big files looked for — one git command less on every
+    sandboxed task's way (issue 44). A big one is looked through first, as its store (git's
+    index-pack) would leave a half-written pack behind in the repository when it refuses."""
     reading = _objects(root, private)
-    if max_bytes is not None:
-        big = git.big_files(root, new, have, max_bytes, reading)
-        if big:
-            raise TooBig(big)
-    pack = git.feed(root, f"{new}\n^{have}\n".encode(), *_PACK, env=reading, timeout=GIT_PATIENCE)
-    git.store_pack(root, pack, strict=True)
+    limit = () if max_bytes is None else (f"--filter=blob:limit={max_bytes + 1}",)
+    pack = git.feed(root, f"{new}\n^{have}\n".encode(), *_PACK, *limit, env=reading, timeout=GIT_PATIENCE)
+    if max_bytes is not None and not git.stored_loose(pack):
+        _refuse_big(root, new, have, max_bytes, reading)
+    try:
+        git.store_pack(root, pack, strict=True)
+    except CommandError:
+        if max_bytes is not None:
+            _refuse_big(root, new, have, max_bytes, reading)
+        raise
+
+
+def _refuse_big(root: Path, new: str, have: str, max_bytes: int, reading: dict[str, str]) -> None:
+    big = git.big_files(root, new, have, max_bytes, reading)
+    if big:
+        raise TooBig(big)
 
 
 def _objects(root: Path, private: Path) -> dict[str, str]:

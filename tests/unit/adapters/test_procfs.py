@@ -68,6 +68,50 @@ def test_a_process_it_starts_while_it_ends_is_found_and_stopped_too(tmp_path: Pa
     )
 
 
+def test_a_stop_that_knows_when_the_pane_process_started_still_finds_what_it_started(tmp_path: Path):
+    """The pane's process (the mark's session) is the oldest of the agent: the scans read
+    nothing older, and still find the child it starts as it ends, after it is gone."""
+    mark = procfs.AgentMark(str(tmp_path), "p:1", 1, 0)
+    p = start(tmp_path, mark, FORKS_WHEN_HUNG_UP)
+    mark = procfs.AgentMark(mark.root, mark.task, mark.attempt, p.pid)
+    said: list[str] = []
+    try:
+        born = procfs.birth(mark)
+        assert born > 0 and procfs.members(mark, born) == {p.pid}
+        left = procfs.stop_in_stages(mark, procfs.stages(0.5, finished=True), said.append, quiet_first=True)
+    finally:
+        p.kill()
+        p.wait()
+        for pid in procfs.members(mark):
+            os.kill(pid, signal.SIGKILL)
+    assert (tmp_path / "forked").exists() and left == set() and len(said) == 1
+
+
+def test_a_scan_leaves_out_processes_older_than_the_pane_process(tmp_path: Path):
+    """Even with the attempt's environment (none of the agent's could be older), and the
+    start time is trusted only while the pane's pid is the attempt's."""
+    mark = procfs.AgentMark(str(tmp_path), "p:1", 1, 0)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    older = start(tmp_path / "a", mark, "import sys, time; open(sys.argv[2], 'w').close(); time.sleep(60)")
+    time.sleep(0.05)  # start times count in clock ticks (10 ms)
+    newer = start(tmp_path / "b", mark, "import sys, time; open(sys.argv[2], 'w').close(); time.sleep(60)")
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        pane = procfs.AgentMark(mark.root, mark.task, mark.attempt, newer.pid)
+        born = procfs.birth(pane)
+        assert born > 0
+        assert procfs.members(pane, born) == {newer.pid}
+        assert procfs.members(pane) == {older.pid, newer.pid}
+        assert procfs.birth(procfs.AgentMark(mark.root, mark.task, mark.attempt, stranger.pid)) == 0
+        assert procfs.birth(procfs.AgentMark(mark.root, mark.task, 2, newer.pid)) == 0
+    finally:
+        for p in (older, newer, stranger):
+            p.kill()
+            p.wait()
+    assert procfs.birth(pane) == 0  # gone: a full scan
+
+
 def test_waiting_for_processes_to_end_wakes_as_the_last_one_ends():
     """Through pidfds: no nap between looks on the way of every task's merge (issue 44)."""
     quick = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -197,3 +197,37 @@ def test_new_files_over_the_limit_are_not_copied_and_those_under_it_are(repo):
     assert subprocess.run(["git", "cat-file", "-e", tip], cwd=root).returncode != 0, "never copied"
     assert gitdir.bring_back(root, wt, private, BRANCH, max_bytes=5000)
     assert run(root, "rev-parse", BRANCH) == tip
+
+
+def test_a_usual_bring_back_under_a_limit_walks_the_agents_objects_once(repo, monkeypatch):
+    """Its pack leaves big files out and its strict store would refuse it: the big files are
+    looked for only then (issue 44: one git command less on every sandboxed task's way)."""
+    root, wt, private = repo
+    tip = agent_commit(wt, private, "b.txt")
+
+    def never(*_args: object, **_kwargs: object) -> list[tuple[str, int]]:
+        raise AssertionError("looked for big files in a pack that had none")
+
+    monkeypatch.setattr(git, "big_files", never)
+    assert gitdir.bring_back(root, wt, private, BRANCH, max_bytes=1000)
+    assert run(root, "rev-parse", BRANCH) == tip
+
+
+def test_a_big_file_among_many_new_objects_is_refused_with_nothing_left_in_the_repository(repo):
+    """More objects than git.UNPACK_LIMIT are stored as a pack, whose store would leave a
+    half-written one when it refuses: they are looked through first."""
+    root, wt, private = repo
+    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(wt)}
+    for n in range(git.UNPACK_LIMIT):
+        (wt / f"f{n}.txt").write_text(f"{n}\n")
+    (wt / "big.bin").write_bytes(os.urandom(3000))
+    run(wt, "add", "-A", env=env)
+    run(wt, "-c", "user.name=agent", "-c", "user.email=a@a", "commit", "-q", "-m", "many", env=env)
+    tip = run(wt, "rev-parse", "HEAD", env=env)
+    with pytest.raises(gitdir.TooBig) as e:
+        gitdir.bring_back(root, wt, private, BRANCH, max_bytes=1000)
+    assert e.value.files == [("big.bin", 3000)]
+    assert subprocess.run(["git", "cat-file", "-e", tip], cwd=root).returncode != 0, "never copied"
+    assert not list((root / ".git" / "objects" / "pack").iterdir()), "no pack, not even half of one"
+    assert gitdir.bring_back(root, wt, private, BRANCH, max_bytes=5000)
+    assert run(root, "rev-parse", BRANCH) == tip
