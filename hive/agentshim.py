@@ -42,6 +42,7 @@ _SHIM = r"""#!/bin/sh
 # made by Hive (hive/agentshim.py): an agent's `hive`
 LC_ALL=C
 py() {
+    trap - HUP INT TERM
     exec @PYTHON@ "$@"
 }
 case "${HIVE_REVIEW:+review}:$1" in
@@ -66,20 +67,45 @@ case "$reason$task" in *[![:print:]]* | *[\"\\]*) py "$@" ;; esac
 [ -n "$sig" ] && [ -n "$task" ] && [ -d "${sig%/*}" ] || py "$@"
 now=$(date +%s.%N 2>/dev/null)
 case "$now" in *[!0-9.]* | .* | *. | *.*.*) py "$@" ;; *.*) ;; *) py "$@" ;; esac
+trap '' HUP INT TERM  # see outlast_stop
 tmp="$sig.$$.tmp"
 printf '{"signal": "%s", "reason": "%s", "time": %s, "task": "%s", "attempt": %s}' \
     "$kind" "$reason" "$now" "$task" "$attempt" >"$tmp" || py "$@"
 if ln "$tmp" "$sig" 2>/dev/null; then
     rm -f "$tmp"
-    printf 'hive: %s signalled %s; Hive takes it from here \342\200\224 stop now.\n' "$task" "$1"
+    printf 'hive: %s signalled %s; Hive takes it from here \342\200\224 stop now.\n' "$task" "$1" || :
 elif [ -e "$sig" ]; then
     rm -f "$tmp"
-    printf 'hive: %s attempt %s had already signalled; this one is ignored.\n' "$task" "$attempt"
+    printf 'hive: %s attempt %s had already signalled; this one is ignored.\n' "$task" "$attempt" || :
 else
     rm -f "$tmp"
     py "$@"
 fi
 """
+
+
+def outlast_stop() -> None:
+    """Let a signal's last steps outlast Hive's stop (SIGKILL still ends them). The signal is
+    seen the moment it is linked, and Hive then stops the agent's processes, this one among
+    them: killed before it removed its temporary file and said it was sent, it left the file
+    and told its agent the signal failed — seen, under load, an agent that then gave up and
+    exited (a flake of tests/e2e/test_signals.py; also `tell`). `_signal`: `signal` imports
+    `enum`."""
+    import _signal  # type: ignore[import-not-found]  # (no stub: `signal` without its enums)
+
+    for number in (_signal.SIGHUP, _signal.SIGINT, _signal.SIGTERM):
+        _signal.signal(number, _signal.SIG_IGN)
+
+
+def tell(text: str) -> None:
+    """Say `text` to the agent; a signal that is sent succeeds even if it cannot be said. Its
+    terminal hangs up as Hive stops the session it signalled from (the pane's shell ends
+    first): a failed write made `hive done` fail, Python's exit status 120 for what it could
+    not flush at exit among them."""
+    try:
+        os.write(1, f"{text}\n".encode())
+    except OSError:
+        pass
 
 
 def shim(python: str) -> str:
@@ -140,7 +166,8 @@ def main(args: list[str]) -> int:
     if reason is None or not path or not task or not attempt.isdigit():
         os.execv(sys.executable, [sys.executable, "-m", "hive", *args])
     verb = args[0]
-    print(said(task, verb, attempt, send(path, kinds[verb], reason, task, int(attempt))))
+    outlast_stop()
+    tell(said(task, verb, attempt, send(path, kinds[verb], reason, task, int(attempt))))
     return 0
 
 

@@ -21,8 +21,9 @@ ASK_POLL = 0.5
 
 def signal(args: argparse.Namespace) -> int:
     who = agent_signals.AgentIdentity.from_env()
+    agentshim.outlast_stop()
     sent = agent_signals.send(who, SIGNALS[args.command], args.reason or "")
-    print(agentshim.said(who.key, args.command, who.attempt, sent))
+    agentshim.tell(agentshim.said(who.key, args.command, who.attempt, sent))
     return 0
 
 

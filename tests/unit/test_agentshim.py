@@ -8,6 +8,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,10 +108,12 @@ def test_anything_else_is_the_whole_cli(paths: Paths, args: list[str], says: str
 SHELLS = [sh for sh in ("dash", "bash") if shutil.which(sh)]
 
 
-def shell_hive(tmp_path: Path, shell: str, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def shell_hive(
+    tmp_path: Path, shell: str, *args: str, slow: str = "echo SLOW", **env: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The shim's text with a slow way that only says it was taken, run by `shell`."""
     script = tmp_path / "hive"
-    script.write_text(agentshim.shim("echo SLOW"))
+    script.write_text(agentshim.shim(slow))
     signal = tmp_path / "signals" / "signal.json"
     signal.parent.mkdir(exist_ok=True)
     variables = {"HIVE_SIGNAL_FILE": str(signal), "HIVE_TASK": "auth:2.1", "HIVE_ATTEMPT": "3", **env}
@@ -178,3 +181,72 @@ def test_a_reviewers_verdict_is_written_by_the_shell(tmp_path: Path, shell: str)
     assert run.returncode == 0 and "SLOW" not in run.stdout
     sig = agent_signals.read(signal, review=True)
     assert sig is not None and (sig.kind, sig.reason) == (Kind.CHANGES, "rename x to count")
+
+
+def commands(tmp_path: Path, **scripts: str) -> str:
+    """A PATH whose first folder holds these shell scripts (name → text) in place of commands."""
+    folder = tmp_path / "commands"
+    folder.mkdir(exist_ok=True)
+    for name, text in scripts.items():
+        (folder / name).write_text(f"#!/bin/sh\n{text}\n")
+        (folder / name).chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ['PATH']}"
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_a_stop_that_lands_once_the_signal_is_linked_lets_the_shell_finish(tmp_path: Path, shell: str):
+    """Hive sees the signal the moment it is linked and stops the agent's processes, the shim
+    among them: it still removes its temporary file and tells its agent the signal was sent
+    (killed there, it told an agent its signal failed, which then gave up: a flake)."""
+    rm = shutil.which("rm")
+    stop = f'kill -HUP $PPID; kill -INT $PPID; kill -TERM $PPID; kill -HUP $$; exec {rm} "$@"'
+    run, signal = shell_hive(tmp_path, shell, "done", PATH=commands(tmp_path, rm=stop))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout == "hive: auth:2.1 signalled done; Hive takes it from here — stop now.\n"
+    assert [p.name for p in signal.parent.iterdir()] == ["signal.json"]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_slow_way_taken_late_can_be_stopped_as_any_command(tmp_path: Path, shell: str):
+    """Where the link fails for another reason than a signal already there, the module takes
+    over; it (`hive ask` waits long) gets the stop's signals again."""
+    slow = "sh -c 'kill -TERM $$; echo SURVIVED' sh"
+    run, signal = shell_hive(tmp_path, shell, "done", slow=slow, PATH=commands(tmp_path, ln="exit 1"))
+    assert "SURVIVED" not in run.stdout and not signal.exists()
+
+
+def test_the_modules_signal_outlasts_a_stop_too(paths: Paths):
+    """The Python way (a reason the shell leaves to it): the stop's signals are ignored from
+    before the signal is written."""
+    code = (
+        "import os, signal, sys; from hive import agentshim\n"
+        "def send(*args):\n"
+        "    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):\n"
+        "        os.kill(os.getpid(), sig)\n"
+        "    return True\n"
+        "agentshim.send = send\n"
+        "sys.exit(agentshim.main(['done', '--reason', 'réseau']))\n"
+    )
+    env = {**os.environ, "HIVE_TASK": f"{PLAN}:{TASK}", "HIVE_ATTEMPT": str(ATTEMPT)}
+    env[agentshim.SIGNAL_FILE] = str(paths.signal_file(PLAN, TASK, ATTEMPT))
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == f"hive: {PLAN}:{TASK} signalled done; Hive takes it from here — stop now.\n"
+
+
+@pytest.mark.parametrize("reason", ["ok", "réseau"])  # the shell's way, the module's
+def test_a_signal_sent_succeeds_though_its_terminal_is_gone(paths: Paths, reason: str):
+    """Hive stops the session the signal came from, and its terminal hangs up under `hive
+    done` as it says what it did (here: a full device): the signal is sent all the same."""
+    env = {
+        **os.environ,
+        "PATH": f"{agent_signals.ensure_shim(paths)}{os.pathsep}{os.environ['PATH']}",
+        "HIVE_TASK": f"{PLAN}:{TASK}",
+        "HIVE_ATTEMPT": str(ATTEMPT),
+        agentshim.SIGNAL_FILE: str(paths.signal_file(PLAN, TASK, ATTEMPT)),
+    }
+    with open("/dev/full", "w") as full:
+        run = subprocess.run(["hive", "done", "--reason", reason], env=env, stdout=full, stderr=subprocess.PIPE)
+    assert run.returncode == 0, run.stderr
+    sig = read(paths)
+    assert sig is not None and sig.reason == reason
