@@ -624,6 +624,7 @@ def machine_info(sb: Sandbox) -> dict:
 
     import doit
 
+    df = out(["df", "--output=source,fstype,target", str(sb.dir)]).splitlines()  # a header, then its line
     return {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "cpu_count": os.cpu_count(),
@@ -639,7 +640,7 @@ def machine_info(sb: Sandbox) -> dict:
         "hive_dirty": bool(out(["git", "-C", str(HIVE_SRC), "status", "--porcelain", "--", "hive"])),
         # where the scratch repos are: a new file costs ~0.75 ms on this machine's `/` (ext4 without a
         # journal), ~25 µs on a journaled ext4, and a task makes many (bench/README.md)
-        "scratch_fs": " ".join(out(["df", "--output=source,fstype,target", str(sb.dir)]).splitlines()[-1:]),
+        "scratch_fs": " ".join(df[-1].split()) if len(df) > 1 else "",
     }
 
 
