@@ -152,7 +152,7 @@ def new_session(
         "-s",
         name,
         "-c",
-        str(cwd),
+        literal(str(cwd)),
         "-x",
         "200",
         "-y",
@@ -171,9 +171,17 @@ def new_session(
         target,
         "-o",
         # one process: the shell becomes the log's writer
-        "exec " + shlex.join(logcap.command(log, log_cap)),
+        literal("exec " + shlex.join(logcap.command(log, log_cap))),
     ).stdout.split()
     return int(out[0]) if out and out[0].isdigit() else 0
+
+
+def literal(text: str) -> str:
+    """`text` as itself where tmux expands formats — a start directory, pipe-pane's command, an
+    option's value: `#` starts one (`#S` is the session's name, `#(...)` a shell command's
+    output), `##` is a `#`. A repository under `~/src/C#Sharp` ran its agents in tmux's own
+    folder, and wrote their logs elsewhere."""
+    return text.replace("#", "##")
 
 
 def has_session(name: str) -> bool:
@@ -222,7 +230,7 @@ def attach(name: str, replace_process: bool = False, hint: str = "") -> int:
     output as it takes it over (tcflush TCOFLUSH), and on Linux a pty then drops what its line
     discipline has not queued for the terminal yet (the fresh-machine flake of issue 44)."""
     if hint:  # one tmux command: three options of the session
-        target, shown = f"={name}:", hint.replace("#", "##")  # `#` starts a tmux format
+        target, shown = f"={name}:", literal(hint)
         _tmux(
             *("set-option", "-t", target, "status", "on", ";"),
             *("set-option", "-t", target, "status-left-length", str(len(hint) + 2), ";"),
