@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from hive.adapters import procfs
 
 # On SIGHUP it starts a child of the same attempt (which ignores SIGHUP and lingers), then ends.
@@ -47,13 +49,21 @@ def test_an_agent_that_ends_at_once_is_stopped_in_its_first_stage(tmp_path: Path
     assert p.wait(timeout=10) == -signal.SIGHUP and said == []
 
 
-def test_a_process_it_starts_while_it_ends_is_found_and_stopped_too(tmp_path: Path):
+@pytest.mark.parametrize("pane_known", [False, True])
+def test_a_process_it_starts_while_it_ends_is_found_and_stopped_too(tmp_path: Path, pane_known: bool):
     """Only the processes it had are watched while they live; once they are gone, a look at all
-    of them finds the child it started meanwhile, which the next stage ends."""
+    of them finds the child it started meanwhile, which the next stage ends. With the pane's
+    process known (the mark's session: the oldest of the agent), the scans read nothing older,
+    and still find that child after the pane's process is gone."""
     mark = procfs.AgentMark(str(tmp_path), "p:1", 1, 0)
     p = start(tmp_path, mark, FORKS_WHEN_HUNG_UP)
+    if pane_known:
+        mark = procfs.AgentMark(mark.root, mark.task, mark.attempt, p.pid)
     said: list[str] = []
     try:
+        if pane_known:
+            born = procfs.birth(mark)
+            assert born > 0 and procfs.members(mark, born) == {p.pid}
         left = procfs.stop_in_stages(mark, procfs.stages(0.5, finished=True), said.append, quiet_first=True)
     finally:
         p.kill()
@@ -66,25 +76,6 @@ def test_a_process_it_starts_while_it_ends_is_found_and_stopped_too(tmp_path: Pa
         and said[0].startswith("sending SIGTERM to its process (pid ")
         and f"(pid {p.pid})" not in said[0]
     )
-
-
-def test_a_stop_that_knows_when_the_pane_process_started_still_finds_what_it_started(tmp_path: Path):
-    """The pane's process (the mark's session) is the oldest of the agent: the scans read
-    nothing older, and still find the child it starts as it ends, after it is gone."""
-    mark = procfs.AgentMark(str(tmp_path), "p:1", 1, 0)
-    p = start(tmp_path, mark, FORKS_WHEN_HUNG_UP)
-    mark = procfs.AgentMark(mark.root, mark.task, mark.attempt, p.pid)
-    said: list[str] = []
-    try:
-        born = procfs.birth(mark)
-        assert born > 0 and procfs.members(mark, born) == {p.pid}
-        left = procfs.stop_in_stages(mark, procfs.stages(0.5, finished=True), said.append, quiet_first=True)
-    finally:
-        p.kill()
-        p.wait()
-        for pid in procfs.members(mark):
-            os.kill(pid, signal.SIGKILL)
-    assert (tmp_path / "forked").exists() and left == set() and len(said) == 1
 
 
 def test_a_scan_leaves_out_processes_older_than_the_pane_process(tmp_path: Path):

@@ -183,14 +183,21 @@ def test_a_trap_in_the_private_directory_is_refused_before_git_reads_it_and_noth
     assert run(root, "rev-parse", BRANCH) == before
 
 
+def big_commit(wt: Path, private: Path, *small: str) -> str:
+    """The agent's commit of a 3,000-byte big.bin beside the small text files `small`."""
+    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(wt)}
+    for name in small:
+        (wt / name).write_text(f"{name}\n")
+    (wt / "big.bin").write_bytes(os.urandom(3000))
+    run(wt, "add", "-A", env=env)
+    run(wt, "-c", "user.name=agent", "-c", "user.email=a@a", "commit", "-q", "-m", "big", env=env)
+    return run(wt, "rev-parse", "HEAD", env=env)
+
+
 def test_new_files_over_the_limit_are_not_copied_and_those_under_it_are(repo):
     root, wt, private = repo
-    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(wt)}
     agent_commit(wt, private, "small.txt")
-    (wt / "big.bin").write_bytes(os.urandom(3000))
-    run(wt, "add", "big.bin", env=env)
-    run(wt, "-c", "user.name=agent", "-c", "user.email=a@a", "commit", "-q", "-m", "big", env=env)
-    tip = run(wt, "rev-parse", "HEAD", env=env)
+    tip = big_commit(wt, private)
     with pytest.raises(gitdir.TooBig) as e:
         gitdir.bring_back(root, wt, private, BRANCH, max_bytes=1000)
     assert e.value.files == [("big.bin", 3000)]
@@ -217,13 +224,7 @@ def test_a_big_file_among_many_new_objects_is_refused_with_nothing_left_in_the_r
     """More objects than git.UNPACK_LIMIT are stored as a pack, whose store would leave a
     half-written one when it refuses: they are looked through first."""
     root, wt, private = repo
-    env = {"GIT_DIR": str(private), "GIT_WORK_TREE": str(wt)}
-    for n in range(git.UNPACK_LIMIT):
-        (wt / f"f{n}.txt").write_text(f"{n}\n")
-    (wt / "big.bin").write_bytes(os.urandom(3000))
-    run(wt, "add", "-A", env=env)
-    run(wt, "-c", "user.name=agent", "-c", "user.email=a@a", "commit", "-q", "-m", "many", env=env)
-    tip = run(wt, "rev-parse", "HEAD", env=env)
+    tip = big_commit(wt, private, *(f"f{n}.txt" for n in range(git.UNPACK_LIMIT)))
     with pytest.raises(gitdir.TooBig) as e:
         gitdir.bring_back(root, wt, private, BRANCH, max_bytes=1000)
     assert e.value.files == [("big.bin", 3000)]
