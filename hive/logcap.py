@@ -29,7 +29,7 @@ import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~10 ms a start)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import TypeVar
 
     T = TypeVar("T")
@@ -379,15 +379,28 @@ def append(path: str | os.PathLike[str], data: bytes, cap: int) -> int:
         writer.close()
 
 
-def command(path: str | os.PathLike[str], cap: int) -> list[str]:
-    """The argv of a writer that appends its stdin to the log `path`."""
+def command(path: str | os.PathLike[str], cap: int, beside: Sequence[str] = ()) -> list[str]:
+    """The argv of a writer that appends its stdin to the log `path`; with `beside`
+    (hive.adapters.envexec.beside's options), it also serves the sandbox's proxy beside the
+    agent's pane, whose pid and terminal its caller appends (`main`)."""
     from hive import scripts  # not at the top: its own run, as a helper, imports nothing of Hive's
 
-    return [*scripts.argv(__file__), os.fspath(path), str(int(cap))]
+    return [*scripts.argv(__file__), os.fspath(path), str(int(cap)), *beside]
 
 
 def main(args: list[str]) -> int:
-    """`logcap.py LOG CAP`: append stdin to LOG, cut to CAP bytes at each end, until stdin ends."""
+    """`logcap.py LOG CAP [--beside SOCKET N PROGRAM... PANE_PID PANE_TTY]`: append stdin to LOG,
+    cut to CAP bytes at each end, until stdin ends. With `--beside`, first listen on SOCKET
+    beside the agent's pane (a sandboxed agent's proxy, started at its first connection: what
+    envexec does for an agent it starts, done here so that none starts on its way)."""
+    if len(args) > 4 and args[2] == "--beside" and args[4].isdigit():
+        n = int(args[4])
+        socket, program, rest = args[3], args[5 : 5 + n], args[5 + n :]
+        if len(rest) == 2 and rest[0].isdigit():
+            sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "adapters"))
+            import envexec  # type: ignore[import-not-found]  # hive.adapters.envexec, as this helper's own run finds it
+
+            envexec.start_beside(socket, program, dict(os.environ), of=int(rest[0]), tty=rest[1])
     writer = Writer(args[0], int(args[1]))
     while True:
         data = os.read(0, CHUNK)

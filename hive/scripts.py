@@ -1,8 +1,9 @@
 """How Hive starts its standard-library-only helpers as processes of their own — envexec (every
-agent's pane), the sandbox's relay and proxy, `hive done` (agentshim), the log's writer (logcap):
-`python -I -S` (isolated, no site: nothing of Hive's venv to import), the helper imported rather
-than run as a file. A file run is compiled anew at every start (~1.5 ms of envexec's ~12); an
-import comes from its cached bytecode (issue 44: three of them are on every sandboxed task's way).
+unsandboxed agent's pane, a check's proxy), the sandbox's relay and proxy, `hive done`
+(agentshim), the log's writer (logcap): `python -I -S` (isolated, no site: nothing of Hive's venv
+to import), the helper imported rather than run as a file. A file run is compiled anew at every
+start (~1.5 ms of envexec's ~12); an import comes from its cached bytecode (issue 44: two of them
+are on every sandboxed task's way).
 Its folder goes last on the path: no name of Hive's there hides one of the standard library's."""
 
 from __future__ import annotations

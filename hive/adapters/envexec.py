@@ -8,11 +8,13 @@ A tmux session starts with the environment of the tmux *server* — of whichever
 process started it first — not of the `doit` that asks for the session: a variable
 the user exported for this run (IS_SANDBOX=1, an API key) never reached the agent.
 The whole intended environment goes through a file, not the command line, because
-tmux limits the size of one command. It starts every agent, so it runs under `-I -S` from its
+tmux limits the size of one command. It starts every unsandboxed agent (bubblewrap takes a sandboxed
+one's environment itself: hive.adapters.tmux), so it runs under `-I -S` from its
 cached bytecode (hive.scripts) and imports nothing (json's `re` alone would double its ~10 ms of
 CPU; `-m hive.adapters.envexec` would add site and Hive's venv), on a machine starting 64 agents.
 
-`--beside` is how a sandboxed agent or check gets its proxy (hive.sandbox.proxy) without
+`--beside` is how a sandboxed check gets its proxy (hive.sandbox.proxy; a sandboxed agent's is
+served the same way by its log's writer, hive.logcap, `start_beside(of=...)`) without
 waiting for it, nor paying for one it never asks (most checks): the socket is bound here (the
 first request finds it), and a child of this process waits, costing nothing, for the first
 connection or for ARGV's end (this process becomes ARGV). On a connection it becomes PROGRAM,
@@ -76,11 +78,21 @@ def beside(socket: str, program: list[str]) -> list[str]:
     return ["--beside", socket, str(len(program)), *program]
 
 
-def start_beside(path: str, program: list[str], env: dict[str, str]) -> None:
-    """Listen on `path`; a child starts `program` at the first connection (see above)."""
+def start_beside(path: str, program: list[str], env: dict[str, str], of: int = 0, tty: str = "") -> None:
+    """Listen on `path`; a child starts `program` at the first connection (see above). `of`:
+    the process it serves, if not this one (which then becomes it): hive.logcap's, beside a
+    sandboxed agent's pane, watched through a pidfd (without one, nothing is started); the
+    child's output then goes to the pane's terminal `tty`, as it would from inside the pane."""
     import _socket
 
-    me = os.getpid()
+    me = of or os.getpid()
+    watch = -1
+    if of:
+        try:
+            watch = os.pidfd_open(of)
+        except OSError as e:  # gone already (ESRCH), or no pidfds: none to serve
+            print(f"hive: not serving {program[0]!r} beside process {of}: {e}", file=sys.stderr)
+            return
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         try:
@@ -92,17 +104,39 @@ def start_beside(path: str, program: list[str], env: dict[str, str]) -> None:
         listener.listen(64)
     except OSError as e:
         print(f"hive: cannot listen on {path} for {program[0]!r}: {e}", file=sys.stderr)
+        if watch >= 0:
+            os.close(watch)
         return
-    try:
-        watch = os.pidfd_open(me)
-    except (OSError, AttributeError):
-        watch = -1
+    if watch < 0:
+        try:
+            watch = os.pidfd_open(me)
+        except (OSError, AttributeError):
+            watch = -1
     if os.fork() == 0:
         try:
+            if of:
+                _to_terminal(tty)
             _serve_when_asked(listener.fileno(), watch, me, path, program, env)
         finally:
             os._exit(127)
     listener.close()  # this process becomes ARGV: the socket is the child's (and the pidfd is close-on-exec)
+    if of:
+        os.close(watch)
+
+
+def _to_terminal(tty: str) -> None:
+    """The child's output to the agent's terminal `tty` (what the proxy refuses shows there, and
+    so in the task's log), its input from nowhere: not the log writer's pipe, which held open
+    would keep tmux writing to it once the writer has gone."""
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        out = os.open(tty, os.O_WRONLY | os.O_NOCTTY) if tty else null
+    except OSError:
+        out = null
+    for fd, to in ((0, null), (1, out), (2, out)):
+        os.dup2(to, fd)
+    for fd in {null, out} - {0, 1, 2}:
+        os.close(fd)
 
 
 def _serve_when_asked(fd: int, watch: int, me: int, path: str, program: list[str], env: dict[str, str]) -> None:

@@ -122,6 +122,10 @@ def command_name(pid: int) -> str:
         return ""
 
 
+# the variables of an attempt's environment that find its processes (AgentMark)
+MARKS = ("HIVE_ROOT", "HIVE_TASK", "HIVE_ATTEMPT")
+
+
 @dataclass(frozen=True)
 class AgentMark:
     """What identifies one attempt's processes."""
@@ -132,11 +136,8 @@ class AgentMark:
     session_id: int  # the tmux pane's pid: the session leader tmux made
 
     def _needles(self) -> tuple[bytes, ...]:
-        return (
-            f"HIVE_ROOT={self.root}".encode(),
-            f"HIVE_TASK={self.task}".encode(),
-            f"HIVE_ATTEMPT={self.attempt}".encode(),
-        )
+        values = (self.root, self.task, self.attempt)
+        return tuple(f"{name}={value}".encode() for name, value in zip(MARKS, values, strict=True))
 
 
 def members(mark: AgentMark, born: int = 0) -> set[int]:

@@ -8,8 +8,10 @@ Targets use `=name` so a session name never matches another by prefix.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shlex
+import shutil
 import signal
 import time
 from dataclasses import dataclass
@@ -94,13 +96,14 @@ class Pane:
 @dataclass(frozen=True)
 class Program:
     """What a session runs: `argv` with exactly the environment `env`, which goes through
-    `env_file` (hive.adapters.envexec), and what `beside` (envexec.beside) starts beside it
-    (the sandbox's proxy)."""
+    `env_file`, and what `beside` (envexec.beside) starts beside it (the sandbox's proxy).
+    `confined`: argv is bubblewrap's command line, which takes the environment itself."""
 
     argv: list[str]
     env: dict[str, str]
     env_file: Path
     beside: tuple[str, ...] = ()
+    confined: bool = False
 
 
 # A fixed wrapper (argv arrives as "$@", never inside the script text) that records
@@ -110,6 +113,9 @@ _WRAPPER = (
     '"$@"; code=$?; printf "%s\\n" "$code" > "$HIVE_EXIT_FILE.tmp" && '
     'mv "$HIVE_EXIT_FILE.tmp" "$HIVE_EXIT_FILE"; exit "$code"'
 )
+# ... and for bubblewrap: the environment file (its --clearenv and --setenv options) open on fd 3
+# for `bwrap --args 3`, and gone from the disk before the agent starts
+_CONFINED_WRAPPER = 'exec 3<"$1" && rm -f -- "$1" || exit 127; shift; ' + _WRAPPER
 
 
 def new_session(
@@ -121,26 +127,22 @@ def new_session(
     keep: bool = True,
     log_cap: int = logcap.DEFAULT_CAP,
 ) -> int:
-    """Start `program` as the session's initial command (through `hive.adapters.envexec`,
-    then a fixed wrapper; no shell ever sees its argv as text), and in the same tmux command
-    queue keep the pane after exit (`keep`) and pipe its output to `log`, so even an
-    instantly failing command leaves its last words. Without `keep` the session ends with
-    the command (set explicitly: a user's ~/.tmux.conf may turn remain-on-exit on), and a
-    client attached to it returns. The log keeps the first and last `log_cap` bytes of the
-    output (hive.logcap). Returns the pane's process id."""
+    """Start `program` as the session's initial command (through a fixed wrapper; no shell ever
+    sees its argv as text), and in the same tmux command queue keep the pane after exit (`keep`)
+    and pipe its output to `log`, so even an instantly failing command leaves its last words.
+    Without `keep` the session ends with the command (set explicitly: a user's ~/.tmux.conf may
+    turn remain-on-exit on), and a client attached to it returns. The log keeps the first and
+    last `log_cap` bytes of the output (hive.logcap). Returns the pane's process id."""
     exit_file.parent.mkdir(parents=True, exist_ok=True)
     env = {**program.env, "HIVE_EXIT_FILE": str(exit_file)}
-    atomic_write_bytes(program.env_file, envexec.encode(env), mode=0o600, durable=False)
-    launcher = [
-        *scripts.argv(envexec.__file__),  # no site (nor Hive's venv) to import, only envexec's stdlib
-        str(program.env_file),
-        *program.beside,
-        "sh",
-        "-c",
-        _WRAPPER,
-        "hive-agent",
-        *program.argv,
-    ]
+    if program.confined and (not program.beside or _pidfds()):
+        launcher = _confined(program, env)
+        writer = literal("exec " + shlex.join(logcap.command(log, log_cap, program.beside)))
+        if program.beside:  # the log's writer serves the proxy beside the pane: its pid and terminal
+            writer += " #{pane_pid} #{pane_tty}"
+    else:
+        launcher = _envexec(program, env)
+        writer = literal("exec " + shlex.join(logcap.command(log, log_cap)))
     target = f"={name}:"
     log.parent.mkdir(parents=True, exist_ok=True)
     out = _tmux(
@@ -170,10 +172,42 @@ def new_session(
         "-t",
         target,
         "-o",
-        # one process: the shell becomes the log's writer
-        literal("exec " + shlex.join(logcap.command(log, log_cap))),
+        writer,  # one process: the shell becomes the log's writer
     ).stdout.split()
     return int(out[0]) if out and out[0].isdigit() else 0
+
+
+def _envexec(program: Program, env: dict[str, str]) -> list[str]:
+    """The pane's command through envexec: a tmux pane starts with the tmux *server's*
+    environment, whatever the `doit` asking for it was run with."""
+    atomic_write_bytes(program.env_file, envexec.encode(env), mode=0o600, durable=False)
+    launcher = [*scripts.argv(envexec.__file__), str(program.env_file), *program.beside]
+    return [*launcher, "sh", "-c", _WRAPPER, "hive-agent", *program.argv]
+
+
+def _confined(program: Program, env: dict[str, str]) -> list[str]:
+    """The pane's command with bubblewrap setting the environment (`--clearenv`, `--setenv`),
+    read from the file it is given: no Python starts on a sandboxed agent's way (issue 44: ~10
+    ms). The wrapper gets only what finds the attempt's processes (procfs.MARKS) and where its
+    exit status goes."""
+    options = [b"--clearenv", *(b"\0".join((b"--setenv", os.fsencode(k), os.fsencode(v))) for k, v in env.items())]
+    envexec.encode(env)  # refuses what no environment can hold, as envexec's own file does
+    atomic_write_bytes(program.env_file, b"".join(o + b"\0" for o in options), mode=0o600, durable=False)
+    shown = {name: env[name] for name in (*procfs.MARKS, "HIVE_EXIT_FILE") if name in env}
+    bwrap = shutil.which(program.argv[0], path=env.get("PATH")) or program.argv[0]  # found as envexec would
+    wrapper = ["sh", "-c", _CONFINED_WRAPPER, "hive-agent", str(program.env_file)]
+    return ["env", *(f"{k}={v}" for k, v in shown.items()), *wrapper, bwrap, "--args", "3", *program.argv[1:]]
+
+
+@functools.cache
+def _pidfds() -> bool:
+    """Can a process watch another's end (Linux 5.3)? The log's writer serves the sandbox's proxy
+    only so; without, envexec does (its child sees the pane's process end as its parent's)."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
 
 
 def literal(text: str) -> str:

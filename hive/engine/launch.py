@@ -100,6 +100,7 @@ def start(h: TaskContext, s: Start) -> Agent:
         checkout=s.checkout,
         sandbox=s.remote_rules,
         beside=beside,
+        confined=s.sandbox is not None,
         log_cap=cap,
     )
     return h.executor.start(launch)

@@ -118,6 +118,8 @@ class Launch:
     sandbox: Rules | None = None
     # What to start beside it (its sandbox's proxy): hive.adapters.envexec.beside
     beside: tuple[str, ...] = ()
+    # argv is bubblewrap's command line (its sandbox's), which can take the environment itself
+    confined: bool = False
     # Its log keeps the first and the last this many bytes of its output ([logs] max_mb)
     log_cap: int = DEFAULT_CAP
 

@@ -1,6 +1,6 @@
 """A sandbox's way out (`[sandbox] network`): none at all, the host's ("open"), or only the
 hosts of an allowlist through a proxy Hive runs beside it (`proxy.py beside` on the host,
-started by envexec at the first request, reached through a unix socket in a folder shown to
+started by envexec or the agent's log writer at the first request, reached through a unix socket in a folder shown to
 the sandbox; `relay.py` inside, where HTTPS_PROXY points).
 """
 
@@ -58,7 +58,8 @@ class Way:
 
     def beside(self) -> list[str]:
         """The proxy to start beside the sandbox at its first connection, serving until the
-        process that runs the sandbox has ended (an agent's: hive.adapters.envexec's options)."""
+        process that runs the sandbox has ended (an agent's: hive.adapters.envexec's options, which its
+        log's writer takes)."""
         return envexec.beside(str(self.socket), self._proxy("beside")) if self.proxied else []
 
     def _proxy(self, mode: str) -> list[str]:

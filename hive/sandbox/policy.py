@@ -52,8 +52,8 @@ def preflight(config: Config) -> tuple[list[str], list[str]]:
 class Confined:
     """How a program runs in its sandbox: `prefix` + its argv, with `env` added to its
     environment and `unset` taken from it; with an allowlist, its proxy either runs it
-    (`outside` + prefix + argv: a check's) or is started beside it (`beside`, through
-    `hive.adapters.envexec`: an agent's, off the agent's way)."""
+    (`outside` + prefix + argv: a check's) or is started beside it (`beside`: an agent's, off its
+    way, by the log's writer of its tmux pane; hive.adapters.envexec's options)."""
 
     prefix: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)

@@ -1,6 +1,7 @@
 """A sandbox's one way out, run with `python -I -S proxy.py`:
 
-- `beside SOCKET ALLOW REFUSED FD PID PIDFD`, on the host, started by `hive.adapters.envexec`
+- `beside SOCKET ALLOW REFUSED FD PID PIDFD`, on the host, started by `hive.adapters.envexec` (or,
+  beside a sandboxed agent's tmux pane, by the log's writer, hive.logcap, with envexec's code)
   beside an agent's or a check's sandbox at the first connection to SOCKET (FD: its listening
   socket; PID: the sandbox's process; PIDFD: a pidfd of it, or -1): serve, on SOCKET, an HTTP
   proxy that lets through what ALLOW allows (comma-separated entries of `[sandbox] allow`, read
@@ -17,8 +18,8 @@ anew, as a proxy started again makes it, would not be the one shown).
 
 An agent's proxy lives exactly as long as its sandbox, in the same tmux pane: when `doit` is
 killed the agent keeps its way out, and a re-attached run finds both; Ctrl-C or a hang-up
-meant for the agent does not end it. None of this file runs on the agent's way: envexec binds
-its socket and starts it beside the sandbox when it is first needed, relay.py binds the port
+meant for the agent does not end it. None of this file runs on the agent's way: envexec (or the
+log's writer) binds its socket and starts it beside the sandbox when it is first needed, relay.py binds the port
 inside and starts `pump` at its first connection. It may import what it needs, but only from
 the standard library, run with `-I -S`.
 

@@ -179,6 +179,7 @@ class Attempt:
                 self.worktree / spec.brief,
                 unset=unset,
                 beside=beside,
+                confined=spec.sandbox is not None,
                 log_cap=spec.log_cap,  # bounded here too: what it prints stays on this node's disk
             )
         ).ref.token

@@ -35,7 +35,7 @@ class TmuxExecutor:
         """The agent gets the environment of the process that asks for it (the user's
         `doit`), whatever the tmux server was started with."""
         env = proc.clean_env({**launch.env, **self.environment()}, drop=launch.unset)
-        program = tmux.Program(launch.argv, env, launch.env_file, launch.beside)
+        program = tmux.Program(launch.argv, env, launch.env_file, launch.beside, launch.confined)
         pid = tmux.new_session(
             launch.name,
             launch.cwd,
