@@ -545,6 +545,34 @@ def remove_file(cwd: Path | str, path: str) -> None:
     _locked_retry(cwd, "rm", "-q", "--cached", "--ignore-unmatch", "--", path)
 
 
+def worktree_folder(worktree: Path) -> Path | None:
+    """A linked worktree's folder in the repository (`.git/worktrees/NAME`: it goes with the
+    worktree, and a move keeps it); None if git would not see one there (`_linked`)."""
+    linked = _linked(worktree)
+    return linked[1] if linked else None
+
+
+def worktree_excludes(worktree: Path) -> Path | None:
+    """The ignore file a linked worktree's own config names (`core.excludesFile` in its
+    config.worktree), read as git wrote it; None if none, or not plainly so (ask git to set it)."""
+    folder = worktree_folder(worktree)
+    try:
+        text = (folder / "config.worktree").read_text(encoding="utf-8") if folder else ""
+    except (OSError, ValueError):
+        return None
+    section, named = "", None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line.lower()
+        elif section == "[core]" and line.lower().startswith("excludesfile"):
+            key, _, value = line.partition("=")
+            if key.strip().lower() != "excludesfile" or any(c in value for c in '"\\#;'):
+                return None  # quoted, escaped or commented: not read here
+            named = Path(value.strip())
+    return named
+
+
 def set_worktree_excludes(root: Path | str, worktree: Path, excludes_file: Path) -> None:
     """Per-worktree ignore file (needs the worktreeConfig extension, a no-op for other worktrees)."""
     enable_worktree_config(str(root))

@@ -112,7 +112,7 @@ def park(root: Path, worktree: Path, spare: Path) -> str:
         return "the worker keeps a spare checkout already"
     try:
         git.detach(worktree)
-        git.unset_worktree_excludes(worktree)
+        _unexclude(root, worktree)
         git.clean(worktree)
         move(root, worktree, spare, "in-park")
     except CommandError as e:
@@ -214,10 +214,39 @@ def reset_to_branch(worktree: Path, branch: str) -> None:
 
 def set_excludes(root: Path, worktree: Path, excludes: Path, names: list[str]) -> None:
     """Keep Hive's files (the context file, copied secrets) out of the agent's commits,
-    for this worktree only, while still honouring the user's global ignores."""
+    for this worktree only, while still honouring the user's global ignores. `excludes`: the
+    attempt's copy (its sandbox's git directory names it)."""
     lines = [git.global_excludes(root).rstrip(), "# Hive: never commit these", *[f"/{n}" for n in names]]
-    atomic_write(excludes, "\n".join(line for line in lines if line) + "\n", durable=False)
-    git.set_worktree_excludes(root, worktree, excludes)
+    text = "\n".join(line for line in lines if line) + "\n"
+    atomic_write(excludes, text, durable=False)
+    _exclude(root, worktree, text, excludes)
+
+
+EXCLUDES = "hive-excludes"  # a worktree's ignore file, in its folder in the repository (gone with it)
+
+
+def _exclude(root: Path, worktree: Path, text: str, fallback: Path) -> None:
+    """The worktree's git reads `text` as its ignore file: its own file, which its config names
+    from its first attempt on (issue 44: a `git config`, a process and a lock, fewer on every
+    attempt of a reused checkout, and none to park it). Where git would not see the worktree's
+    folder plainly, the attempt's file is named, as it always was."""
+    folder = git.worktree_folder(worktree)
+    if folder is None:
+        git.set_worktree_excludes(root, worktree, fallback)
+        return
+    atomic_write(folder / EXCLUDES, text, durable=False)
+    git.enable_worktree_config(str(root))  # once a run: without it the worktree's config is not read
+    if git.worktree_excludes(worktree) != folder / EXCLUDES:
+        git.set_worktree_excludes(root, worktree, folder / EXCLUDES)
+
+
+def _unexclude(root: Path, worktree: Path) -> None:
+    """Hive's names ignored no more (what they hid, `clean` removes), the user's global ones still."""
+    folder = git.worktree_folder(worktree)
+    if folder is not None and git.worktree_excludes(worktree) == folder / EXCLUDES:
+        atomic_write(folder / EXCLUDES, git.global_excludes(root), durable=False)
+    else:
+        git.unset_worktree_excludes(worktree)
 
 
 def copy_files(root: Path, worktree: Path, files: tuple[str, ...]) -> list[str]:

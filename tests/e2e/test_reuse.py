@@ -61,7 +61,13 @@ def test_the_next_task_of_a_worker_starts_in_its_last_checkout_with_the_ignored_
     assert (kept / "cache" / "warm.txt").read_text() == "compiled\n"
     assert not (kept / "AGENTS.md").exists() and not (kept / ".env").exists()
     assert git(kept, "rev-parse", "HEAD") == repo.git("rev-parse", "main^2")  # task 2's work, detached
-    assert git(kept, "config", "--worktree", "--get", "core.excludesFile", check=False) == ""
+    # parked, it hides none of Hive's files any more: its own ignore file, which its config names
+    # from its first attempt on (no `git config` at each attempt), holds only the user's global ones
+    named = git(kept, "config", "--worktree", "--get", "core.excludesFile", check=False)
+    assert named == str(Path(admin) / worktrees.EXCLUDES), named
+    assert "AGENTS.md" not in Path(named).read_text() and ".env" not in Path(named).read_text()
+    for name in ("AGENTS.md", ".env"):
+        assert git(kept, "check-ignore", "--no-index", name, check=False) == "", name
 
 
 def test_reuse_false_gives_each_attempt_a_fresh_checkout(repo: Repo):
