@@ -6,9 +6,10 @@ Two parts, each the median of `--runs`, sandboxed against not:
 
 - `prepare`: what an attempt does before its tmux session exists when it sandboxes (its private
   git directory, its folders, bubblewrap's command line) — the same calls engine/attempt.py makes;
-- `chain`: from starting the pane's command (`python -I -S envexec.py ENV_FILE ARGV`) to the
-  agent's first instruction, with `[sandbox] network = "allowlist"` (the proxy on the host,
-  bubblewrap, the relay inside). The agent is `sh -c 'date +%s%N >FILE; exit 0'`-like: the
+- `chain`: from starting the pane's command (hive.adapters.tmux's: envexec then the agent
+  unsandboxed; the pane's shell, bubblewrap taking the environment and the relay inside,
+  sandboxed) to the agent's first instruction, with `[sandbox] network = "allowlist"` (the
+  proxy beside it is the log's writer's, not on this way). The agent is `sh -c 'date +%s%N >FILE; exit 0'`-like: the
   time it writes is the moment it runs.
 
 Needs bubblewrap. Uses a throwaway git repository under a temporary directory.
@@ -29,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hive.adapters import envexec  # noqa: E402
+from hive.adapters import tmux  # noqa: E402
 from hive.sandbox import bwrap, gitdir, policy  # noqa: E402
 from hive.settings.config import load_config  # noqa: E402
 from hive.store.paths import Paths  # noqa: E402
@@ -65,13 +66,13 @@ def prepare(paths: Paths, rules: policy.Rules, wt: Path, refs: dict[str, str], a
 
 
 def chain(confined: policy.Confined, wt: Path, env: dict[str, str], tmp: Path) -> float:
-    """Seconds from starting the pane's command to the agent's first instruction."""
-    env_file = tmp / "agent.env"
-    env_file.write_bytes(envexec.encode(env))
+    """Seconds from starting the pane's command (hive.adapters.tmux's, as an agent's session runs
+    it, without tmux) to the agent's first instruction."""
     out = wt / ".ran"  # the agent's checkout: a sandboxed agent's /tmp is its own
     out.unlink(missing_ok=True)
-    argv = [sys.executable, "-I", "-S", envexec.__file__, str(env_file), *confined.beside, *confined.prefix]
-    argv += [*AGENT, str(out)]
+    sandboxed = confined is not policy.UNCONFINED
+    program = tmux.Program([*confined.prefix, *AGENT, str(out)], env, tmp / "agent.env", confined.beside, sandboxed)
+    argv, _ = tmux.pane_command(program, {**env, "HIVE_EXIT_FILE": str(tmp / "exit")})
     started = time.time_ns()
     subprocess.run(argv, cwd=wt, check=True, stdin=subprocess.DEVNULL)
     return (int(out.read_text()) - started) / 1e9

@@ -135,14 +135,10 @@ def new_session(
     last `log_cap` bytes of the output (hive.logcap). Returns the pane's process id."""
     exit_file.parent.mkdir(parents=True, exist_ok=True)
     env = {**program.env, "HIVE_EXIT_FILE": str(exit_file)}
-    if program.confined and (not program.beside or _pidfds()):
-        launcher = _confined(program, env)
-        writer = literal("exec " + shlex.join(logcap.command(log, log_cap, program.beside)))
-        if program.beside:  # the log's writer serves the proxy beside the pane: its pid and terminal
-            writer += " #{pane_pid} #{pane_tty}"
-    else:
-        launcher = _envexec(program, env)
-        writer = literal("exec " + shlex.join(logcap.command(log, log_cap)))
+    launcher, serves = pane_command(program, env)
+    writer = literal("exec " + shlex.join(logcap.command(log, log_cap, program.beside if serves else ())))
+    if serves:  # the log's writer serves the proxy beside the pane: its pid and terminal
+        writer += " #{pane_pid} #{pane_tty}"
     target = f"={name}:"
     log.parent.mkdir(parents=True, exist_ok=True)
     out = _tmux(
@@ -175,6 +171,14 @@ def new_session(
         writer,  # one process: the shell becomes the log's writer
     ).stdout.split()
     return int(out[0]) if out and out[0].isdigit() else 0
+
+
+def pane_command(program: Program, env: dict[str, str]) -> tuple[list[str], bool]:
+    """What a pane runs for `program` with exactly `env` (its file written), and whether the log's
+    writer is to serve the proxy beside it (else envexec does, or it has none)."""
+    if program.confined and (not program.beside or _pidfds()):
+        return _confined(program, env), bool(program.beside)
+    return _envexec(program, env), False
 
 
 def _envexec(program: Program, env: dict[str, str]) -> list[str]:
