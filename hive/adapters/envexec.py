@@ -55,10 +55,15 @@ def main(args: list[str]) -> int:
 
 def encode(env: dict[str, str]) -> bytes:
     """An environment as ENV_FILE holds it."""
+    check(env)
+    return b"".join(os.fsencode(name) + b"=" + os.fsencode(value) + b"\0" for name, value in env.items())
+
+
+def check(env: dict[str, str]) -> None:
+    """ValueError for a variable no environment can hold (bubblewrap's `--setenv` as much as a file)."""
     for name, value in env.items():
         if not name or "=" in name or "\0" in name or "\0" in value:
             raise ValueError(f"no environment can hold the variable {name!r}")
-    return b"".join(os.fsencode(name) + b"=" + os.fsencode(value) + b"\0" for name, value in env.items())
 
 
 def _environment(path: str) -> dict[str, str]:

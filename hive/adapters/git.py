@@ -552,12 +552,12 @@ def worktree_folder(worktree: Path) -> Path | None:
     return linked[1] if linked else None
 
 
-def worktree_excludes(worktree: Path) -> Path | None:
+def worktree_excludes(folder: Path) -> Path | None:
     """The ignore file a linked worktree's own config names (`core.excludesFile` in its
-    config.worktree), read as git wrote it; None if none, or not plainly so (ask git to set it)."""
-    folder = worktree_folder(worktree)
+    config.worktree, in its `folder`: `worktree_folder`'s), read as git wrote it; None if none,
+    or not plainly so (ask git to set it)."""
     try:
-        text = (folder / "config.worktree").read_text(encoding="utf-8") if folder else ""
+        text = (folder / "config.worktree").read_text(encoding="utf-8")
     except (OSError, ValueError):
         return None
     section, named = "", None

@@ -194,9 +194,9 @@ def _confined(program: Program, env: dict[str, str]) -> list[str]:
     read from the file it is given: no Python starts on a sandboxed agent's way (issue 44: ~10
     ms). The pane's shell gets only what finds the attempt's processes (procfs.MARKS), where its
     exit status goes and the agent's PATH, by which its programs are found, as envexec found them."""
-    envexec.encode(env)  # refuses what no environment can hold, as envexec's own file does
-    options = [b"--clearenv", *(b"\0".join((b"--setenv", os.fsencode(k), os.fsencode(v))) for k, v in env.items())]
-    atomic_write_bytes(program.env_file, b"".join(o + b"\0" for o in options), mode=0o600, durable=False)
+    envexec.check(env)
+    words = ["--clearenv", *(word for name, value in env.items() for word in ("--setenv", name, value))]
+    atomic_write_bytes(program.env_file, b"".join(os.fsencode(w) + b"\0" for w in words), mode=0o600, durable=False)
     shown = {name: env[name] for name in (*procfs.MARKS, "HIVE_EXIT_FILE", "PATH") if name in env}
     found = [shutil.which(name, path=env.get("PATH")) or name for name in ("env", "sh", program.argv[0])]
     wrapper = [found[1], "-c", _CONFINED_WRAPPER, "hive-agent", str(program.env_file)]

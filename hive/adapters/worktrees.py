@@ -236,14 +236,14 @@ def _exclude(root: Path, worktree: Path, text: str, fallback: Path) -> None:
         return
     atomic_write(folder / EXCLUDES, text, durable=False)
     git.enable_worktree_config(str(root))  # once a run: without it the worktree's config is not read
-    if git.worktree_excludes(worktree) != folder / EXCLUDES:
+    if git.worktree_excludes(folder) != folder / EXCLUDES:
         git.set_worktree_excludes(root, worktree, folder / EXCLUDES)
 
 
 def _unexclude(root: Path, worktree: Path) -> None:
     """Hive's names ignored no more (what they hid, `clean` removes), the user's global ones still."""
     folder = git.worktree_folder(worktree)
-    if folder is not None and git.worktree_excludes(worktree) == folder / EXCLUDES:
+    if folder is not None and git.worktree_excludes(folder) == folder / EXCLUDES:
         atomic_write(folder / EXCLUDES, git.global_excludes(root), durable=False)
     else:
         git.unset_worktree_excludes(worktree)

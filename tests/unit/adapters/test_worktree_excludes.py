@@ -80,12 +80,12 @@ def test_a_config_not_read_plainly_is_set_by_git_each_time(tmp_path: Path, git_r
     assert folder is not None
     weird = tmp_path / "C#Sharp" / "excludes"
     git.set_worktree_excludes(git_repo, wt, weird)
-    assert git.worktree_excludes(wt) is None  # quoted by git: "not plainly so"
+    assert git.worktree_excludes(folder) is None  # quoted by git: "not plainly so"
     configs.clear()
     worktrees.set_excludes(git_repo, wt, tmp_path / "attempt-1", ["AGENTS.md"])
     worktrees.set_excludes(git_repo, wt, tmp_path / "attempt-2", ["AGENTS.md"])
     assert configs == [folder / worktrees.EXCLUDES], "named once it reads plainly"
-    assert git.worktree_excludes(wt) == folder / worktrees.EXCLUDES
+    assert git.worktree_excludes(folder) == folder / worktrees.EXCLUDES
     assert ignored(wt, "AGENTS.md") == ["AGENTS.md"]
 
 
@@ -108,4 +108,4 @@ def test_the_worktrees_ignore_file_is_read_from_its_config_only_when_plain(
     folder = git.worktree_folder(wt)
     assert folder is not None
     (folder / "config.worktree").write_text(text)
-    assert git.worktree_excludes(wt) == (Path(expected) if expected else None)
+    assert git.worktree_excludes(folder) == (Path(expected) if expected else None)
